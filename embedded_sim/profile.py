@@ -1,0 +1,123 @@
+"""Cluster profile: nodes, zones, controller timings and the labelled timing assumptions.
+
+Values tagged [A] in /work/shared/docs/k8s-behavior.md B.10 are assumptions; each appears in
+`ASSUMPTIONS` with its label so results can quote what they rest on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    zone: str
+
+
+def default_nodes(zones: int = 3, nodes_per_zone: int = 2) -> tuple[NodeSpec, ...]:
+    """Nodes node-a1, node-a2, node-b1 … in zones zone-a, zone-b, zone-c."""
+    out: list[NodeSpec] = []
+    for z in range(zones):
+        letter = chr(ord("a") + z)
+        for n in range(1, nodes_per_zone + 1):
+            out.append(NodeSpec(f"node-{letter}{n}", f"zone-{letter}"))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ClusterProfile:
+    """Everything about the simulated cluster that is not in the manifests. All overridable."""
+
+    nodes: tuple[NodeSpec, ...] = field(default_factory=default_nodes)
+
+    # --- controller settings (cited defaults) ---
+    # kubelet Lease renew interval (docs/reference/node/node-status.md, Heartbeats).
+    lease_renew_interval_s: float = 10.0
+    # --node-monitor-period (nodelifecyclecontroller.go#AddFlags).
+    node_monitor_period_s: float = 5.0
+    # None -> per-version default (40 s <=1.31, 50 s >=1.32).
+    node_monitor_grace_period_s: float | None = None
+    # --node-eviction-rate / --secondary-node-eviction-rate / thresholds (same file).
+    node_eviction_rate: float = 0.1
+    secondary_node_eviction_rate: float = 0.01
+    large_cluster_size_threshold: int = 50
+    unhealthy_zone_threshold: float = 0.55
+    # kube-apiserver --default-{not-ready,unreachable}-toleration-seconds.
+    default_not_ready_toleration_s: float = 300.0
+    default_unreachable_toleration_s: float = 300.0
+    # pkg/controller/podgc/gc_controller.go: gcCheckPeriod 20 s, quarantineTime 40 s.
+    podgc_period_s: float = 20.0
+    podgc_quarantine_s: float = 40.0
+    # reconciler.go maxWaitForUnmountDuration (6 min).
+    max_wait_for_unmount_s: float = 360.0
+    # kube-controller-manager --disable-force-detach-on-timeout (>=1.30, default false).
+    disable_force_detach_on_timeout: bool = False
+    # kubectl drain: 429 retry every 5 s (drain.go#evictPods), poll deletion every 1 s.
+    drain_evict_retry_s: float = 5.0
+    drain_poll_s: float = 1.0
+    # Taint queue period (rate_limited_queue.go / NodeEvictionPeriod 100 ms).
+    taint_queue_period_s: float = 0.1
+
+    # --- timing assumptions [A] (k8s-behavior.md B.10) ---
+    nlc_detection_offset_s: float = -2.5  # typical T_u = G - 2.5 s; range [G-10, G+5]
+    podgc_phase_s: float = 10.0  # PodGC passes at phase + k*period
+    controller_reaction_s: float = 0.5
+    adc_reaction_s: float = 0.1
+    scheduling_s: float = 1.0
+    provisioning_s: float = 15.0
+    attach_s: float = 15.0
+    detach_s: float = 15.0
+    mount_s: float = 2.0
+    image_pull_s: float = 0.0
+    app_start_to_ready_s: float = 10.0
+    app_shutdown_s: float = 5.0
+    prestop_hook_s: float = 0.0
+    kubelet_cleanup_s: float = 0.5
+    kubelet_nodestatus_s: float = 0.5
+
+    # --- scenario parameters [A] ---
+    out_of_service_after_s: float = 600.0
+    node_deleted_after_s: float = 120.0
+    revert_after_s: float = 600.0
+    shutdown_grace_period_s: float = 30.0
+    shutdown_grace_period_critical_pods_s: float = 10.0
+    # zone-loss: delete the lost zone's Node objects after this many seconds (None = kept).
+    zone_loss_nodes_deleted_after_s: float | None = None
+    # Storage used when the manifest names no class and no default class is supplied.
+    assume_default_storage: str = "zonal"  # "zonal" | "network" | "local"
+    assume_default_binding: str = "WaitForFirstConsumer"
+
+    def with_overrides(self, **kw: Any) -> ClusterProfile:
+        return replace(self, **kw)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+# Labelled assumptions (shown in every result, formatted with the profile's values).
+ASSUMPTIONS: tuple[tuple[str, str], ...] = (
+    ("nlc_detection_offset_s", "node marked Unknown at G{v:+g} s (typical; range G-10 … G+5)"),
+    ("controller_reaction_s", "controller reaction (informer + workqueue) {v:g} s"),
+    ("scheduling_s", "scheduling a pod takes {v:g} s"),
+    ("attach_s", "CSI attach {v:g} s"),
+    ("detach_s", "CSI detach {v:g} s"),
+    ("mount_s", "volume mount {v:g} s"),
+    ("image_pull_s", "image pull {v:g} s (image cached on the node)"),
+    (
+        "app_start_to_ready_s",
+        "app start to Ready {v:g} s (or readinessProbe initialDelaySeconds + periodSeconds)",
+    ),
+    ("app_shutdown_s", "app shutdown on SIGTERM min({v:g} s, terminationGracePeriodSeconds)"),
+    ("kubelet_cleanup_s", "kubelet unmount + object removal after containers stop {v:g} s"),
+    ("podgc_phase_s", "PodGC passes at {v:g} s + k×20 s"),
+)
+
+
+def assumption_lines(p: ClusterProfile) -> list[str]:
+    out: list[str] = []
+    for name, fmt in ASSUMPTIONS:
+        out.append(fmt.format(v=getattr(p, name)))
+    return out

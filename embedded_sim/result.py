@@ -1,0 +1,101 @@
+"""Result objects returned by `simulate()`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _num(v: float | None) -> float | int | None:
+    """Round times to 0.1 s for stable output; integral values print as int."""
+    if v is None:
+        return None
+    r = round(float(v), 1)
+    return int(r) if r == int(r) else r
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    """One observable step, with the Kubernetes source that makes it happen."""
+
+    t_s: float
+    pod: str | None
+    kind: str
+    event: str
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "t_s": _num(self.t_s),
+            "pod": self.pod,
+            "kind": self.kind,
+            "event": self.event,
+            "source": self.source,
+        }
+
+
+@dataclass
+class PodResult:
+    """Per-pod outcome; `unavailable_s` is 0 if never unavailable, None if never back."""
+
+    unavailable_s: float | None
+    node: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"unavailable_s": _num(self.unavailable_s), "node": self.node}
+
+
+@dataclass
+class ScenarioResult:
+    """Outcome of one StatefulSet through one scenario."""
+
+    namespace: str
+    name: str
+    scenario: str
+    kube_version: str
+    replicas: int
+    recovered: bool
+    time_to_recovery_s: float | None
+    manual_action_required: bool
+    max_unavailable: int
+    pods: dict[str, PodResult]
+    timeline: list[TimelineEvent]
+    verdict: str
+    assumptions: list[str]
+    placement: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def first(self, kind: str, pod: str | None = None) -> TimelineEvent | None:
+        """First timeline event of `kind` (for `pod`, if given)."""
+        for ev in self.timeline:
+            if ev.kind == kind and (pod is None or ev.pod == pod):
+                return ev
+        return None
+
+    def events(self, kind: str, pod: str | None = None) -> list[TimelineEvent]:
+        """All timeline events of `kind` (for `pod`, if given), in time order."""
+        return [ev for ev in self.timeline if ev.kind == kind and (pod is None or ev.pod == pod)]
+
+    def __iter__(self) -> Iterator[TimelineEvent]:
+        return iter(self.timeline)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "object": {"kind": "StatefulSet", "namespace": self.namespace, "name": self.name},
+            "scenario": self.scenario,
+            "kube_version": self.kube_version,
+            "replicas": self.replicas,
+            "recovered": self.recovered,
+            "time_to_recovery_s": _num(self.time_to_recovery_s),
+            "manual_action_required": self.manual_action_required,
+            "max_unavailable": self.max_unavailable,
+            "pods": {k: v.to_dict() for k, v in self.pods.items()},
+            "timeline": [e.to_dict() for e in self.timeline],
+            "verdict": self.verdict,
+            "assumptions": list(self.assumptions),
+            "placement": self.placement,
+        }
+        for k, v in self.extra.items():
+            d[k] = _num(v) if isinstance(v, float) else v
+        return d

@@ -1,0 +1,157 @@
+"""Kubernetes versions as data: defaults and feature gates per minor (and patch) release.
+
+Every value below comes from /work/shared/docs/k8s-behavior.md sections A.2, C, E.1 and E.2,
+which cite kubernetes/kubernetes `pkg/features/kube_features.go`,
+`cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go#AddFlags` and the
+kubernetes/website feature-gate pages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MIN_MINOR = 25
+MAX_MINOR = 37
+SUPPORTED_VERSIONS: tuple[str, ...] = tuple(f"1.{m}" for m in range(MIN_MINOR, MAX_MINOR + 1))
+DEFAULT_KUBE_VERSION = "1.37"
+
+# Gate names the simulator understands (overridable per run).
+MAX_UNAVAILABLE_STATEFULSET = "MaxUnavailableStatefulSet"
+NODE_OUT_OF_SERVICE_VOLUME_DETACH = "NodeOutOfServiceVolumeDetach"
+STATEFULSET_AUTO_DELETE_PVC = "StatefulSetAutoDeletePVC"
+PDB_UNHEALTHY_POD_EVICTION_POLICY = "PDBUnhealthyPodEvictionPolicy"
+STATEFULSET_START_ORDINAL = "StatefulSetStartOrdinal"
+STATEFULSET_RECREATE_STRATEGY = "StatefulSetRecreateStrategy"
+POD_DISRUPTION_CONDITIONS = "PodDisruptionConditions"
+
+KNOWN_GATES: tuple[str, ...] = (
+    MAX_UNAVAILABLE_STATEFULSET,
+    NODE_OUT_OF_SERVICE_VOLUME_DETACH,
+    STATEFULSET_AUTO_DELETE_PVC,
+    PDB_UNHEALTHY_POD_EVICTION_POLICY,
+    STATEFULSET_START_ORDINAL,
+    STATEFULSET_RECREATE_STRATEGY,
+    POD_DISRUPTION_CONDITIONS,
+)
+
+_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
+
+
+@dataclass(frozen=True, order=True)
+class KubeVersion:
+    """A Kubernetes release, `1.<minor>[.<patch>]`; patch None means "x.y" without a patch."""
+
+    major: int
+    minor: int
+    patch: int | None = None
+
+    def __str__(self) -> str:
+        base = f"{self.major}.{self.minor}"
+        return base if self.patch is None else f"{base}.{self.patch}"
+
+    @property
+    def minor_str(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def effective_patch(self) -> int:
+        """Patch used for patch-dependent defaults; "1.35" is read as 1.35.0 (first release)."""
+        return 0 if self.patch is None else self.patch
+
+
+def parse_kube_version(value: str | KubeVersion) -> KubeVersion:
+    """Parse "1.34", "1.35.2" or "v1.35.2"; ValueError for anything outside 1.25 … 1.37."""
+    if isinstance(value, KubeVersion):
+        kv = value
+    else:
+        m = _VERSION_RE.match(str(value))
+        if m is None:
+            raise ValueError(
+                f"unknown Kubernetes version {value!r}: expected '1.<minor>' or "
+                f"'1.<minor>.<patch>', supported {SUPPORTED_VERSIONS[0]} … {SUPPORTED_VERSIONS[-1]}"
+            )
+        kv = KubeVersion(int(m.group(1)), int(m.group(2)), None if m.group(3) is None else int(m.group(3)))
+    if kv.major != 1 or not (MIN_MINOR <= kv.minor <= MAX_MINOR):
+        raise ValueError(
+            f"unsupported Kubernetes version {str(value)!r}: the simulator covers "
+            f"{SUPPORTED_VERSIONS[0]} … {SUPPORTED_VERSIONS[-1]}"
+        )
+    return kv
+
+
+@dataclass(frozen=True)
+class VersionDefaults:
+    """Control-plane defaults and feature gates of one release."""
+
+    version: KubeVersion
+    # kube-controller-manager --node-monitor-grace-period: 40 s up to 1.31, 50 s from 1.32
+    # (kubernetes/kubernetes#126287; cmd/kube-controller-manager/app/options/
+    # nodelifecyclecontroller.go#AddFlags).
+    node_monitor_grace_period_s: float
+    gates: Mapping[str, bool]
+    # --disable-force-detach-on-timeout exists from 1.30 (#120344), default false.
+    disable_force_detach_flag_available: bool
+    # Source path of the taint eviction logic: inside the NLC up to 1.28, a separate
+    # controller from 1.29 (KEP-3902).
+    taint_eviction_source: str
+    maxunavailable_counting: str  # "1.35" or "1.37" (k8s-behavior.md E.3.1)
+
+
+def _gates(kv: KubeVersion) -> dict[str, bool]:
+    m = kv.minor
+    g: dict[str, bool] = {}
+    # KEP-961: off 1.25–1.34, on 1.35.0–1.35.3, off 1.35.4+ (#137926) and 1.36 (#137904),
+    # on again 1.37 (#139466) with the #137666 counting.
+    if m <= 34 or m == 36:
+        g[MAX_UNAVAILABLE_STATEFULSET] = False
+    elif m == 35:
+        g[MAX_UNAVAILABLE_STATEFULSET] = kv.effective_patch <= 3
+    else:
+        g[MAX_UNAVAILABLE_STATEFULSET] = True
+    # KEP-2268: alpha (off) 1.25, beta-on 1.26, GA 1.28.
+    g[NODE_OUT_OF_SERVICE_VOLUME_DETACH] = m >= 26
+    # KEP-1847: beta-on from 1.27.
+    g[STATEFULSET_AUTO_DELETE_PVC] = m >= 27
+    # KEP-3017: n/a 1.25, alpha-off 1.26, beta-on 1.27.
+    if m >= 26:
+        g[PDB_UNHEALTHY_POD_EVICTION_POLICY] = m >= 27
+    # KEP-3335: n/a 1.25, alpha-off 1.26, beta-on 1.27.
+    if m >= 26:
+        g[STATEFULSET_START_ORDINAL] = m >= 27
+    # KEP-3541: n/a up to 1.36, alpha-off 1.37.
+    if m >= 37:
+        g[STATEFULSET_RECREATE_STRATEGY] = False
+    # KEP-3329: alpha-off 1.25, beta-on 1.26, GA 1.31.
+    g[POD_DISRUPTION_CONDITIONS] = m >= 26
+    return g
+
+
+def version_defaults(
+    version: str | KubeVersion, overrides: Mapping[str, bool] | None = None
+) -> VersionDefaults:
+    """Defaults for `version`, with feature gates overridden by `overrides` (ValueError if unknown)."""
+    kv = parse_kube_version(version)
+    gates = _gates(kv)
+    for name, val in (overrides or {}).items():
+        if name not in KNOWN_GATES:
+            raise ValueError(
+                f"unknown feature gate {name!r}; the simulator models: {', '.join(KNOWN_GATES)}"
+            )
+        gates[name] = bool(val)
+    grace = 40.0 if kv.minor <= 31 else 50.0
+    if kv.minor <= 28:
+        te_src = "pkg/controller/nodelifecycle/scheduler/taint_manager.go#processPodOnNode"
+    else:
+        te_src = "pkg/controller/tainteviction/taint_eviction.go#processPodOnNode"
+    # E.3.1: gate on + 1.24–1.36 -> 1.35 counting; 1.37+ -> 1.37 counting (#137666).
+    counting = "1.37" if kv.minor >= 37 else "1.35"
+    return VersionDefaults(
+        version=kv,
+        node_monitor_grace_period_s=grace,
+        gates=gates,
+        disable_force_detach_flag_available=kv.minor >= 30,
+        taint_eviction_source=te_src,
+        maxunavailable_counting=counting,
+    )

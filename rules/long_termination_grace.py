@@ -1,0 +1,59 @@
+"""long-termination-grace: a long terminationGracePeriodSeconds dominates rollouts and drains."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+from ssrisk.timeline import fmt_duration
+
+#: A grace period above this many seconds is reported (the default is 30 s).
+THRESHOLD_S = 300
+
+
+class LongTerminationGrace(Rule):
+    id = "long-termination-grace"
+    severity = Severity.WARNING
+    summary = (
+        f"terminationGracePeriodSeconds above {THRESHOLD_S} s: every pod replacement may wait "
+        "that long, a rollout up to replicas × grace"
+    )
+    references = (
+        "web: docs/concepts/workloads/pods/pod-lifecycle.md (Termination of Pods)",
+        "k8s: pkg/kubelet/pod_workers.go#calculateEffectiveGracePeriod",
+        "k8s: pkg/controller/statefulset/stateful_set_control.go#processReplica",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        grace = ctx.sts.get("spec", "template", "spec", "terminationGracePeriodSeconds")
+        if isinstance(grace, bool) or not isinstance(grace, int) or grace <= THRESHOLD_S:
+            return
+        n = max(ctx.replicas, 1)
+        worst = n * grace
+        msg = (
+            f"terminationGracePeriodSeconds {grace} s: each pod replacement can wait "
+            f"{fmt_duration(grace)} for the old pod to stop; a rolling update of {n} "
+            f"replica(s) can take {n} × {grace} s = {fmt_duration(worst)} plus start-up, and "
+            "a drain waits as long for each pod"
+        )
+        explanation = f"""
+A StatefulSet pod is replaced by deleting it and creating a pod of the same name, and the
+new pod can only be created once the old object is gone. The kubelet removes it when the
+containers have stopped, which may take up to terminationGracePeriodSeconds ({grace} s) after
+SIGTERM (plus 2 s for a preStop hook still running). A rolling update replaces one pod at a
+time, so in the worst case it takes replicas × grace = {n} × {grace} s = {fmt_duration(worst)}
+plus start-up; a node drain waits the same per evicted pod, and upgrade tooling with a drain
+timeout gives up first.
+
+Fix: make the application stop promptly on SIGTERM and set terminationGracePeriodSeconds to
+what a clean shutdown really needs.
+"""
+        at = ctx.sts.pos("spec", "template", "spec", "terminationGracePeriodSeconds")
+        yield self.finding(ctx, at, msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [LongTerminationGrace()]

@@ -1,0 +1,72 @@
+"""single-replica: a StatefulSet with one replica has no failover at all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+from ssrisk.timeline import event_time, fmt_duration, timeline_lines
+
+
+class SingleReplica(Rule):
+    id = "single-replica"
+    severity = Severity.ERROR
+    summary = "replicas is 1 (or unset, which defaults to 1): any node loss is a full outage"
+    references = (
+        "web: docs/tasks/run-application/force-delete-stateful-set-pod.md",
+        "k8s: pkg/controller/tainteviction/taint_eviction.go#processPodOnNode",
+        "k8s: pkg/controller/statefulset/stateful_set_control.go#processReplica",
+        "k8s: pkg/apis/apps/v1/defaults.go#SetDefaults_StatefulSet (replicas defaults to 1)",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        raw = ctx.sts.get("spec", "replicas")
+        if ctx.replicas != 1:
+            return
+        at = ctx.sts.pos("spec", "replicas") if raw is not None else ctx.sts.start()
+        how = "replicas: 1" if raw is not None else "replicas is not set and defaults to 1"
+        pod = ctx.pod_name(0)
+        result = ctx.try_simulate("node-loss")
+        if result is None:
+            yield self.finding(
+                ctx,
+                at,
+                f"{how}: when its node is lost, {pod} is the whole set and is not replaced "
+                "until an operator acts",
+            )
+            return
+        not_ready = event_time(result, "pod-not-ready", pod)
+        if result.recovered and result.time_to_recovery_s is not None:
+            outcome = f"back after {fmt_duration(result.time_to_recovery_s)}"
+        else:
+            outcome = (
+                "never replaced without an operator (force delete, out-of-service taint or "
+                "Node deletion)"
+            )
+        msg = (
+            f"{how}: simulated node loss on Kubernetes {ctx.kube_version} takes the only pod "
+            f"{pod} out of service at {fmt_duration(not_ready)} and it is {outcome}"
+        )
+        explanation = f"""
+With a single replica every disruption of the one pod is an outage of the whole StatefulSet.
+On node loss the node lifecycle controller marks the node Unknown after
+node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints); the taint
+eviction controller deletes the pod after its unreachable toleration (300 s by default); the
+deletion is graceful, so only the lost kubelet could complete it, and the StatefulSet
+controller will not create a new {pod} while the old object exists.
+
+Simulated timeline (scenario node-loss, Kubernetes {ctx.kube_version}):
+{chr(10).join(timeline_lines(result))}
+Verdict: {result.to_dict().get("verdict", "")}
+
+Fix: run at least 2 replicas (3 for quorum systems) with pod anti-affinity, or accept the
+outage and document the runbook (force delete or the node.kubernetes.io/out-of-service taint).
+"""
+        yield self.finding(ctx, at, msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [SingleReplica()]

@@ -1,0 +1,270 @@
+"""The ``ssrisk`` command line: ``check``, ``simulate``, ``rules`` and ``explain``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from . import __version__
+from .exitcodes import ExitCode
+from .model import Severity
+from .settings import DEFAULT_KUBE_VERSION, Settings
+
+SUPPORTED_MINORS = range(25, 38)
+
+
+class UsageError(Exception):
+    """A bad command line or setting (exit code 2)."""
+
+
+def kube_version(value: str) -> str:
+    """Validate ``1.NN`` or ``1.NN.P`` with 25 ≤ NN ≤ 37 (argparse type)."""
+    parts = value.strip().lstrip("v").split(".")
+    ok = len(parts) in (2, 3) and all(p.isdigit() for p in parts) and parts[0] == "1"
+    if not ok or int(parts[1]) not in SUPPORTED_MINORS:
+        raise argparse.ArgumentTypeError(
+            f"unsupported Kubernetes version {value!r}: use 1.25 to 1.37, optionally with a "
+            "patch version (e.g. 1.35.2)"
+        )
+    return ".".join(str(int(p)) for p in parts)
+
+
+def _severity(value: str) -> Severity:
+    try:
+        return Severity.parse(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ssrisk",
+        description="Find StatefulSets that will not fail over the way you think.",
+    )
+    parser.add_argument("--version", action="version", version=f"ssrisk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--kube-version",
+        type=kube_version,
+        default=DEFAULT_KUBE_VERSION,
+        help=f"Kubernetes version whose defaults to use (1.25 to 1.37; default {DEFAULT_KUBE_VERSION})",
+    )
+    common.add_argument(
+        "--namespace",
+        default="default",
+        help="namespace of objects that name none (default: default)",
+    )
+    common.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip files and directories matching GLOB (repeatable)",
+    )
+
+    p = sub.add_parser(
+        "check", parents=[common], help="report failover risks of every StatefulSet in PATHs"
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--explain", action="store_true", help="print the explanation of each finding")
+    p.add_argument(
+        "--fail-on",
+        type=_severity,
+        default=Severity.ERROR,
+        metavar="SEVERITY",
+        help="exit 1 when a finding has at least this severity: error (default), warning, info",
+    )
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--disable", action="append", default=[], metavar="RULE", help="skip a rule")
+    p.add_argument(
+        "--select", action="append", default=[], metavar="RULE", help="run only these rules"
+    )
+
+    s = sub.add_parser(
+        "simulate", parents=[common], help="print the simulated failover timeline of StatefulSets"
+    )
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.add_argument(
+        "--scenario", action="append", default=[], metavar="NAME", help="scenario (repeatable)"
+    )
+    s.add_argument("--format", choices=["text", "json"], default="text")
+
+    r = sub.add_parser("rules", help="list the rules")
+    r.add_argument("--format", choices=["text", "json"], default="text")
+
+    e = sub.add_parser("explain", help="print the documentation of a rule")
+    e.add_argument("rule", metavar="RULE-ID")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point. Returns the exit code (see :class:`ssrisk.exitcodes.ExitCode`)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("ssrisk: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return ExitCode.OK
+    except Exception as exc:  # the last guard: never a traceback to the user
+        print(
+            f"ssrisk: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in ssrisk; please report it with the input that caused it "
+            "(run with SSRISK_DEBUG=1 for the traceback).",
+            file=sys.stderr,
+        )
+        import os
+
+        if os.environ.get("SSRISK_DEBUG"):
+            raise
+        return ExitCode.ERROR
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return ExitCode.ERROR
+    from .plugins import PluginError
+
+    try:
+        if args.command == "check":
+            return cmd_check(args, sys.stdout)
+        if args.command == "simulate":
+            return cmd_simulate(args, sys.stdout)
+        if args.command == "rules":
+            return cmd_rules(args, sys.stdout)
+        if args.command == "explain":
+            return cmd_explain(args, sys.stdout)
+    except (UsageError, PluginError) as exc:
+        print(f"ssrisk: error: {exc}", file=sys.stderr)
+        return ExitCode.ERROR
+    parser.error(f"unknown command {args.command}")
+    return ExitCode.ERROR  # pragma: no cover
+
+
+def _load_rules() -> list:  # type: ignore[type-arg]
+    from .plugins import collect_rules, plugin_manager
+
+    return collect_rules(plugin_manager())
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from .engine import check, exit_code
+    from .plugins import collect_reporters, collect_rules, plugin_manager
+
+    pm = plugin_manager()
+    rules = collect_rules(pm)
+    known = {r.id for r in rules}
+    for rid in [*args.disable, *args.select]:
+        if rid not in known:
+            raise UsageError(f"unknown rule {rid!r} (see 'ssrisk rules')")
+    settings = Settings(
+        kube_version=args.kube_version,
+        fail_on=args.fail_on,
+        namespace=args.namespace,
+        exclude=tuple(args.exclude),
+        enable=frozenset(args.select),
+        disable=frozenset(args.disable),
+    )
+    report = check(args.paths, rules, settings)
+    reporter_cls = collect_reporters(pm)[args.format]
+    reporter_cls(explain=args.explain, rules={r.id: r for r in rules}).write(report, out)
+    code = exit_code(report, settings.fail_on)
+    if args.exit_zero and code == ExitCode.FINDINGS:
+        return ExitCode.OK
+    return code
+
+
+def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
+    from . import embedded_sim
+    from .engine import load_all
+    from .inventory import Inventory
+    from .rule import CheckContext, SimulationUnavailable
+    from .timeline import format_result
+
+    scenarios = args.scenario or ["node-loss"]
+    for name in scenarios:
+        if name not in embedded_sim.SCENARIOS:
+            raise UsageError(
+                f"unknown scenario {name!r}; choose from: {', '.join(embedded_sim.SCENARIOS)}"
+            )
+    settings = Settings(
+        kube_version=args.kube_version, namespace=args.namespace, exclude=tuple(args.exclude)
+    )
+    loaded, errors = load_all(args.paths, settings)
+    for lf in loaded:
+        errors.extend(lf.errors)
+    inventory = Inventory(o for lf in loaded for o in lf.objects)
+    results = []
+    for sts in inventory.statefulsets:
+        ctx = CheckContext(sts=sts, inventory=inventory, kube_version=settings.kube_version)
+        for name in scenarios:
+            try:
+                results.append(ctx.simulate(name))
+            except SimulationUnavailable as exc:
+                pos = sts.start()
+                from .model import InputError
+
+                errors.append(InputError(pos.path, f"{sts.ref}: {exc}", pos.line, pos.column))
+    if args.format == "json":
+        doc = {
+            "version": __version__,
+            "kube_version": settings.kube_version,
+            "results": [r.to_dict() for r in results],
+            "errors": [e.to_dict() for e in errors],
+        }
+        json.dump(doc, out, indent=2)
+        out.write("\n")
+    else:
+        for e in errors:
+            out.write(f"{e}\n")
+        for r in results:
+            out.write(format_result(r))
+    return ExitCode.ERROR if errors else ExitCode.OK
+
+
+def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
+    rules = _load_rules()
+    if args.format == "json":
+        json.dump(
+            [
+                {"id": r.id, "severity": str(r.severity), "summary": r.summary}
+                for r in rules
+            ],
+            out,
+            indent=2,
+        )
+        out.write("\n")
+    else:
+        width = max((len(r.id) for r in rules), default=10)
+        for r in rules:
+            out.write(f"{r.id:<{width}}  {r.severity!s:<7}  {r.summary}\n")
+    return ExitCode.OK
+
+
+def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
+    rules = {r.id: r for r in _load_rules()}
+    rule = rules.get(args.rule)
+    if rule is None:
+        raise UsageError(f"unknown rule {args.rule!r} (see 'ssrisk rules')")
+    text = rule.doc()
+    if out.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(file=out).print(Markdown(text))
+    else:
+        out.write(text if text.endswith("\n") else text + "\n")
+    return ExitCode.OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""Finding input files and reading Kubernetes objects out of them, with positions.
+
+Speed matters here (every commit runs the pre-commit hook), so each file is first split into
+YAML documents as text and each document is sniffed for its ``kind``. Only documents of the
+kinds ssrisk models go through ruamel.yaml's round-trip loader (which keeps line and column of
+every field); every other document is only checked for syntax with PyYAML's C parser when it
+is available. Nothing is ever constructed from custom tags.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+from .model import InputError, K8sObject, Notice
+
+#: Kinds whose documents are fully loaded; every other kind is counted and skipped.
+MODELLED_KINDS = frozenset(
+    {
+        "StatefulSet",
+        "Service",
+        "PodDisruptionBudget",
+        "StorageClass",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "Namespace",
+    }
+)
+YAML_SUFFIXES = (".yaml", ".yml", ".json")
+DEFAULT_EXCLUDES = (".git", "node_modules", ".venv", "venv", ".tox", "__pycache__", ".mypy_cache")
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+_DOC_SPLIT = re.compile(r"^(?:---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
+_SNIFF = re.compile(
+    r"""["']?kind["']?\s*:\s*["']?(StatefulSet|Service|PodDisruptionBudget|StorageClass|"""
+    r"""PersistentVolume|PersistentVolumeClaim|Namespace|\w*List)\b(?!-)"""
+)
+_HELM_DIRECTIVE = re.compile(r"^\{\{", re.MULTILINE)
+
+
+@dataclass
+class LoadedFile:
+    """What one input file yielded."""
+
+    path: str
+    documents: int = 0
+    objects: list[K8sObject] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    skipped_kinds: int = 0
+
+
+def discover(
+    paths: Sequence[str], excludes: Sequence[str] = ()
+) -> tuple[list[str], list[InputError]]:
+    """Expand ``paths`` into the list of files to check, in a stable order.
+
+    Directories are walked recursively for ``*.yaml``, ``*.yml`` and ``*.json`` files,
+    without following symbolic links to directories (so link loops cannot hang the walk);
+    ``DEFAULT_EXCLUDES`` and the ``excludes`` glob patterns (matched against the name and the
+    path) are skipped. Files named explicitly are always taken. A path that does not exist is
+    returned as an :class:`InputError`.
+    """
+    files: list[str] = []
+    errors: list[InputError] = []
+    seen: set[str] = set()
+    patterns = tuple(excludes)
+
+    def excluded(p: str) -> bool:
+        name = os.path.basename(p)
+        return any(fnmatch(name, pat) or fnmatch(p, pat) for pat in patterns)
+
+    for raw in paths:
+        if raw != "-" and not os.path.lexists(raw):
+            errors.append(InputError(raw, "no such file or directory"))
+            continue
+        if os.path.isdir(raw):
+            for root, dirs, names in os.walk(raw, followlinks=False):
+                dirs[:] = sorted(
+                    d
+                    for d in dirs
+                    if d not in DEFAULT_EXCLUDES and not excluded(os.path.join(root, d))
+                )
+                for name in sorted(names):
+                    full = os.path.join(root, name)
+                    if not name.lower().endswith(YAML_SUFFIXES) or excluded(full):
+                        continue
+                    if os.path.isdir(full):  # a link to a directory named like a file
+                        continue
+                    if full not in seen:
+                        seen.add(full)
+                        files.append(full)
+        elif raw not in seen:
+            seen.add(raw)
+            files.append(raw)
+    return files, errors
+
+
+def read_text(path: str) -> tuple[str | None, InputError | None]:
+    """Read ``path`` as text, detecting a UTF-8/UTF-16/UTF-32 byte order mark.
+
+    Returns ``(text, None)`` or ``(None, error)``; never raises for a bad file.
+    """
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            return None, InputError(
+                path, f"file is {size} bytes, larger than the {MAX_FILE_BYTES} byte limit"
+            )
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except IsADirectoryError:
+        return None, InputError(path, "is a directory, not a manifest file")
+    except OSError as exc:
+        return None, InputError(path, f"cannot read file: {exc.strerror or exc}")
+    return decode(path, raw)
+
+
+def decode(path: str, raw: bytes) -> tuple[str | None, InputError | None]:
+    """Decode the bytes of a manifest the way YAML 1.2 allows (UTF-8, or UTF-16/32 with BOM)."""
+    for bom, codec in (
+        (b"\xef\xbb\xbf", "utf-8-sig"),
+        (b"\xff\xfe\x00\x00", "utf-32"),
+        (b"\x00\x00\xfe\xff", "utf-32"),
+        (b"\xff\xfe", "utf-16"),
+        (b"\xfe\xff", "utf-16"),
+    ):
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec), None
+            except UnicodeDecodeError as exc:
+                return None, InputError(path, f"not valid {codec.upper()}: {exc.reason}")
+    if b"\x00" in raw:
+        return None, InputError(path, "binary file (contains NUL bytes), not a YAML manifest")
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, InputError(
+            path,
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "YAML manifests must be UTF-8 or UTF-16/32 with a byte order mark",
+            line=line,
+        )
+
+
+def split_documents(text: str) -> Iterator[tuple[int, str]]:
+    """Split a YAML stream into ``(first_line_index, text)`` chunks at ``---``/``...`` lines.
+
+    A line that starts with ``---`` in column 0 always ends a document in YAML (block
+    scalars must be indented), so this split agrees with a YAML parser on real manifests.
+    The ``---`` line itself stays at the start of its chunk so the parser sees it.
+    """
+    starts = [m.start() for m in _DOC_SPLIT.finditer(text) if text.startswith("---", m.start())]
+    bounds = [0, *[s for s in starts if s != 0], len(text)]
+    for a, b in zip(bounds, bounds[1:]):
+        if b > a:
+            yield text.count("\n", 0, a), text[a:b]
+
+
+def looks_like_helm_template(text: str) -> bool:
+    """True for unrendered Helm templates: a ``{{`` directive at the start of a line."""
+    return "{{" in text and _HELM_DIRECTIVE.search(text) is not None
+
+
+_YAML: Any = None
+
+
+def _rt_yaml() -> Any:
+    global _YAML
+    if _YAML is None:
+        from ruamel.yaml import YAML
+
+        y = YAML(typ="rt", pure=False)
+        y.allow_duplicate_keys = False
+        _YAML = y
+    return _YAML
+
+
+def _problem_position(exc: Exception, line_offset: int) -> tuple[int | None, int | None]:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is None:
+        return None, None
+    return int(mark.line) + 1 + line_offset, int(mark.column) + 1
+
+
+def _describe(exc: Exception) -> str:
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    if problem:
+        text = str(problem)
+        if context:
+            text = f"{context}: {text}"
+        return text
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+class _SyntaxChecker:
+    """Syntax-only check (parse events, no construction) with PyYAML's C parser."""
+
+    def __init__(self) -> None:
+        try:
+            import yaml
+
+            self._yaml: Any = yaml
+            self._loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        except ImportError:  # pragma: no cover - pyyaml is a dependency
+            self._yaml = None
+
+    def check(self, text: str) -> Exception | None:
+        if self._yaml is None:
+            return None
+        try:
+            for _ in self._yaml.parse(text, Loader=self._loader):
+                pass
+        except self._yaml.YAMLError as exc:
+            return exc
+        return None
+
+
+_CHECKER: _SyntaxChecker | None = None
+
+
+def _checker() -> _SyntaxChecker:
+    global _CHECKER
+    if _CHECKER is None:
+        _CHECKER = _SyntaxChecker()
+    return _CHECKER
+
+
+def load_text(text: str, path: str, default_namespace: str | None = "default") -> LoadedFile:
+    """Read every Kubernetes object of a modelled kind out of a YAML or JSON stream.
+
+    Args:
+        text: the whole file.
+        path: the path to report (as the user gave it).
+        default_namespace: namespace for namespaced objects that name none.
+
+    Returns:
+        A :class:`LoadedFile`; syntax errors, duplicate keys and similar problems are in its
+        ``errors`` (with 1-based line and column), never raised.
+    """
+    out = LoadedFile(path)
+    if not text.strip() or not _has_content(text):
+        out.errors.append(
+            InputError(path, "empty file: no YAML documents (only whitespace or comments)")
+        )
+        return out
+    if looks_like_helm_template(text):
+        out.notices.append(
+            Notice(path, "skipped: unrendered Helm template ({{ ... }}); render it first")
+        )
+        return out
+    for line_offset, chunk in split_documents(text):
+        if not _has_content(chunk):
+            continue
+        if _SNIFF.search(chunk) is None:
+            # Not a kind ssrisk models: count it and check only its syntax.
+            out.documents += 1
+            out.skipped_kinds += 1
+            err = _checker().check(chunk)
+            if err is not None:
+                line, col = _problem_position(err, line_offset)
+                out.errors.append(InputError(path, f"YAML syntax: {_describe(err)}", line, col))
+            continue
+        _load_chunk(out, chunk, line_offset, default_namespace)
+    return out
+
+
+def _has_content(chunk: str) -> bool:
+    for line in chunk.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#") and s not in ("---", "..."):
+            return True
+    return False
+
+
+def _load_chunk(
+    out: LoadedFile, chunk: str, line_offset: int, default_namespace: str | None
+) -> None:
+    from ruamel.yaml.error import YAMLError, YAMLFutureWarning
+
+    path = out.path
+    try:
+        docs = list(_rt_yaml().load_all(chunk))
+    except YAMLError as exc:
+        line, col = _problem_position(exc, line_offset)
+        name = type(exc).__name__
+        if name == "DuplicateKeyError":
+            message = f"duplicate key: {_describe(exc)} (kubectl and the API server reject this)"
+        elif name == "ConstructorError":
+            message = f"cannot load: {_describe(exc)}"
+        else:
+            message = f"YAML syntax: {_describe(exc)}"
+        out.errors.append(InputError(path, message, line, col))
+        return
+    except (RecursionError, YAMLFutureWarning) as exc:
+        out.errors.append(InputError(path, f"cannot load: {type(exc).__name__}: {exc}"))
+        return
+    for data in docs:
+        if data is None:
+            continue
+        out.documents += 1
+        for obj in _objects_of(data, path, line_offset, default_namespace, out.documents - 1):
+            out.objects.append(obj)
+
+
+def _objects_of(
+    data: Any, path: str, line_offset: int, default_namespace: str | None, doc_index: int
+) -> Iterable[K8sObject]:
+    if not isinstance(data, dict):
+        return
+    kind = data.get("kind")
+    if not isinstance(kind, str) or not isinstance(data.get("apiVersion"), str):
+        return  # not a Kubernetes object: skipped quietly
+    if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
+        for item in data.get("items") or []:
+            yield from _objects_of(item, path, line_offset, default_namespace, doc_index)
+        return
+    if kind not in MODELLED_KINDS:
+        return
+    meta = data.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    if kind in ("StorageClass", "PersistentVolume", "Namespace"):
+        namespace = None  # cluster-scoped
+    else:
+        namespace = str(ns) if isinstance(ns, (str, int)) and str(ns) else default_namespace
+    yield K8sObject(data, path, line_offset, namespace, doc_index)
+
+
+def load_path(path: str, default_namespace: str | None = "default") -> LoadedFile:
+    """Read and load one file; errors are returned in the result, never raised."""
+    text, err = read_text(path)
+    if err is not None or text is None:
+        lf = LoadedFile(path)
+        lf.errors.append(err or InputError(path, "cannot read file"))
+        return lf
+    return load_text(text, path, default_namespace)
+
+
+def is_yaml_name(path: str | Path) -> bool:
+    return str(path).lower().endswith(YAML_SUFFIXES)

@@ -1,0 +1,241 @@
+"""Value objects shared by every stage: positions, loaded objects, findings, input errors.
+
+The pipeline runs in one direction (see ``engine``): loading produces :class:`K8sObject` and
+:class:`InputError` values, rules produce :class:`Finding` values, reporters only read them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(enum.IntEnum):
+    """Finding severity, ordered so that ``Severity.ERROR > Severity.WARNING``."""
+
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: str) -> Severity:
+        """Return the severity named ``value`` (``"error"``, ``"warning"``, ``"info"``).
+
+        Raises:
+            ValueError: for any other name.
+        """
+        try:
+            return cls[value.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown severity {value!r} (expected error, warning or info)"
+            ) from None
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in an input file. ``line`` and ``column`` are 1-based."""
+
+    path: str
+    line: int = 1
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """Identity of a Kubernetes object as the API server would key it."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+    def __str__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}"
+
+
+@dataclass
+class K8sObject:
+    """One Kubernetes object read from an input, with the positions of its fields.
+
+    ``data`` is the object as loaded by ruamel.yaml's round-trip loader (``CommentedMap`` is a
+    ``dict`` subclass), so field positions can be looked up with :meth:`pos`.
+    ``line_offset`` is the number of lines before the YAML text the object was parsed from
+    (documents are parsed one at a time).
+    """
+
+    data: Mapping[str, Any]
+    path: str
+    line_offset: int
+    namespace: str | None
+    doc_index: int = 0
+
+    @property
+    def kind(self) -> str:
+        kind = self.data.get("kind")
+        return kind if isinstance(kind, str) else ""
+
+    @property
+    def api_version(self) -> str:
+        value = self.data.get("apiVersion")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, Mapping) else {}
+
+    @property
+    def name(self) -> str:
+        name = self.metadata.get("name")
+        return str(name) if isinstance(name, (str, int)) else ""
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+
+    def get(self, *keys: str | int) -> Any:
+        """Return the value at ``keys`` (mapping keys or list indexes), or ``None``."""
+        return dig(self.data, *keys)
+
+    def pos(self, *keys: str | int) -> Position:
+        """Position of the field at ``keys``.
+
+        Points at the key of the deepest field of ``keys`` that exists (the value's
+        position for a list item); with no keys, or when even the first key is missing, at
+        the start of the object.
+        """
+        node: Any = self.data
+        line, col = _start_of(node)
+        for key in keys:
+            lc = getattr(node, "lc", None)
+            try:
+                if isinstance(key, int):
+                    if not isinstance(node, list) or not 0 <= key < len(node):
+                        break
+                    if lc is not None:
+                        line, col = lc.item(key)
+                    node = node[key]
+                else:
+                    if not isinstance(node, Mapping) or key not in node:
+                        break
+                    if lc is not None:
+                        line, col = lc.key(key)
+                    node = node[key]
+            except (KeyError, IndexError, TypeError, AttributeError):
+                break
+        return Position(self.path, line + 1 + self.line_offset, col + 1)
+
+    def start(self) -> Position:
+        line, col = _start_of(self.data)
+        return Position(self.path, line + 1 + self.line_offset, col + 1)
+
+
+def _start_of(node: Any) -> tuple[int, int]:
+    lc = getattr(node, "lc", None)
+    if lc is not None and lc.line is not None:
+        return int(lc.line), int(lc.col or 0)
+    return 0, 0
+
+
+def dig(data: Any, *keys: str | int) -> Any:
+    """Follow ``keys`` through nested mappings and lists; ``None`` when any step is missing."""
+    node = data
+    for key in keys:
+        if isinstance(key, int):
+            if not isinstance(node, list) or not -len(node) <= key < len(node):
+                return None
+            node = node[key]
+        else:
+            if not isinstance(node, Mapping):
+                return None
+            node = node.get(key)
+            if node is None:
+                return None
+    return node
+
+
+@dataclass(frozen=True)
+class InputError:
+    """An input that could not be read or parsed; it makes the run exit with code 2."""
+
+    path: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "line": self.line, "message": self.message}
+        if self.column is not None:
+            out["column"] = self.column
+        return out
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: error: {self.message}"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that is neither a finding nor an error."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: notice: {self.message}"
+
+
+@dataclass
+class Finding:
+    """One risk found by a rule.
+
+    ``position`` is where the user fixes it (the offending field), ``obj`` the object it is
+    reported on (normally the StatefulSet; a PDB or StorageClass for rules about those).
+    """
+
+    rule: str
+    severity: Severity
+    position: Position
+    obj: ObjectRef
+    message: str
+    explanation: str = ""
+    references: list[str] = field(default_factory=list)
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        p = self.position
+        return (p.path, p.line, p.column, self.rule, self.obj.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": str(self.severity),
+            "path": self.position.path,
+            "line": self.position.line,
+            "column": self.position.column,
+            "object": self.obj.to_dict(),
+            "message": self.message,
+            "explanation": self.explanation,
+            "references": list(self.references),
+        }

@@ -1,0 +1,68 @@
+"""``--format text``: one line per finding, ``path:line:col: severity rule-id message``.
+
+Coloured with rich on a terminal; plain when piped or when ``NO_COLOR`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from typing import TYPE_CHECKING, TextIO
+
+from . import Reporter
+
+if TYPE_CHECKING:
+    from ..engine import Report
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _use_colour(out: TextIO) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class TextReporter(Reporter):
+    def write(self, report: Report, out: TextIO) -> None:
+        lines: list[tuple[str, str, str]] = []  # (plain, style, extra)
+        for n in report.notices:
+            lines.append((str(n), "dim", ""))
+        for e in report.errors:
+            lines.append((str(e), "bold red", ""))
+        for f in report.findings:
+            sev = str(f.severity)
+            text = f"{f.position}: {sev} {f.rule} {f.message}"
+            extra = ""
+            if self.explain and f.explanation:
+                body = textwrap.indent(f.explanation, "    ")
+                refs = "".join(f"\n    - {r}" for r in f.references)
+                extra = body + ("\n    References:" + refs if refs else "")
+            lines.append((text, _STYLE.get(sev, ""), extra))
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for f in report.findings:
+            counts[str(f.severity)] += 1
+        summary = (
+            f"{len(report.findings)} finding(s) ({counts['error']} error, "
+            f"{counts['warning']} warning, {counts['info']} info) in {report.statefulsets} "
+            f"StatefulSet(s), {report.files} file(s); {len(report.errors)} input error(s)"
+        )
+        if _use_colour(out):
+            from rich.console import Console
+            from rich.text import Text
+
+            console = Console(file=out, highlight=False, soft_wrap=True)
+            for text, style, extra in lines:
+                console.print(Text(text, style=style))
+                if extra:
+                    console.print(Text(extra))
+            console.print(Text(summary, style="bold"))
+        else:
+            for text, _style, extra in lines:
+                out.write(text + "\n")
+                if extra:
+                    out.write(extra + "\n")
+            out.write(summary + "\n")

@@ -1,0 +1,165 @@
+"""The rule interface: what a rule declares and what it gets to look at.
+
+A rule is a small class with metadata as class attributes and one :meth:`Rule.check` method
+that yields :class:`~ssrisk.model.Finding` values for one StatefulSet. Its documentation is a
+Markdown page named after its id next to its module (``rules/<id>.md``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .inventory import Inventory
+from .model import Finding, K8sObject, ObjectRef, Position, Severity
+
+if TYPE_CHECKING:
+    from .embedded_sim import ClusterProfile, ScenarioResult
+
+
+class SimulationUnavailable(Exception):
+    """The simulator could not run this scenario for this StatefulSet."""
+
+
+@dataclass
+class CheckContext:
+    """Everything a rule may read while checking one StatefulSet.
+
+    ``simulate(scenario)`` runs the embedded simulator lazily and caches the result, so
+    several rules quoting the same scenario cost one run.
+    """
+
+    sts: K8sObject
+    inventory: Inventory
+    kube_version: str
+    profile: ClusterProfile | None = None
+    feature_gates: Mapping[str, bool] | None = None
+    _sim_cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pod_labels(self) -> Mapping[str, Any]:
+        labels = self.sts.get("spec", "template", "metadata", "labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    @property
+    def replicas(self) -> int:
+        """``spec.replicas`` with the API server default of 1 (``None`` is also 1)."""
+        value = self.sts.get("spec", "replicas")
+        if isinstance(value, bool) or not isinstance(value, int):
+            return 1
+        return value
+
+    @property
+    def pod_management_policy(self) -> str:
+        value = self.sts.get("spec", "podManagementPolicy")
+        return value if value in ("OrderedReady", "Parallel") else "OrderedReady"
+
+    @property
+    def start_ordinal(self) -> int:
+        """``spec.ordinals.start`` (KEP-3335), default 0."""
+        start = self.sts.get("spec", "ordinals", "start")
+        ok = isinstance(start, int) and not isinstance(start, bool) and start >= 0
+        return start if ok else 0
+
+    def pod_name(self, index: int = 0) -> str:
+        """Name of the ``index``-th pod: ``<name>-<start ordinal + index>``."""
+        return f"{self.sts.name}-{self.start_ordinal + index}"
+
+    def pdbs(self) -> list[K8sObject]:
+        return self.inventory.pdbs_selecting(self.sts.namespace, self.pod_labels)
+
+    def simulate(self, scenario: str) -> ScenarioResult:
+        """Result of ``scenario`` for this StatefulSet (cached).
+
+        Raises:
+            SimulationUnavailable: when the simulator does not model the scenario or fails.
+        """
+        if scenario not in self._sim_cache:
+            self._sim_cache[scenario] = self._run(scenario)
+        result = self._sim_cache[scenario]
+        if isinstance(result, SimulationUnavailable):
+            raise result
+        return result  # type: ignore[no-any-return]
+
+    def try_simulate(self, scenario: str) -> ScenarioResult | None:
+        """Like :meth:`simulate`, but ``None`` when the scenario cannot be simulated."""
+        try:
+            return self.simulate(scenario)
+        except SimulationUnavailable:
+            return None
+
+    def _run(self, scenario: str) -> Any:
+        from . import embedded_sim
+
+        storage_classes = [o.data for o in self.inventory.of_kind("StorageClass")]
+        pvs = [o.data for o in self.inventory.of_kind("PersistentVolume")]
+        try:
+            return embedded_sim.simulate(
+                self.sts.data,
+                scenario,
+                kube_version=self.kube_version,
+                pdbs=[p.data for p in self.pdbs()],
+                storage_classes=storage_classes,
+                persistent_volumes=pvs,
+                profile=self.profile,
+                feature_gates=self.feature_gates,
+            )
+        except NotImplementedError as exc:
+            return SimulationUnavailable(f"scenario {scenario} is not modelled yet: {exc}")
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            return SimulationUnavailable(f"simulation of {scenario} failed: {exc}")
+
+
+class Rule:
+    """Base class of every rule. Subclasses set the class attributes and implement check()."""
+
+    #: Stable kebab-case id, used in output, config and suppressions.
+    id: ClassVar[str] = ""
+    #: Default severity; configuration may override it.
+    severity: ClassVar[Severity] = Severity.WARNING
+    #: One line: what the rule detects.
+    summary: ClassVar[str] = ""
+    #: Where the behaviour comes from (source paths, KEPs, docs pages).
+    references: ClassVar[Sequence[str]] = ()
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        """Yield findings for ``ctx.sts``. Must not raise for odd but loadable manifests."""
+        raise NotImplementedError
+
+    def finding(
+        self,
+        ctx: CheckContext,
+        at: Position,
+        message: str,
+        explanation: str = "",
+        *,
+        obj: ObjectRef | None = None,
+        references: Sequence[str] = (),
+    ) -> Finding:
+        """Build a finding of this rule on ``obj`` (default: the StatefulSet) at ``at``."""
+        return Finding(
+            rule=self.id,
+            severity=self.severity,
+            position=at,
+            obj=obj or ctx.sts.ref,
+            message=message,
+            explanation=explanation.strip(),
+            references=list(references or self.references),
+        )
+
+    @classmethod
+    def doc_path(cls) -> Path:
+        """The rule's Markdown page: ``<id>.md`` beside the module that defines it."""
+        module = sys.modules[cls.__module__]
+        return Path(module.__file__ or ".").with_name(f"{cls.id}.md")
+
+    @classmethod
+    def doc(cls) -> str:
+        """The rule's documentation page, or its summary when the page is missing."""
+        try:
+            return cls.doc_path().read_text(encoding="utf-8")
+        except OSError:
+            return f"# {cls.id}\n\n{cls.summary}\n"

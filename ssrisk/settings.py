@@ -1,0 +1,42 @@
+"""Run settings: what the command line (and later a config file) decide."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .model import Severity
+
+if TYPE_CHECKING:
+    from .embedded_sim import ClusterProfile
+
+DEFAULT_KUBE_VERSION = "1.37"
+
+
+@dataclass
+class Settings:
+    """Everything that changes what a run reports.
+
+    ``kube_version`` is ``"1.NN"`` or ``"1.NN.P"`` (1.25 to 1.37). ``severity`` overrides the
+    default severity of rules by id; ``disable``/``enable`` switch rules off or (when
+    ``enable`` is non-empty) select only those.
+    """
+
+    kube_version: str = DEFAULT_KUBE_VERSION
+    fail_on: Severity = Severity.ERROR
+    namespace: str = "default"
+    exclude: tuple[str, ...] = ()
+    enable: frozenset[str] = frozenset()
+    disable: frozenset[str] = frozenset()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    profile: ClusterProfile | None = None
+    feature_gates: Mapping[str, bool] | None = None
+
+    def rule_enabled(self, rule_id: str) -> bool:
+        if rule_id in self.disable:
+            return False
+        return not self.enable or rule_id in self.enable
+
+    def severity_for(self, rule_id: str, default: Severity) -> Severity:
+        return self.severity.get(rule_id, default)

@@ -1,1 +1,4 @@
-"""Built-in ssrisk rules, each a plugin registered through the ``ssrisk.rules`` entry point group."""
+"""Built-in ssrisk rules.
+
+Each module is a plugin registered through the ``ssrisk.rules`` entry point group.
+"""

@@ -31,8 +31,10 @@ class OrderedReadyStall(Rule):
         explicit = ctx.sts.get("spec", "podManagementPolicy") is not None
         at = ctx.sts.pos("spec", "podManagementPolicy") if explicit else ctx.sts.start()
         result = ctx.try_simulate("bad-rollout")
-        policy = "podManagementPolicy: OrderedReady" if explicit else (
-            "podManagementPolicy is not set and defaults to OrderedReady"
+        policy = (
+            "podManagementPolicy: OrderedReady"
+            if explicit
+            else ("podManagementPolicy is not set and defaults to OrderedReady")
         )
         if strategy == "OnDelete":
             consequence = "a pod that never becomes Ready blocks every higher ordinal"
@@ -48,7 +50,9 @@ class OrderedReadyStall(Rule):
                 "must be deleted by hand after a revert"
             )
         if ctx.replicas > 1:
-            consequence += f"; one unready pod also blocks ordinals above it ({ctx.replicas} replicas)"
+            consequence += (
+                f"; one unready pod also blocks ordinals above it ({ctx.replicas} replicas)"
+            )
         timeline = ""
         if result is not None:
             timeline = (

@@ -30,7 +30,7 @@ class RwoVolumeReattach(Rule):
         templates = ctx.sts.get("spec", "volumeClaimTemplates")
         if not isinstance(templates, list):
             return
-        for i, vct in enumerate(templates):
+        for i in range(len(templates)):
             modes = ctx.sts.get("spec", "volumeClaimTemplates", i, "spec", "accessModes")
             if not isinstance(modes, list):
                 continue
@@ -41,7 +41,6 @@ class RwoVolumeReattach(Rule):
             name = ctx.sts.get("spec", "volumeClaimTemplates", i, "metadata", "name") or f"#{i}"
             at = ctx.sts.pos("spec", "volumeClaimTemplates", i, "spec", "accessModes")
             yield self._finding(ctx, at, str(name), single[0])
-
 
     def _finding(self, ctx: CheckContext, at: Position, claim: str, mode: str) -> Finding:
         pod = ctx.pod_name(0)

@@ -29,40 +29,41 @@ class SingleReplica(Rule):
         how = "replicas: 1" if raw is not None else "replicas is not set and defaults to 1"
         pod = ctx.pod_name(0)
         result = ctx.try_simulate("node-loss")
-        if result is None:
-            yield self.finding(
-                ctx,
-                at,
-                f"{how}: when its node is lost, {pod} is the whole set and is not replaced "
-                "until an operator acts",
-            )
-            return
-        not_ready = event_time(result, "pod-not-ready", pod)
-        if result.recovered and result.time_to_recovery_s is not None:
-            outcome = f"back after {fmt_duration(result.time_to_recovery_s)}"
-        else:
-            outcome = (
-                "never replaced without an operator (force delete, out-of-service taint or "
-                "Node deletion)"
-            )
-        msg = (
-            f"{how}: simulated node loss on Kubernetes {ctx.kube_version} takes the only pod "
-            f"{pod} out of service at {fmt_duration(not_ready)} and it is {outcome}"
-        )
         explanation = f"""
 With a single replica every disruption of the one pod is an outage of the whole StatefulSet.
 On node loss the node lifecycle controller marks the node Unknown after
 node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints); the taint
 eviction controller deletes the pod after its unreachable toleration (300 s by default); the
 deletion is graceful, so only the lost kubelet could complete it, and the StatefulSet
-controller will not create a new {pod} while the old object exists.
-
-Simulated timeline (scenario node-loss, Kubernetes {ctx.kube_version}):
-{chr(10).join(timeline_lines(result))}
-Verdict: {result.to_dict().get("verdict", "")}
-
-Fix: run at least 2 replicas (3 for quorum systems) with pod anti-affinity, or accept the
-outage and document the runbook (force delete or the node.kubernetes.io/out-of-service taint).
+controller will not create a new {pod} while the old object exists. A PodDisruptionBudget
+does not help: it only limits voluntary evictions.
+"""
+        if result is None:
+            msg = (
+                f"{how}: when its node is lost, {pod} is the whole set and is not replaced "
+                "until an operator acts"
+            )
+        else:
+            not_ready = event_time(result, "pod-not-ready", pod)
+            if result.recovered and result.time_to_recovery_s is not None:
+                outcome = f"back after {fmt_duration(result.time_to_recovery_s)}"
+            else:
+                outcome = (
+                    "never replaced without an operator (force delete, out-of-service taint "
+                    "or Node deletion)"
+                )
+            msg = (
+                f"{how}: simulated node loss on Kubernetes {ctx.kube_version} takes the only "
+                f"pod {pod} out of service at {fmt_duration(not_ready)} and it is {outcome}"
+            )
+            explanation += (
+                f"\nSimulated timeline (scenario node-loss, Kubernetes {ctx.kube_version}):\n"
+                + "\n".join(timeline_lines(result))
+                + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
+            )
+        explanation += """
+Fix: run at least 2 replicas (3 for quorum systems) spread over nodes, or accept the outage
+and keep a runbook (force delete, or the node.kubernetes.io/out-of-service taint).
 """
         yield self.finding(ctx, at, msg, explanation)
 

@@ -11,6 +11,7 @@ from typing import TextIO
 from . import __version__
 from .exitcodes import ExitCode
 from .model import Severity
+from .rule import Rule
 from .settings import DEFAULT_KUBE_VERSION, Settings
 
 SUPPORTED_MINORS = range(25, 38)
@@ -52,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--kube-version",
         type=kube_version,
         default=DEFAULT_KUBE_VERSION,
-        help=f"Kubernetes version whose defaults to use (1.25 to 1.37; default {DEFAULT_KUBE_VERSION})",
+        help="Kubernetes version whose defaults to use (1.25 to 1.37, optionally 1.NN.P; "
+        f"default {DEFAULT_KUBE_VERSION})",
     )
     common.add_argument(
         "--namespace",
@@ -150,7 +152,7 @@ def _main(argv: Sequence[str] | None) -> int:
     return ExitCode.ERROR  # pragma: no cover
 
 
-def _load_rules() -> list:  # type: ignore[type-arg]
+def _load_rules() -> list[Rule]:
     from .plugins import collect_rules, plugin_manager
 
     return collect_rules(plugin_manager())
@@ -235,10 +237,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     rules = _load_rules()
     if args.format == "json":
         json.dump(
-            [
-                {"id": r.id, "severity": str(r.severity), "summary": r.summary}
-                for r in rules
-            ],
+            [{"id": r.id, "severity": str(r.severity), "summary": r.summary} for r in rules],
             out,
             indent=2,
         )

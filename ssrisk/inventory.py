@@ -46,7 +46,9 @@ class Inventory:
     def services_named(self, name: str) -> list[K8sObject]:
         return [s for s in self.of_kind("Service") if s.name == name]
 
-    def pdbs_selecting(self, namespace: str | None, pod_labels: Mapping[str, Any]) -> list[K8sObject]:
+    def pdbs_selecting(
+        self, namespace: str | None, pod_labels: Mapping[str, Any]
+    ) -> list[K8sObject]:
         """PodDisruptionBudgets in ``namespace`` whose selector selects pods with ``pod_labels``.
 
         policy/v1: an empty selector selects every pod in the namespace; policy/v1beta1: an

@@ -14,23 +14,26 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from .model import InputError, K8sObject, Notice
 
-#: Kinds whose documents are fully loaded; every other kind is counted and skipped.
-MODELLED_KINDS = frozenset(
-    {
-        "StatefulSet",
-        "Service",
-        "PodDisruptionBudget",
-        "StorageClass",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "Namespace",
-    }
-)
+#: Kinds whose documents are fully loaded, with the API versions read for each; every other
+#: kind (custom resources included) is counted and skipped.
+MODELLED_KINDS: dict[str, frozenset[str]] = {
+    "StatefulSet": frozenset({"apps/v1"}),
+    "Service": frozenset({"v1"}),
+    # policy/v1beta1 is no longer served from 1.25, but old manifests still say what they mean
+    "PodDisruptionBudget": frozenset({"policy/v1", "policy/v1beta1"}),
+    "StorageClass": frozenset({"storage.k8s.io/v1", "storage.k8s.io/v1beta1"}),
+    "PersistentVolume": frozenset({"v1"}),
+    "PersistentVolumeClaim": frozenset({"v1"}),
+    "Namespace": frozenset({"v1"}),
+}
+#: StatefulSet API versions removed in Kubernetes 1.16 (kubernetes/kubernetes#70672).
+LEGACY_STATEFULSET_VERSIONS = frozenset({"apps/v1beta1", "apps/v1beta2"})
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 DEFAULT_EXCLUDES = (".git", "node_modules", ".venv", "venv", ".tox", "__pycache__", ".mypy_cache")
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -158,7 +161,7 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
     """
     starts = [m.start() for m in _DOC_SPLIT.finditer(text) if text.startswith("---", m.start())]
     bounds = [0, *[s for s in starts if s != 0], len(text)]
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in pairwise(bounds):
         if b > a:
             yield text.count("\n", 0, a), text[a:b]
 
@@ -168,18 +171,19 @@ def looks_like_helm_template(text: str) -> bool:
     return "{{" in text and _HELM_DIRECTIVE.search(text) is not None
 
 
-_YAML: Any = None
+_YAML: dict[bool, Any] = {}
 
 
-def _rt_yaml() -> Any:
-    global _YAML
-    if _YAML is None:
+def _rt_yaml(allow_duplicate_keys: bool = False) -> Any:
+    """A cached ruamel.yaml round-trip loader (keeps positions and comments)."""
+    y = _YAML.get(allow_duplicate_keys)
+    if y is None:
         from ruamel.yaml import YAML
 
         y = YAML(typ="rt", pure=False)
-        y.allow_duplicate_keys = False
-        _YAML = y
-    return _YAML
+        y.allow_duplicate_keys = allow_duplicate_keys
+        _YAML[allow_duplicate_keys] = y
+    return y
 
 
 def _problem_position(exc: Exception, line_offset: int) -> tuple[int | None, int | None]:
@@ -283,17 +287,31 @@ def _has_content(chunk: str) -> bool:
 def _load_chunk(
     out: LoadedFile, chunk: str, line_offset: int, default_namespace: str | None
 ) -> None:
+    from ruamel.yaml.constructor import DuplicateKeyError
     from ruamel.yaml.error import YAMLError, YAMLFutureWarning
 
     path = out.path
     try:
-        docs = list(_rt_yaml().load_all(chunk))
+        try:
+            docs = list(_rt_yaml().load_all(chunk))
+        except DuplicateKeyError as exc:
+            # kubectl (sigs.k8s.io/yaml) refuses duplicate keys; ssrisk warns and reads on.
+            line, col = _problem_position(exc, line_offset)
+            out.notices.append(
+                Notice(
+                    path,
+                    f"duplicate key: {_describe(exc)}; kubectl rejects this document, "
+                    "ssrisk used the first value",
+                    line,
+                    col,
+                    level="warning",
+                )
+            )
+            docs = list(_rt_yaml(allow_duplicate_keys=True).load_all(chunk))
     except YAMLError as exc:
         line, col = _problem_position(exc, line_offset)
         name = type(exc).__name__
-        if name == "DuplicateKeyError":
-            message = f"duplicate key: {_describe(exc)} (kubectl and the API server reject this)"
-        elif name == "ConstructorError":
+        if name == "ConstructorError":
             message = f"cannot load: {_describe(exc)}"
         else:
             message = f"YAML syntax: {_describe(exc)}"
@@ -306,12 +324,18 @@ def _load_chunk(
         if data is None:
             continue
         out.documents += 1
-        for obj in _objects_of(data, path, line_offset, default_namespace, out.documents - 1):
-            out.objects.append(obj)
+        out.objects.extend(
+            _objects_of(data, path, line_offset, default_namespace, out.documents - 1, out.notices)
+        )
 
 
 def _objects_of(
-    data: Any, path: str, line_offset: int, default_namespace: str | None, doc_index: int
+    data: Any,
+    path: str,
+    line_offset: int,
+    default_namespace: str | None,
+    doc_index: int,
+    notices: list[Notice],
 ) -> Iterable[K8sObject]:
     if not isinstance(data, dict):
         return
@@ -320,9 +344,24 @@ def _objects_of(
         return  # not a Kubernetes object: skipped quietly
     if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
         for item in data.get("items") or []:
-            yield from _objects_of(item, path, line_offset, default_namespace, doc_index)
+            yield from _objects_of(item, path, line_offset, default_namespace, doc_index, notices)
         return
-    if kind not in MODELLED_KINDS:
+    api_version = data["apiVersion"]
+    if kind == "StatefulSet" and api_version in LEGACY_STATEFULSET_VERSIONS:
+        lc = getattr(data, "lc", None)
+        line = (lc.line + 1 + line_offset) if lc is not None else None
+        notices.append(
+            Notice(
+                path,
+                f"StatefulSet {api_version} is not served by Kubernetes 1.16 or later, so this "
+                "manifest cannot be applied to a supported cluster; not checked (use apps/v1)",
+                line,
+                1 if line else None,
+                level="warning",
+            )
+        )
+        return
+    if api_version not in MODELLED_KINDS.get(kind, ()):
         return
     meta = data.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None

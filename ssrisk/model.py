@@ -202,9 +202,23 @@ class Notice:
 
     path: str
     message: str
+    line: int | None = None
+    column: int | None = None
+    #: ``"notice"`` (informational) or ``"warning"`` (the input is dubious but was read).
+    level: str = "notice"
 
     def __str__(self) -> str:
-        return f"{self.path}: notice: {self.message}"
+        where = self.path if self.line is None else f"{self.path}:{self.line}:{self.column or 1}"
+        return f"{where}: {self.level}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "level": self.level,
+            "message": self.message,
+        }
 
 
 @dataclass

@@ -72,6 +72,8 @@ def map_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str
 
 def is_empty_selector(selector: Any) -> bool:
     """True for ``{}`` (no matchLabels and no matchExpressions)."""
-    return isinstance(selector, Mapping) and not selector.get("matchLabels") and not (
-        selector.get("matchExpressions")
+    return (
+        isinstance(selector, Mapping)
+        and not selector.get("matchLabels")
+        and not (selector.get("matchExpressions"))
     )

@@ -18,7 +18,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "kube_version": report.kube_version,
         "findings": [f.to_dict() for f in report.findings],
         "errors": [e.to_dict() for e in report.errors],
-        "notices": [{"path": n.path, "message": n.message} for n in report.notices],
+        "notices": [n.to_dict() for n in report.notices],
         "summary": report.summary(),
     }
 

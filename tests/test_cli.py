@@ -1,0 +1,110 @@
+"""The check command end to end: output format, ordering, exit codes, JSON contract."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import DATA, ROOT, run_cli, run_process
+
+
+def test_text_output_is_one_sorted_line_per_finding() -> None:
+    run = run_cli("check", "--kube-version", "1.34", str(ROOT / "examples"))
+    assert run.code == 1
+    lines = [x for x in run.out.splitlines() if ": error " in x or ": warning " in x]
+    assert lines, run.out
+    keys = []
+    for line in lines:
+        path, ln, col, rest = line.split(":", 3)
+        severity, rule, message = rest.strip().split(" ", 2)
+        assert severity in ("error", "warning", "info") and rule and message
+        keys.append((path, int(ln), int(col)))
+    assert keys == sorted(keys)
+    assert run.out.splitlines()[-1].startswith(f"{len(lines)} finding(s)")
+
+
+def test_single_replica_points_at_the_replicas_line() -> None:
+    run = run_cli("check", "--format", "json", str(ROOT / "examples" / "postgres.yaml"))
+    report = run.json()
+    (f,) = [f for f in report["findings"] if f["rule"] == "single-replica"]
+    assert (f["line"], f["column"]) == (21, 3)
+    assert f["object"] == {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "namespace": "shop",
+        "name": "postgres",
+    }
+    assert f["severity"] == "error" and f["references"]
+
+
+def test_json_report_shape() -> None:
+    run = run_cli("check", "--format", "json", str(ROOT / "examples"), str(DATA / "bad"))
+    report = json.loads(run.out)
+    assert set(report) >= {"version", "kube_version", "findings", "errors", "summary"}
+    assert report["kube_version"] == "1.37"
+    assert set(report["summary"]) == {"files", "documents", "statefulsets", "findings", "errors"}
+    assert report["summary"]["findings"] == len(report["findings"])
+    assert report["summary"]["errors"] == len(report["errors"]) > 0
+    for f in report["findings"]:
+        assert set(f) >= {"rule", "severity", "path", "line", "column", "object", "message"}
+        assert f["explanation"] and isinstance(f["references"], list)
+
+
+def test_bad_inputs_exit_2_and_the_good_file_is_still_checked() -> None:
+    run = run_cli(
+        "check",
+        "--format",
+        "json",
+        str(DATA / "bad" / "malformed.yaml"),
+        str(DATA / "bad" / "binary.yaml"),
+        str(DATA / "bad" / "empty.yaml"),
+        str(ROOT / "examples" / "postgres.yaml"),
+    )
+    assert run.code == 2
+    report = run.json()
+    errors = {e["path"].rsplit("/", 1)[-1]: e for e in report["errors"]}
+    assert set(errors) == {"malformed.yaml", "binary.yaml", "empty.yaml"}
+    assert errors["malformed.yaml"]["line"] == 7
+    assert any(f["rule"] == "single-replica" for f in report["findings"])
+
+
+def test_explain_adds_the_explanation() -> None:
+    plain = run_cli("check", str(ROOT / "examples" / "postgres.yaml"))
+    explained = run_cli("check", "--explain", str(ROOT / "examples" / "postgres.yaml"))
+    assert len(explained.out.splitlines()) > len(plain.out.splitlines())
+    assert "References:" in explained.out
+
+
+def test_exit_codes_follow_fail_on() -> None:
+    kafka = str(ROOT / "examples" / "kafka.yaml")  # warnings only
+    assert run_cli("check", kafka).code == 0
+    assert run_cli("check", "--fail-on", "warning", kafka).code == 1
+    assert run_cli("check", "--fail-on", "warning", "--exit-zero", kafka).code == 0
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run_cli("check", "--kube-version", "1.12", "x.yaml").code == 2
+    assert run_cli("check", "--disable", "no-such-rule", str(ROOT / "examples")).code == 2
+    assert run_cli("check").code == 2
+    assert run_cli().code == 2
+
+
+def test_no_traceback_for_a_missing_path() -> None:
+    run = run_process("check", "does/not/exist.yaml")
+    assert run.code == 2
+    assert "no such file or directory" in run.out
+    assert "Traceback" not in run.out + run.err
+
+
+def test_rules_and_explain_commands() -> None:
+    listing = run_cli("rules", "--format", "json").json()
+    ids = [r["id"] for r in listing]
+    assert ids == sorted(ids) and "single-replica" in ids
+    page = run_cli("explain", "single-replica")
+    assert page.code == 0 and "single-replica" in page.out
+    assert run_cli("explain", "nope").code == 2
+
+
+def test_unrendered_helm_template_is_a_notice_not_an_error() -> None:
+    run = run_cli("check", str(DATA / "load" / "chart"))
+    assert run.code == 0
+    assert "notice: skipped: unrendered Helm template" in run.out

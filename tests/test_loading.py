@@ -1,0 +1,122 @@
+"""Loading: documents, positions, kinds, and every unreadable input as a clear error."""
+
+from __future__ import annotations
+
+from conftest import DATA
+
+from ssrisk.loading import discover, load_path, split_documents
+
+
+def test_multi_document_positions_and_kinds() -> None:
+    lf = load_path(str(DATA / "load" / "multi.yaml"))
+    assert lf.errors == []
+    assert [(o.kind, o.namespace, o.name) for o in lf.objects] == [
+        ("StatefulSet", "ns1", "one"),
+        ("StatefulSet", "default", "two"),
+    ]
+    one, two = lf.objects
+    # the object starts at its apiVersion line; fields point at their key
+    assert (one.start().line, one.start().column) == (9, 1)
+    assert (one.pos("spec", "replicas").line, one.pos("spec", "replicas").column) == (16, 3)
+    assert one.pos("spec", "template", "spec", "containers", 0, "image").line == 25
+    # a missing field points at the deepest existing parent
+    assert two.pos("spec", "replicas").line == two.pos("spec").line == 32
+    # ConfigMap, the empty document and the plain mapping are counted, not loaded
+    assert lf.documents == 4
+
+
+def test_kind_list_items_keep_their_positions() -> None:
+    lf = load_path(str(DATA / "load" / "list.yaml"))
+    assert [(o.kind, o.name) for o in lf.objects] == [("Service", "db"), ("StatefulSet", "db")]
+    sts = lf.objects[1]
+    assert sts.pos("spec", "replicas").line == 17
+
+
+def test_json_manifest() -> None:
+    lf = load_path(str(DATA / "load" / "sts.json"))
+    assert lf.errors == []
+    (sts,) = lf.objects
+    assert (sts.namespace, sts.name) == ("j", "js")
+    assert sts.pos("spec", "replicas").line == 7
+
+
+def test_helm_template_is_skipped_with_a_notice() -> None:
+    lf = load_path(str(DATA / "load" / "chart" / "templates" / "statefulset.yaml"))
+    assert lf.errors == [] and lf.objects == []
+    assert len(lf.notices) == 1 and "Helm template" in lf.notices[0].message
+
+
+def test_go_template_text_inside_values_is_not_a_helm_template() -> None:
+    lf = load_path(str(DATA / "load" / "templated-strings.yaml"))
+    assert lf.notices == [] and lf.errors == []
+    assert [o.name for o in lf.objects] == ["alertmanager"]
+
+
+def test_malformed_yaml_names_file_and_position() -> None:
+    lf = load_path(str(DATA / "bad" / "malformed.yaml"))
+    (err,) = lf.errors
+    assert err.path.endswith("malformed.yaml")
+    assert (err.line, err.column) == (7, 14)
+    assert "YAML syntax" in err.message
+
+
+def test_syntax_error_in_an_unmodelled_kind_is_still_reported() -> None:
+    lf = load_path(str(DATA / "bad" / "badsyntax-configmap.yaml"))
+    (err,) = lf.errors
+    assert err.line is not None and err.line >= 6
+    assert "quoted scalar" in err.message
+
+
+def test_binary_empty_comment_only_and_latin1_files() -> None:
+    for name, words in [
+        ("binary.yaml", "binary file"),
+        ("empty.yaml", "empty file"),
+        ("comments-only.yaml", "empty file"),
+        ("latin1.yaml", "not valid UTF-8"),
+    ]:
+        lf = load_path(str(DATA / "bad" / name))
+        assert len(lf.errors) == 1, name
+        assert words in lf.errors[0].message, (name, lf.errors[0].message)
+        assert lf.objects == []
+
+
+def test_latin1_error_has_the_line() -> None:
+    (err,) = load_path(str(DATA / "bad" / "latin1.yaml")).errors
+    assert err.line == 6
+
+
+def test_duplicate_key_is_a_warning_and_the_object_is_still_read() -> None:
+    lf = load_path(str(DATA / "bad" / "duplicate-key.yaml"))
+    assert lf.errors == []
+    (notice,) = lf.notices
+    assert notice.level == "warning" and notice.line == 7 and "replicas" in notice.message
+    assert [o.name for o in lf.objects] == ["dup"]
+
+
+def test_split_documents_keeps_line_offsets() -> None:
+    text = "a: 1\n---\nb: 2\n--- # c\nc: 3\n"
+    chunks = list(split_documents(text))
+    assert [off for off, _ in chunks] == [0, 1, 3]
+
+
+def test_discover_walks_directories_in_order_and_reports_missing_paths(tmp_path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "x.yml").write_text("a: 1\n")
+    (tmp_path / "a.yaml").write_text("a: 1\n")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "c.yaml").write_text("a: 1\n")
+    (tmp_path / "loop").symlink_to(tmp_path)
+    files, errors = discover([str(tmp_path), str(tmp_path / "missing.yaml")])
+    assert files == [str(tmp_path / "a.yaml"), str(tmp_path / "b" / "x.yml")]
+    assert len(errors) == 1 and "no such file" in errors[0].message
+    files, _ = discover([str(tmp_path)], excludes=["b"])
+    assert files == [str(tmp_path / "a.yaml")]
+
+
+def test_directory_named_like_a_manifest(tmp_path) -> None:
+    (tmp_path / "x.yaml").mkdir()
+    files, errors = discover([str(tmp_path)])
+    assert files == [] and errors == []
+    lf = load_path(str(tmp_path / "x.yaml"))
+    assert "directory" in lf.errors[0].message

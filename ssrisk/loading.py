@@ -2,9 +2,9 @@
 
 Speed matters here (every commit runs the pre-commit hook), so each file is first split into
 YAML documents as text and each document is sniffed for its ``kind``. Only documents of the
-kinds ssrisk models go through ruamel.yaml's round-trip loader (which keeps line and column of
-every field); every other document is only checked for syntax with PyYAML's C parser when it
-is available. Nothing is ever constructed from custom tags.
+kinds ssrisk models are composed into data with positions (``yamlpos``: libyaml's composer,
+the practical floor for reading YAML in Python); every other document is only parsed for
+syntax. Nothing is ever constructed from tags.
 """
 
 from __future__ import annotations
@@ -171,21 +171,6 @@ def looks_like_helm_template(text: str) -> bool:
     return "{{" in text and _HELM_DIRECTIVE.search(text) is not None
 
 
-_YAML: dict[bool, Any] = {}
-
-
-def _rt_yaml(allow_duplicate_keys: bool = False) -> Any:
-    """A cached ruamel.yaml round-trip loader (keeps positions and comments)."""
-    y = _YAML.get(allow_duplicate_keys)
-    if y is None:
-        from ruamel.yaml import YAML
-
-        y = YAML(typ="rt", pure=False)
-        y.allow_duplicate_keys = allow_duplicate_keys
-        _YAML[allow_duplicate_keys] = y
-    return y
-
-
 def _problem_position(exc: Exception, line_offset: int) -> tuple[int | None, int | None]:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     if mark is None:
@@ -287,46 +272,42 @@ def _has_content(chunk: str) -> bool:
 def _load_chunk(
     out: LoadedFile, chunk: str, line_offset: int, default_namespace: str | None
 ) -> None:
-    from ruamel.yaml.constructor import DuplicateKeyError
-    from ruamel.yaml.error import YAMLError, YAMLFutureWarning
+    import yaml
+
+    from .yamlpos import YamlInputError, build, compose_documents
 
     path = out.path
     try:
-        try:
-            docs = list(_rt_yaml().load_all(chunk))
-        except DuplicateKeyError as exc:
-            # kubectl (sigs.k8s.io/yaml) refuses duplicate keys; ssrisk warns and reads on.
-            line, col = _problem_position(exc, line_offset)
-            out.notices.append(
-                Notice(
-                    path,
-                    f"duplicate key: {_describe(exc)}; kubectl rejects this document, "
-                    "ssrisk used the first value",
-                    line,
-                    col,
-                    level="warning",
+        for node in compose_documents(chunk):
+            data, duplicates = build(node)
+            for dup in duplicates:
+                # kubectl (sigs.k8s.io/yaml) refuses duplicate keys; ssrisk warns and reads on.
+                first = dup.first_line + 1 + line_offset
+                out.notices.append(
+                    Notice(
+                        path,
+                        f"duplicate key {dup.key!r} (first at line {first}); kubectl rejects "
+                        "this document, ssrisk used the last value",
+                        dup.line + 1 + line_offset,
+                        dup.column + 1,
+                        level="warning",
+                    )
+                )
+            if data is None:
+                continue
+            out.documents += 1
+            out.objects.extend(
+                _objects_of(
+                    data, path, line_offset, default_namespace, out.documents - 1, out.notices
                 )
             )
-            docs = list(_rt_yaml(allow_duplicate_keys=True).load_all(chunk))
-    except YAMLError as exc:
+    except yaml.YAMLError as exc:
         line, col = _problem_position(exc, line_offset)
-        name = type(exc).__name__
-        if name == "ConstructorError":
-            message = f"cannot load: {_describe(exc)}"
-        else:
-            message = f"YAML syntax: {_describe(exc)}"
-        out.errors.append(InputError(path, message, line, col))
-        return
-    except (RecursionError, YAMLFutureWarning) as exc:
-        out.errors.append(InputError(path, f"cannot load: {type(exc).__name__}: {exc}"))
-        return
-    for data in docs:
-        if data is None:
-            continue
-        out.documents += 1
-        out.objects.extend(
-            _objects_of(data, path, line_offset, default_namespace, out.documents - 1, out.notices)
-        )
+        out.errors.append(InputError(path, f"YAML syntax: {_describe(exc)}", line, col))
+    except YamlInputError as exc:
+        line = None if exc.line is None else exc.line + 1 + line_offset
+        col = None if exc.column is None else exc.column + 1
+        out.errors.append(InputError(path, f"cannot load: {exc.message}", line, col))
 
 
 def _objects_of(

@@ -44,6 +44,9 @@ class Position:
     path: str
     line: int = 1
     column: int = 1
+    #: The Helm template the object was rendered from (``chart/templates/x.yaml``), when
+    #: known: from a ``# Source:`` comment or from rendering a chart.
+    source: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
@@ -75,8 +78,9 @@ class ObjectRef:
 class K8sObject:
     """One Kubernetes object read from an input, with the positions of its fields.
 
-    ``data`` is the object as loaded by ruamel.yaml's round-trip loader (``CommentedMap`` is a
-    ``dict`` subclass), so field positions can be looked up with :meth:`pos`.
+    ``data`` is the object as plain data whose mappings and sequences carry positions in an
+    ``lc`` attribute (see :mod:`ssrisk.yamlpos`), so field positions can be looked up with
+    :meth:`pos`.
     ``line_offset`` is the number of lines before the YAML text the object was parsed from
     (documents are parsed one at a time).
     """
@@ -236,6 +240,11 @@ class Finding:
     message: str
     explanation: str = ""
     references: list[str] = field(default_factory=list)
+    #: Set by :mod:`ssrisk.suppression`: the user accepted this finding (it does not fail the
+    #: run). ``suppression_kind`` is ``"annotation"`` or ``"comment"``.
+    suppressed: bool = False
+    suppression_kind: str | None = None
+    suppression_reason: str | None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         p = self.position
@@ -252,4 +261,16 @@ class Finding:
             "message": self.message,
             "explanation": self.explanation,
             "references": list(self.references),
+            **({"source_template": self.position.source} if self.position.source else {}),
+            **(
+                {
+                    "suppressed": True,
+                    "suppression": {
+                        "kind": self.suppression_kind,
+                        "reason": self.suppression_reason,
+                    },
+                }
+                if self.suppressed
+                else {}
+            ),
         }

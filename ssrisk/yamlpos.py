@@ -1,0 +1,219 @@
+"""YAML documents as plain Python data that remembers where every node was written.
+
+Built on PyYAML's composer (the libyaml C parser when available): composing is the practical
+floor for reading YAML in Python, while a round-trip loader costs 20–40 times more. The
+result is made of :class:`PosMap` and :class:`PosList` (``dict`` and ``list`` subclasses)
+whose ``lc`` attribute answers the same questions as ruamel.yaml's ``.lc``: ``lc.line``,
+``lc.col``, ``lc.key(k)`` and ``lc.item(i)`` (all 0-based).
+
+Scalars are resolved as Kubernetes' YAML reader (sigs.k8s.io/yaml, YAML 1.1 rules) does:
+null, booleans (true/false/yes/no/on/off), integers, floats, everything else a string
+(timestamps stay strings). Anchors and aliases share one object and are never copied, so an
+alias bomb costs nothing here; merge keys (``<<``) are applied. No tag ever constructs an
+arbitrary object: a non-standard tag is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - wheels ship libyaml
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+#: Nesting deeper than this is refused (Kubernetes objects are far shallower).
+MAX_DEPTH = 200
+
+_T = "tag:yaml.org,2002:"
+_STANDARD = {f"{_T}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "binary")}
+_INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
+_FLOAT_SPECIAL = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf")}
+
+
+class LC:
+    """Positions of a mapping or sequence and of its keys or items (0-based)."""
+
+    __slots__ = ("_keys", "col", "line")
+
+    def __init__(self, line: int, col: int) -> None:
+        self.line = line
+        self.col = col
+        self._keys: dict[Any, tuple[int, int]] = {}
+
+    def key(self, key: Any) -> tuple[int, int]:
+        """Line and column of mapping key ``key`` (or of the item at index ``key``)."""
+        return self._keys[key]
+
+    def item(self, index: int) -> tuple[int, int]:
+        return self._keys[index]
+
+    def value(self, key: Any) -> tuple[int, int]:
+        return self._keys[key]
+
+
+class PosMap(dict[str, Any]):
+    """A mapping with positions in ``lc``."""
+
+    __slots__ = ("lc",)
+    lc: LC
+
+
+class PosList(list[Any]):
+    """A sequence with positions in ``lc``."""
+
+    __slots__ = ("lc",)
+    lc: LC
+
+
+class YamlInputError(Exception):
+    """A document that cannot be read as Kubernetes data; ``line``/``column`` are 0-based."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A mapping key given twice (0-based position of the second one)."""
+
+    key: str
+    line: int
+    column: int
+    first_line: int
+
+
+def compose_documents(text: str) -> Iterator[Node | None]:
+    """Compose each YAML document of ``text`` into a node tree (syntax errors raise
+    ``yaml.YAMLError`` with ``problem_mark``)."""
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            yield loader.get_node()
+    finally:
+        loader.dispose()
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.memo: dict[int, Any] = {}
+        self.duplicates: list[DuplicateKey] = []
+        self._merger = yaml.constructor.SafeConstructor()
+
+    def build(self, node: Node, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            m = node.start_mark
+            raise YamlInputError(f"nesting deeper than {MAX_DEPTH} levels", m.line, m.column)
+        done = self.memo.get(id(node))
+        if done is not None:
+            return done
+        if isinstance(node, ScalarNode):
+            return self.scalar(node)
+        m = node.start_mark
+        if isinstance(node, SequenceNode):
+            seq = PosList()
+            seq.lc = LC(m.line, m.column)
+            self.memo[id(node)] = seq
+            for i, child in enumerate(node.value):
+                seq.lc._keys[i] = (child.start_mark.line, child.start_mark.column)
+                seq.append(self.build(child, depth + 1))
+            self._check_tag(node, f"{_T}seq")
+            return seq
+        if isinstance(node, MappingNode):
+            self._check_tag(node, f"{_T}map")
+            mapping = PosMap()
+            mapping.lc = LC(m.line, m.column)
+            self.memo[id(node)] = mapping
+            try:
+                self._merger.flatten_mapping(node)
+            except yaml.YAMLError as exc:
+                pm = getattr(exc, "problem_mark", None) or m
+                raise YamlInputError(f"bad merge key: {exc}", pm.line, pm.column) from None
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, ScalarNode):
+                    km = key_node.start_mark
+                    raise YamlInputError("mapping keys must be strings", km.line, km.column)
+                self._check_tag(key_node, None)
+                key = key_node.value
+                pos = (key_node.start_mark.line, key_node.start_mark.column)
+                if key in mapping:
+                    first = mapping.lc._keys[key][0]
+                    self.duplicates.append(DuplicateKey(key, pos[0], pos[1], first))
+                mapping.lc._keys[key] = pos
+                mapping[key] = self.build(value_node, depth + 1)
+            return mapping
+        raise YamlInputError(f"unexpected YAML node {type(node).__name__}", m.line, m.column)
+
+    def _check_tag(self, node: Node, default: str | None) -> None:
+        tag = node.tag
+        if tag in _STANDARD or tag == default or tag in (f"{_T}map", f"{_T}seq", "!"):
+            return
+        m = node.start_mark
+        raise YamlInputError(
+            f"tag {tag} is not allowed in a Kubernetes manifest (nothing is constructed from it)",
+            m.line,
+            m.column,
+        )
+
+    def scalar(self, node: ScalarNode) -> Any:
+        self._check_tag(node, None)
+        tag, value = node.tag, node.value
+        if node.style:  # quoted or block scalars are strings
+            return value
+        if tag == f"{_T}null":
+            return None
+        if tag == f"{_T}bool":
+            return value.lower() in ("true", "yes", "on", "y")
+        if tag == f"{_T}int":
+            text = value.replace("_", "")
+            try:
+                if _INT.match(value):
+                    return int(text)
+                sign = -1 if text.startswith("-") else 1
+                text = text.lstrip("+-")
+                if text.startswith("0x"):
+                    return sign * int(text[2:], 16)
+                if text.startswith("0b"):
+                    return sign * int(text[2:], 2)
+                if text.startswith("0") and len(text) > 1 and ":" not in text:
+                    return sign * int(text, 8)
+            except ValueError:
+                return value
+            return value  # sexagesimal and other rarities stay text
+        if tag == f"{_T}float":
+            low = value.lower().replace("_", "")
+            if low in _FLOAT_SPECIAL:
+                return _FLOAT_SPECIAL[low]
+            if low == ".nan":
+                return float("nan")
+            try:
+                return float(low)
+            except ValueError:
+                return value
+        return value
+
+
+def build(node: Node | None) -> tuple[Any, list[DuplicateKey]]:
+    """Plain data with positions for a composed document, and the duplicate keys found.
+
+    Raises:
+        YamlInputError: for nesting deeper than :data:`MAX_DEPTH`, non-scalar mapping keys, or
+            a tag Kubernetes does not accept.
+    """
+    if node is None:
+        return None, []
+    b = _Builder()
+    try:
+        return b.build(node), b.duplicates
+    except RecursionError:
+        m = node.start_mark
+        raise YamlInputError("nesting too deep to read", m.line, m.column) from None

@@ -33,6 +33,7 @@ MAX_DEPTH = 200
 
 _T = "tag:yaml.org,2002:"
 _STANDARD = {f"{_T}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "binary")}
+_MERGE = f"{_T}merge"
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
 _FLOAT_SPECIAL = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf")}
 
@@ -133,11 +134,12 @@ class _Builder:
             mapping = PosMap()
             mapping.lc = LC(m.line, m.column)
             self.memo[id(node)] = mapping
-            try:
-                self._merger.flatten_mapping(node)
-            except yaml.YAMLError as exc:
-                pm = getattr(exc, "problem_mark", None) or m
-                raise YamlInputError(f"bad merge key: {exc}", pm.line, pm.column) from None
+            if any(k.tag == _MERGE for k, _ in node.value):
+                try:
+                    self._merger.flatten_mapping(node)
+                except yaml.YAMLError as exc:
+                    pm = getattr(exc, "problem_mark", None) or m
+                    raise YamlInputError(f"bad merge key: {exc}", pm.line, pm.column) from None
             for key_node, value_node in node.value:
                 if not isinstance(key_node, ScalarNode):
                     km = key_node.start_mark

@@ -57,6 +57,8 @@ class ClusterProfile:
     # kubectl drain: 429 retry every 5 s (drain.go#evictPods), poll deletion every 1 s.
     drain_evict_retry_s: float = 5.0
     drain_poll_s: float = 1.0
+    # kubectl drain --delete-emptydir-data (default false: pods with emptyDir block the drain).
+    drain_delete_emptydir_data: bool = False
     # Taint queue period (rate_limited_queue.go / NodeEvictionPeriod 100 ms).
     taint_queue_period_s: float = 0.1
 

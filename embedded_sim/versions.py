@@ -72,7 +72,9 @@ def parse_kube_version(value: str | KubeVersion) -> KubeVersion:
                 f"unknown Kubernetes version {value!r}: expected '1.<minor>' or "
                 f"'1.<minor>.<patch>', supported {SUPPORTED_VERSIONS[0]} … {SUPPORTED_VERSIONS[-1]}"
             )
-        kv = KubeVersion(int(m.group(1)), int(m.group(2)), None if m.group(3) is None else int(m.group(3)))
+        kv = KubeVersion(
+            int(m.group(1)), int(m.group(2)), None if m.group(3) is None else int(m.group(3))
+        )
     if kv.major != 1 or not (MIN_MINOR <= kv.minor <= MAX_MINOR):
         raise ValueError(
             f"unsupported Kubernetes version {str(value)!r}: the simulator covers "
@@ -131,7 +133,7 @@ def _gates(kv: KubeVersion) -> dict[str, bool]:
 def version_defaults(
     version: str | KubeVersion, overrides: Mapping[str, bool] | None = None
 ) -> VersionDefaults:
-    """Defaults for `version`, with feature gates overridden by `overrides` (ValueError if unknown)."""
+    """Defaults for `version`, gates overridden by `overrides` (ValueError if unknown)."""
     kv = parse_kube_version(version)
     gates = _gates(kv)
     for name, val in (overrides or {}).items():

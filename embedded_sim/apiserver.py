@@ -1,0 +1,189 @@
+"""kube-apiserver behaviour: pod create, graceful delete, force delete, Eviction API + PDBs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .cluster import Pod
+from .versions import PDB_UNHEALTHY_POD_EVICTION_POLICY
+from .workload import TAINT_OUT_OF_SERVICE
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+SRC_GRACEFUL = "pkg/registry/core/pod/strategy.go#CheckGracefulDelete"
+SRC_EVICTION = "pkg/registry/core/pod/storage/eviction.go#Create"
+
+
+@dataclass(frozen=True)
+class Pdb:
+    name: str
+    min_available: Any
+    max_unavailable: Any
+    unhealthy_policy: str
+
+    @staticmethod
+    def parse(raw: Mapping[str, Any]) -> Pdb:
+        meta = raw.get("metadata") if isinstance(raw.get("metadata"), Mapping) else {}
+        spec = raw.get("spec") if isinstance(raw.get("spec"), Mapping) else {}
+        assert isinstance(meta, Mapping) and isinstance(spec, Mapping)
+        name = meta.get("name")
+        pol = spec.get("unhealthyPodEvictionPolicy")
+        return Pdb(
+            name=name if isinstance(name, str) else "pdb",
+            min_available=spec.get("minAvailable"),
+            max_unavailable=spec.get("maxUnavailable"),
+            unhealthy_policy=pol if isinstance(pol, str) else "IfHealthyBudget",
+        )
+
+    def desired_healthy(self, expected: int) -> int:
+        """pkg/controller/disruption/disruption.go#getExpectedPodCount (percentages round up)."""
+
+        def scaled(v: Any) -> int | None:
+            if isinstance(v, bool):
+                return None
+            if isinstance(v, (int, float)):
+                return int(v)
+            if isinstance(v, str) and v.strip().endswith("%"):
+                try:
+                    return math.ceil(float(v.strip()[:-1]) * expected / 100.0)
+                except ValueError:
+                    return None
+            if isinstance(v, str):
+                try:
+                    return int(v)
+                except ValueError:
+                    return None
+            return None
+
+        mu = scaled(self.max_unavailable)
+        if mu is not None:
+            return max(0, expected - mu)
+        ma = scaled(self.min_available)
+        if ma is not None:
+            return max(0, ma)
+        return 0
+
+
+@dataclass(frozen=True)
+class EvictionOutcome:
+    allowed: bool
+    code: int
+    message: str
+
+
+class ApiServer:
+    def __init__(self, sim: Simulation, pdbs: list[Pdb]) -> None:
+        self.sim = sim
+        self.pdbs = pdbs
+
+    # --- pods -------------------------------------------------------------------------
+    def create_pod(self, ordinal: int, revision: str, source: str) -> Pod:
+        sim = self.sim
+        name = sim.wl.pod_name(ordinal)
+        assert name not in sim.cluster.pods, f"duplicate pod name {name}"
+        pod = Pod(
+            name=name,
+            ordinal=ordinal,
+            revision=revision,
+            uid=sim.cluster.next_uid(),
+            created_s=sim.now,
+            broken=sim.is_broken(revision),
+            claims=sim.claims_for(ordinal),
+        )
+        sim.cluster.pods[name] = pod
+        sim.record(name, "pod-created", f"{name} created at revision {revision}", source)
+        sim.changed()
+        sim.scheduler.enqueue(pod)
+        return pod
+
+    def delete_pod(self, pod: Pod, source: str, why: str, grace_s: float | None = None) -> None:
+        """Graceful DELETE. The object only goes away once the kubelet confirms (B.3.1)."""
+        sim = self.sim
+        if sim.cluster.pods.get(pod.name) is not pod:
+            return
+        if pod.terminating:
+            return
+        # strategy.go#CheckGracefulDelete: grace 0 for unscheduled or terminal pods.
+        grace = sim.wl.termination_grace_period_s if grace_s is None else grace_s
+        if pod.node is None or pod.terminal or (sim.instant_delete):
+            sim.record(pod.name, "pod-deletion-requested", f"{pod.name} deleted ({why})", source)
+            self.remove_pod(pod, SRC_GRACEFUL, "removed at once (unscheduled, terminal or grace 0)")
+            return
+        pod.deletion_s = sim.now
+        pod.deletion_grace_s = grace
+        sim.record(
+            pod.name,
+            "pod-deletion-requested",
+            f"{pod.name} gets deletionTimestamp ({why}); grace {grace:g} s",
+            source,
+        )
+        sim.changed()
+        sim.stsc.request_sync()
+        sim.kubelet.on_deletion(pod)
+        n = sim.cluster.nodes.get(pod.node)
+        if n is not None and n.has_taint(TAINT_OUT_OF_SERVICE):
+            sim.podgc.kick()
+
+    def remove_pod(self, pod: Pod, source: str, why: str, kind: str = "pod-deleted") -> None:
+        sim = self.sim
+        if sim.cluster.pods.get(pod.name) is not pod:
+            return
+        del sim.cluster.pods[pod.name]
+        sim.record(pod.name, kind, f"{pod.name} object removed: {why}", source)
+        sim.changed()
+        sim.adc.on_pod_removed(pod)
+        sim.scheduler.retry_pending()
+        sim.drain.on_pod_removed(pod.name)
+        sim.stsc.request_sync()
+
+    def force_delete(self, pod: Pod, source: str, why: str) -> None:
+        self.remove_pod(pod, source, why, kind="pod-force-deleted")
+
+    # --- eviction ---------------------------------------------------------------------
+    def evict(self, pod: Pod) -> EvictionOutcome:
+        """eviction.go#Create with the PDB rules of k8s-behavior.md B.6.1."""
+        sim = self.sim
+        if pod.terminal or pod.phase == "Pending" or pod.terminating:
+            self.delete_pod(
+                pod, SRC_EVICTION, "evicted; Pending/terminal/terminating: no PDB check"
+            )
+            return EvictionOutcome(True, 201, "evicted")
+        if len(self.pdbs) > 1:
+            return EvictionOutcome(
+                False, 500, "more than one PodDisruptionBudget selects the pod (HTTP 500)"
+            )
+        if not self.pdbs:
+            self.delete_pod(pod, SRC_EVICTION, "evicted through the Eviction API")
+            return EvictionOutcome(True, 201, "evicted")
+        pdb = self.pdbs[0]
+        expected = sim.stsc.replicas
+        healthy = sum(
+            1
+            for p in sim.cluster.pods.values()
+            if p.running_and_ready() and not p.terminating and sim.stsc.in_range(p.ordinal)
+        )
+        desired = pdb.desired_healthy(expected)
+        allowed = max(0, healthy - desired)
+        if not pod.running_and_ready():
+            policy_on = sim.vd.gates.get(PDB_UNHEALTHY_POD_EVICTION_POLICY, False)
+            if policy_on and pdb.unhealthy_policy == "AlwaysAllow":
+                self.delete_pod(
+                    pod, SRC_EVICTION, f"evicted (unhealthy, PDB {pdb.name} AlwaysAllow)"
+                )
+                return EvictionOutcome(True, 201, "evicted")
+            if healthy >= desired and desired > 0:
+                self.delete_pod(pod, SRC_EVICTION, f"evicted (unhealthy, PDB {pdb.name} healthy)")
+                return EvictionOutcome(True, 201, "evicted")
+        if allowed <= 0:
+            return EvictionOutcome(
+                False,
+                429,
+                f"Cannot evict pod as it would violate the pod's disruption budget {pdb.name} "
+                f"(currentHealthy {healthy}, desiredHealthy {desired}, disruptionsAllowed 0)",
+            )
+        self.delete_pod(pod, SRC_EVICTION, f"evicted through the Eviction API (PDB {pdb.name})")
+        return EvictionOutcome(True, 201, "evicted")

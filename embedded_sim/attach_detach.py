@@ -1,0 +1,217 @@
+"""Attach/detach controller (ADC): Multi-Attach, safe detach, 6-minute force detach.
+
+pkg/controller/volume/attachdetach/reconciler/reconciler.go#reconcile (k8s-behavior.md B.7.1):
+* a volume stays desired on a node while a non-terminated pod using it exists there
+  (attachdetach/util/util.go#DetermineVolumeAction);
+* a volume that is not multi-attachable cannot be attached elsewhere while attached
+  ("Multi-Attach error");
+* detach waits while the node reports the volume mounted, unless the node has the
+  out-of-service taint (detach at once) or maxWaitForUnmountDuration (6 min) has passed and
+  the node is not Ready (force detach; never with --disable-force-detach-on-timeout, >=1.30).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from .cluster import Pod, Volume
+from .versions import NODE_OUT_OF_SERVICE_VOLUME_DETACH
+from .workload import TAINT_OUT_OF_SERVICE
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+SRC_RECONCILE = "pkg/controller/volume/attachdetach/reconciler/reconciler.go#reconcile"
+SRC_ATTACH = "pkg/controller/volume/attachdetach/reconciler/reconciler.go#attachDesiredVolumes"
+OOS_WHY = "node has the out-of-service taint (no unmount wait)"
+SRC_MULTI = "pkg/controller/volume/attachdetach/reconciler/reconciler.go#reportMultiAttachError"
+
+
+class AttachDetachController:
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.waiters: dict[str, str] = {}  # claim -> pod name waiting to attach
+        self.force_timers: set[str] = set()
+
+    # --- attach ---------------------------------------------------------------------------
+    def request_attach(self, vol: Volume, pod: Pod) -> None:
+        sim = self.sim
+        target = pod.node
+        if target is None:
+            return
+        self.waiters[vol.claim] = pod.name
+        if vol.attaching_to == target:
+            return
+        if vol.attached_to == target:
+            return
+        busy = vol.detaching_from is not None or (
+            vol.attached_to is not None and not vol.multi_attach_allowed
+        )
+        if busy:
+            where = vol.attached_to or vol.detaching_from
+            sim.timeline.once(
+                f"multi-{vol.claim}-{pod.uid}",
+                sim.now,
+                pod.name,
+                "volume-multi-attach",
+                f"{pod.name}: Multi-Attach error for volume of claim {vol.claim}: still "
+                f"attached to {where}",
+                SRC_MULTI,
+            )
+            return
+        vol.attaching_to = target
+        sim.loop.after(
+            sim.profile.adc_reaction_s + sim.profile.attach_s,
+            lambda: self._attached(vol, target),
+            "adc-attach",
+        )
+
+    def _attached(self, vol: Volume, node: str) -> None:
+        sim = self.sim
+        if vol.attaching_to != node:
+            return
+        vol.attaching_to = None
+        vol.attached_to = node
+        vol.detach_requested_s = None
+        sim.record(
+            None, "volume-attached", f"volume of claim {vol.claim} attached to {node}", SRC_ATTACH
+        )
+        sim.changed()
+        self._wake(vol)
+
+    def _wake(self, vol: Volume) -> None:
+        sim = self.sim
+        name = self.waiters.get(vol.claim)
+        if name is None:
+            return
+        pod = sim.cluster.pods.get(name)
+        if pod is None or pod.node is None:
+            return
+        if vol.attached_to == pod.node:
+            sim.kubelet.try_start(pod)
+        elif vol.attached_to is None and vol.detaching_from is None:
+            self.request_attach(vol, pod)
+
+    # --- detach ---------------------------------------------------------------------------
+    def on_pod_removed(self, pod: Pod) -> None:
+        # A kubelet that is running unmounted the volumes before removing the object.
+        self.release(pod, clean=self.sim.kubelet.node_running(pod.node))
+
+    def release(self, pod: Pod, clean: bool) -> None:
+        sim = self.sim
+        for claim in pod.claims:
+            vol = sim.cluster.volumes.get(claim)
+            if vol is None or vol.attached_to is None or vol.attached_to != pod.node:
+                continue
+            if vol.detaching_from is not None or vol.detach_requested_s is not None:
+                continue
+            node_name = vol.attached_to
+            if clean:
+                vol.mounted_on_dead_node = False
+                vol.detach_requested_s = sim.now
+                sim.loop.after(
+                    sim.profile.adc_reaction_s,
+                    partial(self._detach, vol, node_name, "unmounted by the kubelet"),
+                    "adc-detach",
+                )
+                continue
+            vol.mounted_on_dead_node = True
+            vol.detach_requested_s = sim.now
+            oos = self._oos(node_name)
+            force = self.force_detach_enabled()
+            msg = f"volume of claim {vol.claim} still reported mounted on {node_name}; detach waits"
+            if oos:
+                msg = (
+                    f"volume of claim {vol.claim} detached without waiting for unmount: "
+                    f"{node_name} has the out-of-service taint"
+                )
+            elif force:
+                msg += (
+                    f"; force detach after maxWaitForUnmountDuration "
+                    f"{sim.profile.max_wait_for_unmount_s:g} s if the node is not Ready"
+                )
+            else:
+                msg += "; force detach on timeout is disabled: waits until the node returns"
+            sim.record(pod.name, "volume-detach-waiting", msg, SRC_RECONCILE)
+            if oos:
+                sim.loop.after(
+                    sim.profile.adc_reaction_s,
+                    partial(self._detach, vol, node_name, OOS_WHY),
+                    "adc-detach",
+                )
+            elif force:
+                sim.loop.after(
+                    sim.profile.max_wait_for_unmount_s,
+                    partial(self._force, vol, node_name),
+                    "adc-force",
+                )
+
+    def force_detach_enabled(self) -> bool:
+        sim = self.sim
+        if not sim.vd.disable_force_detach_flag_available:
+            return True
+        return not sim.profile.disable_force_detach_on_timeout
+
+    def _oos(self, node_name: str) -> bool:
+        sim = self.sim
+        n = sim.cluster.nodes.get(node_name)
+        return (
+            n is not None
+            and n.has_taint(TAINT_OUT_OF_SERVICE)
+            and bool(sim.vd.gates.get(NODE_OUT_OF_SERVICE_VOLUME_DETACH, False))
+        )
+
+    def on_taints_changed(self, node_name: str) -> None:
+        sim = self.sim
+        if not self._oos(node_name):
+            return
+        for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.claim):
+            if (
+                vol.attached_to == node_name
+                and vol.detach_requested_s is not None
+                and vol.detaching_from is None
+                and vol.mounted_on_dead_node
+            ):
+                sim.loop.after(
+                    sim.profile.adc_reaction_s,
+                    partial(self._detach, vol, node_name, OOS_WHY),
+                    "adc-detach",
+                )
+
+    def _force(self, vol: Volume, node_name: str) -> None:
+        sim = self.sim
+        n = sim.cluster.nodes.get(node_name)
+        if vol.attached_to != node_name or vol.detaching_from is not None:
+            return
+        if n is not None and not n.deleted and n.ready == "True":
+            return  # #110721: never force-detach from a healthy node
+        self._detach(
+            vol,
+            node_name,
+            "force detach after maxWaitForUnmountDuration "
+            f"{sim.profile.max_wait_for_unmount_s:g} s "
+            "(node not Ready)",
+        )
+
+    def _detach(self, vol: Volume, node_name: str, why: str) -> None:
+        sim = self.sim
+        if vol.attached_to != node_name or vol.detaching_from is not None:
+            return
+        vol.detaching_from = node_name
+
+        def done() -> None:
+            vol.detaching_from = None
+            vol.attached_to = None
+            vol.detach_requested_s = None
+            vol.mounted_on_dead_node = False
+            sim.record(
+                None,
+                "volume-detached",
+                f"volume of claim {vol.claim} detached from {node_name} ({why})",
+                SRC_RECONCILE,
+            )
+            sim.changed()
+            self._wake(vol)
+
+        sim.loop.after(sim.profile.detach_s, done, "adc-detach-done")

@@ -1,0 +1,131 @@
+"""Cluster state: nodes, pods, PVCs/PVs and volume attachments (plain data, no behaviour)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Taint:
+    key: str
+    effect: str
+    value: str = ""
+    added_s: float = 0.0
+
+
+@dataclass
+class Node:
+    name: str
+    zone: str
+    # Ground truth: is the kubelet running and able to reach the API server?
+    alive: bool = True
+    # Ready condition as stored in the API: "True", "False" (kubelet) or "Unknown" (NLC).
+    ready: str = "True"
+    taints: list[Taint] = field(default_factory=list)
+    unschedulable: bool = False
+    deleted: bool = False
+    shutting_down: bool = False
+    lost_at_s: float | None = None
+
+    def has_taint(self, key: str, effect: str | None = None) -> bool:
+        return any(t.key == key and (effect is None or t.effect == effect) for t in self.taints)
+
+    def add_taint(self, t: Taint) -> bool:
+        if self.has_taint(t.key, t.effect):
+            return False
+        self.taints.append(t)
+        return True
+
+    def remove_taint(self, key: str, effect: str) -> bool:
+        before = len(self.taints)
+        self.taints = [t for t in self.taints if not (t.key == key and t.effect == effect)]
+        return len(self.taints) != before
+
+
+@dataclass
+class Pod:
+    name: str
+    ordinal: int
+    revision: str
+    uid: int
+    created_s: float
+    node: str | None = None
+    phase: str = "Pending"  # Pending, Running, Failed, Succeeded
+    ready: bool = False
+    ready_since_s: float | None = None
+    deletion_s: float | None = None
+    deletion_grace_s: float | None = None
+    containers_running: bool = False
+    broken: bool = False
+    claims: tuple[str, ...] = ()
+
+    @property
+    def terminating(self) -> bool:
+        return self.deletion_s is not None
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Failed", "Succeeded")
+
+    def running_and_ready(self) -> bool:
+        # stateful_set_utils.go#isRunningAndReady
+        return self.phase == "Running" and self.ready
+
+    def available(self, now: float, min_ready_s: float) -> bool:
+        # podutil.IsPodAvailable: Ready for at least minReadySeconds.
+        if not self.running_and_ready() or self.ready_since_s is None:
+            return False
+        return min_ready_s <= 0 or now >= self.ready_since_s + min_ready_s
+
+
+@dataclass
+class Volume:
+    """A PVC and its bound PV (one per claim template per ordinal)."""
+
+    claim: str
+    ordinal: int
+    access_modes: tuple[str, ...]
+    topology: str  # "zonal", "local" or "network"
+    binding: str  # "WaitForFirstConsumer" or "Immediate"
+    storage_class: str
+    zone: str | None = None  # pinned zone (zonal) once provisioned
+    node: str | None = None  # pinned node (local) once provisioned
+    attached_to: str | None = None
+    attaching_to: str | None = None
+    detaching_from: str | None = None
+    detach_requested_s: float | None = None
+    mounted_on_dead_node: bool = False
+    deleted: bool = False
+
+    @property
+    def needs_attach(self) -> bool:
+        # Only block volumes go through the attach/detach controller; shared file systems
+        # (ReadWriteMany / ReadOnlyMany on network storage) do not.
+        return self.topology in ("zonal", "regional")
+
+    @property
+    def multi_attach_allowed(self) -> bool:
+        # reconciler.go#isMultiAttachAllowed: RWX or ROX in the spec allows several nodes.
+        return any(m in ("ReadWriteMany", "ReadOnlyMany") for m in self.access_modes)
+
+
+@dataclass
+class Cluster:
+    nodes: dict[str, Node] = field(default_factory=dict)
+    pods: dict[str, Pod] = field(default_factory=dict)
+    volumes: dict[str, Volume] = field(default_factory=dict)
+    version: int = 0  # bumped on every mutation (used to detect fixed points)
+    _uid: int = 0
+
+    def next_uid(self) -> int:
+        self._uid += 1
+        return self._uid
+
+    def touch(self) -> None:
+        self.version += 1
+
+    def pods_on(self, node: str) -> list[Pod]:
+        return sorted((p for p in self.pods.values() if p.node == node), key=lambda p: p.ordinal)
+
+    def zone_nodes(self, zone: str) -> list[Node]:
+        return [n for n in self.nodes.values() if n.zone == zone and not n.deleted]

@@ -1,0 +1,392 @@
+"""Scenario definitions and the runner behind `simulate()`.
+
+Every scenario starts from a steady state (all replicas Running, Ready and available, worst
+placement the constraints allow) and applies its fault at t = 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .cluster import Node, Taint
+from .profile import ClusterProfile, assumption_lines
+from .result import PodResult, ScenarioResult
+from .simulation import Simulation
+from .workload import TAINT_OUT_OF_SERVICE
+
+SCENARIOS: tuple[str, ...] = (
+    "node-loss",
+    "node-loss-out-of-service",
+    "node-deleted",
+    "graceful-node-shutdown",
+    "node-drain",
+    "rolling-update",
+    "bad-rollout",
+    "scale-down",
+    "zone-loss",
+)
+
+DESCRIPTIONS: Mapping[str, str] = {
+    "node-loss": "the node of the lowest ordinal stops heartbeating at t=0 (power off, kubelet "
+    "stop or partition); the Node object stays and the node never returns",
+    "node-loss-out-of-service": "node-loss, then the operator applies "
+    "node.kubernetes.io/out-of-service:NoExecute at profile.out_of_service_after_s",
+    "node-deleted": "node-loss, then the Node object is deleted at profile.node_deleted_after_s "
+    "(as the cloud node lifecycle controller does for a VM that no longer exists)",
+    "graceful-node-shutdown": "the node of the lowest ordinal shuts down with kubelet "
+    "shutdownGracePeriod configured (profile values) and stays off",
+    "node-drain": "kubectl drain (default flags, no --timeout) of the node of the lowest ordinal",
+    "rolling-update": "template change at t=0 to a template that becomes Ready",
+    "bad-rollout": "template change at t=0 to a template that never becomes Ready, reverted "
+    "at profile.revert_after_s",
+    "scale-down": "spec.replicas lowered by one (to max(replicas-1, 0)) at t=0",
+    "zone-loss": "every node of the zone of the lowest ordinal stops heartbeating at t=0",
+}
+
+SRC_NODE_STATUS = "docs/reference/node/node-status.md#heartbeats"
+SRC_OOS = "docs/concepts/cluster-administration/node-shutdown.md#non-graceful-node-shutdown"
+SRC_CCM = (
+    "staging/src/k8s.io/cloud-provider/controllers/nodelifecycle/"
+    "node_lifecycle_controller.go#MonitorNodes"
+)
+SRC_SHUTDOWN = "docs/concepts/cluster-administration/node-shutdown.md#graceful-node-shutdown"
+SRC_ROLLBACK = "docs/concepts/workloads/controllers/statefulset.md#forced-rollback"
+
+
+def _target_node(sim: Simulation) -> Node:
+    ords = sim.stsc.ordinals()
+    if ords:
+        pod = sim.cluster.pods.get(sim.wl.pod_name(ords[0]))
+        if pod is not None and pod.node is not None:
+            return sim.cluster.nodes[pod.node]
+    return next(iter(sim.cluster.nodes.values()))
+
+
+def _lose(sim: Simulation, node: Node) -> None:
+    sim.lose_node(
+        node, "stops renewing its Lease (power off / kubelet stop / partition)", SRC_NODE_STATUS
+    )
+
+
+def _delete_node(sim: Simulation, node: Node) -> None:
+    node.deleted = True
+    sim.record(None, "node-deleted", f"Node object {node.name} deleted", SRC_CCM)
+    sim.changed()
+    sim.nlc.node_deleted(node)
+    sim.podgc.kick()
+    sim.scheduler.retry_pending()
+
+
+def _all_updated(sim: Simulation, rev: str) -> bool:
+    for o in sim.stsc.ordinals():
+        p = sim.cluster.pods.get(sim.wl.pod_name(o))
+        if p is None or p.revision != rev:
+            return False
+    return sim.stsc.update_revision == rev
+
+
+def _setup(sim: Simulation, scenario: str) -> dict[str, Callable[[], Any]]:
+    """Schedule the scenario's events; return extra result fields (computed at the end)."""
+    p = sim.profile
+    node = _target_node(sim)
+    extra: dict[str, Callable[[], Any]] = {}
+    if scenario in ("node-loss", "node-loss-out-of-service", "node-deleted"):
+        sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
+    if scenario == "node-loss-out-of-service":
+
+        def oos() -> None:
+            node.add_taint(Taint(TAINT_OUT_OF_SERVICE, "NoExecute", "nodeshutdown", sim.now))
+            sim.record(
+                None,
+                "operator-action",
+                f"operator taints {node.name} node.kubernetes.io/out-of-service=nodeshutdown:"
+                "NoExecute",
+                SRC_OOS,
+            )
+            sim.record(
+                None, "taint-added", f"{node.name} tainted out-of-service:NoExecute", SRC_OOS
+            )
+            sim.changed()
+            sim.taints.on_taints_changed(node)
+            sim.adc.on_taints_changed(node.name)
+            sim.podgc.kick()
+
+        sim.loop.at(p.out_of_service_after_s, oos, "operator")
+    if scenario == "node-deleted":
+        sim.loop.at(p.node_deleted_after_s, lambda: _delete_node(sim, node), "ccm")
+    if scenario == "zone-loss":
+        zone_nodes = [n for n in sim.cluster.nodes.values() if n.zone == node.zone]
+
+        def zone_fault() -> None:
+            for n in zone_nodes:
+                sim.lose_node(n, f"lost with its zone {n.zone}", SRC_NODE_STATUS)
+
+        sim.loop.at(0.0, zone_fault, "fault")
+        if p.zone_loss_nodes_deleted_after_s is not None:
+
+            def del_all() -> None:
+                for n in zone_nodes:
+                    _delete_node(sim, n)
+
+            sim.loop.at(p.zone_loss_nodes_deleted_after_s, del_all, "ccm")
+    if scenario == "graceful-node-shutdown":
+
+        def shutdown() -> None:
+            node.shutting_down = True
+            sim.failed_nodes.append(node.name)
+            sim.record(
+                None,
+                "fault",
+                f"{node.name} starts a graceful shutdown (shutdownGracePeriod "
+                f"{p.shutdown_grace_period_s:g} s, critical pods "
+                f"{p.shutdown_grace_period_critical_pods_s:g} s)",
+                SRC_SHUTDOWN,
+            )
+            sim.changed()
+            sim.nlc.kubelet_not_ready(node, "node is shutting down")
+            sim.kubelet.graceful_shutdown(node.name)
+
+        def power_off() -> None:
+            node.alive = False
+            node.shutting_down = False
+            sim.record(None, "node-shutdown", f"{node.name} powered off", SRC_SHUTDOWN)
+            sim.changed()
+
+        sim.loop.at(0.0, shutdown, "fault")
+        sim.loop.at(p.shutdown_grace_period_s, power_off, "fault")
+    if scenario == "node-drain":
+        sim.loop.at(0.0, lambda: sim.drain.start(node.name), "drain")
+        sim.goal = lambda: sim.drain.completed_s is not None and sim.now >= sim.drain.completed_s
+        extra["drain_completed"] = lambda: sim.drain.completed_s is not None
+        extra["drain_duration_s"] = lambda: sim.drain.completed_s
+    if scenario == "rolling-update":
+        sim.templates["rev-2"] = False
+        sim.loop.at(
+            0.0,
+            lambda: sim.stsc.set_template(
+                "rev-2",
+                "pkg/controller/history/controller_history.go",
+                "template changed: updateRevision rev-2 (good template)",
+            ),
+            "template",
+        )
+        sim.goal = lambda: _all_updated(sim, "rev-2")
+        extra["rollout_completed"] = lambda: _all_updated(sim, "rev-2")
+    if scenario == "bad-rollout":
+        sim.templates["rev-2"] = True
+        sim.loop.at(
+            0.0,
+            lambda: sim.stsc.set_template(
+                "rev-2",
+                "pkg/controller/history/controller_history.go",
+                "template changed: updateRevision rev-2 (never Ready)",
+            ),
+            "template",
+        )
+        reverted = {"done": False}
+
+        def revert() -> None:
+            reverted["done"] = True
+            sim.stsc.set_template(
+                "rev-1",
+                SRC_ROLLBACK,
+                "template reverted: updateRevision back to rev-1 "
+                "(rollback reuses the old revision)",
+            )
+
+        sim.loop.at(p.revert_after_s, revert, "template")
+        sim.goal = lambda: reverted["done"] and _all_updated(sim, "rev-1")
+        extra["rollout_completed"] = lambda: (
+            reverted["done"]
+            and _all_updated(sim, "rev-1")
+            and all(sim.pod_serving(o) for o in sim.stsc.ordinals())
+        )
+    if scenario == "scale-down":
+        target = max(sim.stsc.replicas - 1, 0)
+
+        def scale() -> None:
+            before = sim.stsc.replicas
+            sim.stsc.replicas = target
+            sim.record(
+                None,
+                "operator-action",
+                f"spec.replicas {before} -> {target}",
+                "pkg/controller/statefulset/stateful_set_control.go#processCondemned",
+            )
+            sim.changed()
+            sim.stsc.request_sync()
+
+        sim.loop.at(0.0, scale, "scale")
+        done: dict[str, float | None] = {"t": None}
+
+        def scaled() -> bool:
+            gone = all(sim.stsc.in_range(p.ordinal) for p in sim.cluster.pods.values())
+            if gone and done["t"] is None and sim.stsc.replicas == target:
+                done["t"] = sim.now
+            return gone
+
+        sim.goal = scaled
+        extra["scale_down_completed"] = lambda: done["t"] is not None
+        extra["scale_down_duration_s"] = lambda: done["t"]
+    return extra
+
+
+def _blocker(sim: Simulation) -> str:
+    """Why the set is not back, as one phrase (first unavailable ordinal)."""
+    if sim.drain.node is not None and sim.drain.completed_s is None and sim.drain.refused:
+        name, (_, msg) = sorted(sim.drain.refused.items())[0]
+        return f"kubectl drain never finishes: eviction of {name} refused: {msg}"
+    for o in sim.stsc.ordinals():
+        if sim.pod_serving(o):
+            continue
+        name = sim.wl.pod_name(o)
+        pod = sim.cluster.pods.get(name)
+        if pod is None:
+            lower = [x for x in sim.stsc.ordinals() if x < o and not sim.pod_serving(x)]
+            if sim.wl.monotonic and lower:
+                return (
+                    f"{name} is never recreated: OrderedReady waits for {sim.wl.pod_name(lower[0])}"
+                )
+            return f"{name} is never recreated"
+        node = sim.cluster.nodes.get(pod.node) if pod.node else None
+        running = sim.kubelet.node_running(pod.node)
+        if pod.terminating and not running:
+            return (
+                f"{name} stays Terminating on {pod.node} (kubelet gone); the StatefulSet cannot "
+                "recreate it until someone force-deletes it, applies the out-of-service taint or "
+                "deletes the Node"
+            )
+        if not pod.terminating and pod.node and not running and pod.phase == "Running":
+            ev = sim.timeline.events
+            forever = any(e.kind == "toleration-forever" and e.pod == name for e in ev)
+            why = (
+                "it tolerates the NoExecute taint without tolerationSeconds"
+                if forever
+                else "no NoExecute taint/eviction reached it"
+            )
+            return f"{name} stays bound to lost {pod.node} and is never evicted ({why})"
+        if pod.node is None or (node is not None and not running and pod.phase == "Pending"):
+            pend = [e for e in sim.timeline.events if e.kind == "pod-pending" and e.pod == name]
+            detail = pend[-1].event if pend else f"{name} Pending"
+            return detail
+        if pod.broken:
+            if sim.wl.monotonic:
+                return (
+                    f"{name} runs a revision that never becomes Ready and OrderedReady "
+                    "blocks on it "
+                    "even after the revert: delete the pod by hand"
+                )
+            return f"{name} runs a revision that never becomes Ready and is not replaced"
+        multi = [
+            e for e in sim.timeline.events if e.kind == "volume-multi-attach" and e.pod == name
+        ]
+        if multi and pod.phase == "Pending":
+            return multi[-1].event
+        return f"{name} is not available ({pod.phase})"
+    return "the scenario's goal is not reached"
+
+
+def run(
+    statefulset: Mapping[str, Any],
+    scenario: str,
+    *,
+    kube_version: str,
+    pdbs: Sequence[Mapping[str, Any]] = (),
+    storage_classes: Sequence[Mapping[str, Any]] = (),
+    persistent_volumes: Sequence[Mapping[str, Any]] = (),
+    profile: ClusterProfile | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
+    horizon_s: float = 86400.0,
+    observers: Sequence[Callable[[Simulation], None]] = (),
+) -> tuple[ScenarioResult, Simulation]:
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    sim = Simulation(
+        statefulset,
+        kube_version=kube_version,
+        pdbs=pdbs,
+        storage_classes=storage_classes,
+        persistent_volumes=persistent_volumes,
+        profile=profile,
+        feature_gates=feature_gates,
+        horizon_s=horizon_s,
+    )
+    sim.observers.extend(observers)
+    sim.steady_state()
+    extra_fns = _setup(sim, scenario)
+    sim.loop.run()
+    return _result(sim, scenario, extra_fns), sim
+
+
+def _result(
+    sim: Simulation, scenario: str, extra_fns: Mapping[str, Callable[[], Any]]
+) -> ScenarioResult:
+    # Final observation at the end of the horizon (or the last event).
+    sim._observe()
+    ords = sim.stsc.ordinals()
+    rec_at = sim.recovered_at
+    recovered = rec_at is not None
+    settled = sim.loop.pending() == 0 and not sim.loop.truncated
+    manual = (not recovered) and settled
+    pods: dict[str, PodResult] = {}
+    for o in ords:
+        name = sim.wl.pod_name(o)
+        pod = sim.cluster.pods.get(name)
+        pods[name] = PodResult(sim.unavailable_s(o), pod.node if pod else None)
+    g = sim.grace_s
+    off = sim.profile.nlc_detection_offset_s
+    assumptions = [
+        f"Kubernetes {sim.vd.version}: node-monitor-grace-period G = {g:g} s; Ready=Unknown at "
+        f"G{off:+g} = {g + off:g} s after the last heartbeat (range {g - 10:g} … {g + 5:g} s)",
+        *assumption_lines(sim.profile),
+        "worst placement the hard scheduling constraints allow; node resources assumed to fit",
+        *sim.notes,
+    ]
+    if sim.vd.version.minor == 35 and sim.vd.version.patch is None:
+        assumptions.append(
+            "'1.35' without a patch is read as 1.35.0 (MaxUnavailableStatefulSet on)"
+        )
+    n = len(ords)
+    if recovered:
+        assert rec_at is not None
+        how = ""
+        if scenario == "node-loss-out-of-service":
+            how = (
+                f", but only because the operator applied the out-of-service taint at "
+                f"{sim.profile.out_of_service_after_s:g} s"
+            )
+        elif scenario == "node-deleted":
+            how = f" after the Node object was deleted at {sim.profile.node_deleted_after_s:g} s"
+        verdict = (
+            f"{scenario}: recovers {rec_at:.0f} s after the fault{how}; at most "
+            f"{sim.max_unavailable} of {n} replicas unavailable"
+        )
+    elif not settled:
+        verdict = f"{scenario}: not recovered within the {sim.loop.horizon_s:g} s horizon"
+    else:
+        verdict = f"{scenario}: never recovers without an operator: {_blocker(sim)}"
+    extra: dict[str, Any] = {k: fn() for k, fn in extra_fns.items()}
+    extra["node_unknown_range_s"] = [g - 10, g + 5]
+    extra["failed_nodes"] = list(sim.failed_nodes)
+    extra["replicas_on_failed_nodes"] = sum(
+        1 for n in sim.initial_nodes.values() if n in set(sim.failed_nodes)
+    )
+    extra["description"] = DESCRIPTIONS[scenario]
+    return ScenarioResult(
+        namespace=sim.wl.namespace,
+        name=sim.wl.name,
+        scenario=scenario,
+        kube_version=sim.kube_version,
+        replicas=sim.wl.replicas,
+        recovered=recovered,
+        time_to_recovery_s=rec_at if recovered else None,
+        manual_action_required=manual,
+        max_unavailable=sim.max_unavailable,
+        pods=pods,
+        timeline=list(sim.timeline.events),
+        verdict=verdict,
+        assumptions=assumptions,
+        placement=sim.placement,
+        extra=extra,
+    )

@@ -1,0 +1,410 @@
+"""Wiring of the simulated control plane around one StatefulSet, plus availability tracking."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .apiserver import ApiServer, Pdb
+from .attach_detach import AttachDetachController
+from .clock import EventLoop
+from .cluster import Cluster, Node, Pod, Volume
+from .drain import Drain
+from .events import Timeline
+from .kubelet import Kubelet
+from .node_lifecycle import NodeLifecycleController
+from .podgc import PodGC
+from .profile import ClusterProfile
+from .scheduler import Scheduler
+from .statefulset_controller import StatefulSetController
+from .taint_eviction import TaintEvictionController
+from .versions import version_defaults
+from .workload import ClaimTemplate, parse_statefulset
+
+DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+LOCAL_PROVISIONERS = ("kubernetes.io/no-provisioner", "rancher.io/local-path", "openebs.io/local")
+NETWORK_FS_HINTS = ("nfs", "cephfs", "efs.csi", "filestore", "file.csi.azure.com", "glusterfs")
+NON_ZONAL_BLOCK_HINTS = ("rbd.csi.ceph.com", "driver.longhorn.io", "portworx", "csi.vsphere")
+
+
+def _m(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def classify_class(sc: Mapping[str, Any], modes: tuple[str, ...]) -> tuple[str, str]:
+    """(topology, binding) of a StorageClass: "zonal", "regional", "local" or "network"."""
+    prov = sc.get("provisioner") if isinstance(sc.get("provisioner"), str) else ""
+    assert isinstance(prov, str)
+    binding = sc.get("volumeBindingMode")
+    bmode = binding if binding in ("Immediate", "WaitForFirstConsumer") else "Immediate"
+    params = {str(k): str(v) for k, v in _m(sc.get("parameters")).items()}
+    if prov in LOCAL_PROVISIONERS or "local" in prov.split(".")[0]:
+        return "local", bmode
+    if any(h in prov for h in NETWORK_FS_HINTS) or any(
+        m in ("ReadWriteMany", "ReadOnlyMany") for m in modes
+    ):
+        return "network", bmode
+    if params.get("replication-type", "").startswith("regional") or params.get(
+        "skuName", params.get("skuname", "")
+    ).upper().endswith("ZRS"):
+        return "regional", bmode
+    if any(h in prov for h in NON_ZONAL_BLOCK_HINTS):
+        return "regional", bmode
+    return "zonal", bmode
+
+
+class Simulation:
+    """One StatefulSet in a simulated cluster. Components talk through this object."""
+
+    def __init__(
+        self,
+        statefulset: Mapping[str, Any],
+        *,
+        kube_version: str,
+        pdbs: Sequence[Mapping[str, Any]] = (),
+        storage_classes: Sequence[Mapping[str, Any]] = (),
+        persistent_volumes: Sequence[Mapping[str, Any]] = (),
+        profile: ClusterProfile | None = None,
+        feature_gates: Mapping[str, bool] | None = None,
+        horizon_s: float = 86400.0,
+        instant_delete: bool = False,
+        manual_sync: bool = False,
+    ) -> None:
+        self.profile = profile or ClusterProfile()
+        self.vd = version_defaults(kube_version, feature_gates)
+        self.kube_version = str(kube_version).strip().lstrip("v")
+        p = self.profile
+        self.wl = parse_statefulset(
+            statefulset if isinstance(statefulset, Mapping) else {},
+            p.default_not_ready_toleration_s,
+            p.default_unreachable_toleration_s,
+        )
+        self.instant_delete = instant_delete
+        self.manual_sync = manual_sync
+        self.loop = EventLoop(horizon_s)
+        self.timeline = Timeline()
+        self.cluster = Cluster()
+        for ns in p.nodes:
+            self.cluster.nodes[ns.name] = Node(ns.name, ns.zone)
+        self.grace_s = (
+            p.node_monitor_grace_period_s
+            if p.node_monitor_grace_period_s is not None
+            else self.vd.node_monitor_grace_period_s
+        )
+        self.templates: dict[str, bool] = {"rev-1": False}
+        self.notes: list[str] = []
+        self.storage = [
+            self._resolve_storage(ct, storage_classes, persistent_volumes)
+            for ct in self.wl.claim_templates
+        ]
+        self.api = ApiServer(self, [Pdb.parse(x) for x in pdbs if isinstance(x, Mapping)])
+        self.kubelet = Kubelet(self)
+        self.nlc = NodeLifecycleController(self)
+        self.taints = TaintEvictionController(self)
+        self.podgc = PodGC(self)
+        self.scheduler = Scheduler(self)
+        self.adc = AttachDetachController(self)
+        self.drain = Drain(self)
+        self.stsc = StatefulSetController(self)
+        self.placement = ""
+        self.initial_nodes: dict[int, str] = {}
+        self.failed_nodes: list[str] = []
+        self.observers: list[Callable[[Simulation], None]] = []
+        # availability tracking
+        self.goal: Callable[[], bool] = lambda: True
+        self._avail: dict[int, bool] = {}
+        self._down_since: dict[int, float] = {}
+        self._down_total: dict[int, float] = {}
+        self._all_ok_since: float | None = 0.0
+        self.max_unavailable = 0
+        self.loop.after_step = self._after_step
+
+    # --- services used by the components -------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.loop.now
+
+    def record(self, pod: str | None, kind: str, event: str, source: str) -> None:
+        self.timeline.add(self.now, pod, kind, event, source)
+
+    def changed(self) -> None:
+        self.cluster.touch()
+        self.drain.on_change()
+
+    def loop_has_other_work(self) -> bool:
+        return any(not e.cancelled and e.label != "drain-retry" for e in self.loop._heap)
+
+    def is_broken(self, revision: str) -> bool:
+        return self.templates.get(revision, False)
+
+    def start_to_ready_s(self) -> float:
+        if self.wl.start_to_ready_s is not None:
+            return self.wl.start_to_ready_s
+        return self.profile.app_start_to_ready_s
+
+    def claims_for(self, ordinal: int) -> tuple[str, ...]:
+        """PVC names of an ordinal (`<template>-<set>-<ordinal>`), created when missing."""
+        out: list[str] = []
+        for ct, (topo, binding, cls) in zip(self.wl.claim_templates, self.storage, strict=False):
+            claim = f"{ct.name}-{self.wl.name}-{ordinal}"
+            vol = self.cluster.volumes.get(claim)
+            if vol is None or vol.deleted:
+                vol = Volume(claim, ordinal, ct.access_modes, topo, binding, cls)
+                if topo == "zonal" and binding == "Immediate":
+                    # Immediate binding provisions without regard to the pod [A: first zone].
+                    first = next(iter(self.cluster.nodes.values()), None)
+                    vol.zone = first.zone if first else None
+                self.cluster.volumes[claim] = vol
+            out.append(claim)
+        return tuple(out)
+
+    def _resolve_storage(
+        self,
+        ct: ClaimTemplate,
+        classes: Sequence[Mapping[str, Any]],
+        pvs: Sequence[Mapping[str, Any]],
+    ) -> tuple[str, str, str]:
+        by_name: dict[str, Mapping[str, Any]] = {}
+        default: Mapping[str, Any] | None = None
+        for sc in classes:
+            if not isinstance(sc, Mapping):
+                continue
+            name = _m(sc.get("metadata")).get("name")
+            if isinstance(name, str):
+                by_name[name] = sc
+            ann = _m(_m(sc.get("metadata")).get("annotations"))
+            if any(str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
+                default = sc
+        p = self.profile
+        if ct.storage_class_name is None and default is not None:
+            topo, bmode = classify_class(default, ct.access_modes)
+            name = str(_m(default.get("metadata")).get("name", "default"))
+            return topo, bmode, name
+        if ct.storage_class_name and ct.storage_class_name in by_name:
+            topo, bmode = classify_class(by_name[ct.storage_class_name], ct.access_modes)
+            return topo, bmode, ct.storage_class_name
+        if ct.storage_class_name == "":
+            for pv in pvs:
+                if isinstance(pv, Mapping):
+                    spec = _m(pv.get("spec"))
+                    if "local" in spec or "hostPath" in spec:
+                        return "local", "WaitForFirstConsumer", ""
+            self.notes.append(
+                f'claim template {ct.name!r}: storageClassName "" (static PVs); assumed zonal '
+                "block volumes"
+            )
+            return "zonal", "Immediate", ""
+        topo = p.assume_default_storage
+        if any(m in ("ReadWriteMany", "ReadOnlyMany") for m in ct.access_modes):
+            topo = "network"
+        what = (
+            f"StorageClass {ct.storage_class_name!r} not in the input"
+            if ct.storage_class_name
+            else "no default StorageClass in the input"
+        )
+        self.notes.append(
+            f"claim template {ct.name!r}: {what}; assumed {topo} storage with "
+            f"{p.assume_default_binding} binding"
+        )
+        return topo, p.assume_default_binding, ct.storage_class_name or "(default)"
+
+    # --- set-up ----------------------------------------------------------------------
+    def steady_state(self) -> None:
+        """All replicas Running, Ready and available at t=0 on the worst allowed placement."""
+        ords = self.stsc.ordinals()
+        placement, text = self.scheduler.initial_placement(ords)
+        self.placement = text
+        self.initial_nodes = {o: placement[o] for o in ords}
+        for o in ords:
+            node = self.cluster.nodes[placement[o]]
+            pod = Pod(
+                name=self.wl.pod_name(o),
+                ordinal=o,
+                revision="rev-1",
+                uid=self.cluster.next_uid(),
+                created_s=-3600.0,
+                node=node.name,
+                phase="Running",
+                ready=True,
+                ready_since_s=-3600.0,
+                containers_running=True,
+                claims=self.claims_for(o),
+            )
+            self.cluster.pods[pod.name] = pod
+            for c in pod.claims:
+                vol = self.cluster.volumes[c]
+                if vol.topology == "zonal":
+                    vol.zone = node.zone
+                if vol.topology == "local":
+                    vol.node = node.name
+                if vol.needs_attach:
+                    vol.attached_to = node.name
+        self._observe()
+
+    def lose_node(self, node: Node, why: str, source: str) -> None:
+        node.alive = False
+        node.lost_at_s = self.now
+        self.failed_nodes.append(node.name)
+        on = [p.name for p in self.cluster.pods_on(node.name)]
+        self.record(
+            None,
+            "fault",
+            f"{node.name} ({node.zone}) {why}; pods on it: {', '.join(on) or 'none'}",
+            source,
+        )
+        self.changed()
+        self.nlc.node_lost(node)
+
+    # --- availability tracking -----------------------------------------------------------
+    def pod_serving(self, o: int) -> bool:
+        pod = self.cluster.pods.get(self.wl.pod_name(o))
+        if pod is None or pod.ordinal != o or pod.terminating or pod.node is None:
+            return False
+        if not pod.available(self.now, self.wl.min_ready_seconds):
+            return False
+        return self.kubelet.node_running(pod.node)
+
+    def _observe(self) -> None:
+        now = self.now
+        ords = self.stsc.ordinals()
+        down = 0
+        for o in ords:
+            ok = self.pod_serving(o)
+            prev = self._avail.get(o)
+            if prev is None:
+                self._avail[o] = ok
+                self._down_total.setdefault(o, 0.0)
+                if not ok:
+                    self._down_since[o] = now
+            elif prev and not ok:
+                self._down_since[o] = now
+                self._avail[o] = False
+            elif not prev and ok:
+                start = self._down_since.pop(o, now)
+                self._down_total[o] = self._down_total.get(o, 0.0) + (now - start)
+                self._avail[o] = True
+            if not ok:
+                down += 1
+        self.max_unavailable = max(self.max_unavailable, down)
+        all_ok = down == 0 and self.goal()
+        if all_ok and self._all_ok_since is None:
+            self._all_ok_since = now
+        elif not all_ok:
+            self._all_ok_since = None
+
+    def _after_step(self) -> None:
+        self._observe()
+        for obs in self.observers:
+            obs(self)
+
+    def unavailable_s(self, o: int) -> float | None:
+        if not self._avail.get(o, False):
+            return None
+        return self._down_total.get(o, 0.0)
+
+    @property
+    def recovered_at(self) -> float | None:
+        return self._all_ok_since
+
+
+class StepHarness:
+    """Step-exact driver for the StatefulSet controller, like upstream unit tests.
+
+    "Delete is instant" (grace 0, the object vanishes), nothing is scheduled or started by
+    itself, and the controller only syncs when `sync()` is called. Tests move pods through
+    their life by hand between syncs (sts-controller-scenarios.md, "How to use it").
+    """
+
+    def __init__(
+        self,
+        statefulset: Mapping[str, Any],
+        *,
+        kube_version: str = "1.34",
+        feature_gates: Mapping[str, bool] | None = None,
+    ) -> None:
+        self.sim = Simulation(
+            statefulset,
+            kube_version=kube_version,
+            feature_gates=feature_gates,
+            instant_delete=True,
+            manual_sync=True,
+        )
+        self._revs = 1
+
+    @property
+    def stsc(self) -> StatefulSetController:
+        return self.sim.stsc
+
+    def sync(self) -> None:
+        self.sim.stsc.sync()
+
+    def pods(self) -> dict[int, Pod]:
+        return {p.ordinal: p for p in self.sim.cluster.pods.values()}
+
+    def ordinals(self) -> list[int]:
+        return sorted(self.pods())
+
+    def pod(self, ordinal: int) -> Pod:
+        return self.pods()[ordinal]
+
+    def advance(self, dt_s: float) -> None:
+        self.sim.loop.now += dt_s
+
+    def set_running(self, ordinal: int) -> None:
+        p = self.pod(ordinal)
+        p.phase = "Running"
+        p.containers_running = True
+
+    def set_ready(self, ordinal: int, ready: bool = True, since_s: float | None = None) -> None:
+        p = self.pod(ordinal)
+        p.phase = "Running"
+        p.ready = ready
+        p.ready_since_s = (self.sim.now if since_s is None else since_s) if ready else None
+
+    def set_phase(self, ordinal: int, phase: str) -> None:
+        self.pod(ordinal).phase = phase
+
+    def plant_terminating(self, ordinal: int) -> None:
+        p = self.pod(ordinal)
+        p.deletion_s = self.sim.now
+        p.deletion_grace_s = 30.0
+
+    def remove(self, ordinal: int) -> None:
+        del self.sim.cluster.pods[self.pod(ordinal).name]
+
+    def scale(self, replicas: int) -> None:
+        self.sim.stsc.replicas = replicas
+
+    def new_revision(self, broken: bool = False) -> str:
+        self._revs += 1
+        rev = f"rev-{self._revs}"
+        self.sim.templates[rev] = broken
+        self.sim.stsc.update_revision = rev
+        return rev
+
+    def created_order(self) -> list[str]:
+        return [e.pod or "" for e in self.sim.timeline.events if e.kind == "pod-created"]
+
+    def removed_order(self) -> list[str]:
+        return [e.pod or "" for e in self.sim.timeline.events if e.kind == "pod-deleted"]
+
+    def bring_up(self, max_rounds: int = 200) -> None:
+        """Sync and make every pod Running+Ready (available for an hour) until the set is up."""
+        for _ in range(max_rounds):
+            self.sync()
+            pods = self.pods()
+            for o, p in sorted(pods.items()):
+                if not p.running_and_ready() and not p.terminating and not p.terminal:
+                    self.set_ready(o, since_s=self.sim.now - 3600.0)
+            pods = self.pods()
+            want = set(self.sim.stsc.ordinals())
+            if set(pods) == want and all(
+                p.running_and_ready() and p.revision == self.sim.stsc.update_revision
+                for p in pods.values()
+            ):
+                self.sync()
+                return
+        raise AssertionError("set did not come up")

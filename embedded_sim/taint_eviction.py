@@ -1,0 +1,106 @@
+"""Taint eviction controller: deletes pods that do not tolerate a NoExecute taint.
+
+k8s-behavior.md B.2.2; pkg/controller/tainteviction/taint_eviction.go (1.29+) or
+pkg/controller/nodelifecycle/scheduler/taint_manager.go (up to 1.28): #processPodOnNode,
+#getMinTolerationTime, #addConditionAndDeletePod. The timer starts when the controller sees the
+taint, not at the taint's timeAdded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .clock import Handle
+from .cluster import Node, Pod
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+
+class TaintEvictionController:
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.timers: dict[int, Handle] = {}  # pod uid -> scheduled deletion
+
+    @property
+    def source(self) -> str:
+        return self.sim.vd.taint_eviction_source
+
+    def on_taints_changed(self, node: Node) -> None:
+        for pod in self.sim.cluster.pods_on(node.name):
+            self.process_pod(pod, node)
+
+    def process_pod(self, pod: Pod, node: Node) -> None:
+        sim = self.sim
+        taints = [t for t in node.taints if t.effect == "NoExecute"]
+        existing = self.timers.get(pod.uid)
+        if not taints:
+            if existing is not None and existing.active:
+                existing.cancel()
+                sim.record(
+                    pod.name,
+                    "eviction-cancelled",
+                    f"{pod.name}: taints gone, eviction cancelled",
+                    self.source,
+                )
+            self.timers.pop(pod.uid, None)
+            return
+        used = []
+        for t in taints:
+            matching = [
+                tol for tol in sim.wl.tolerations if tol.tolerates(t.key, t.value, t.effect)
+            ]
+            if not matching:
+                # Not tolerated at all: delete now.
+                if existing is not None:
+                    existing.cancel()
+                self.timers.pop(pod.uid, None)
+                self._evict(pod, f"does not tolerate {t.key}:{t.effect}")
+                return
+            used.extend(matching)
+        # getMinTolerationTime: smallest tolerationSeconds; <=0 -> now; none set -> forever.
+        secs = [tol.toleration_seconds for tol in used if tol.toleration_seconds is not None]
+        if not secs:
+            if existing is not None:
+                existing.cancel()
+            self.timers.pop(pod.uid, None)
+            sim.timeline.once(
+                f"forever-{node.name}",
+                sim.now,
+                pod.name,
+                "toleration-forever",
+                f"{pod.name} tolerates the NoExecute taint(s) of {node.name} without "
+                "tolerationSeconds: it is never evicted",
+                self.source,
+            )
+            return
+        m = min(secs)
+        if m <= 0:
+            self._evict(pod, "tolerationSeconds <= 0")
+            return
+        if existing is not None and existing.active:
+            return  # keep the earlier timer (processPodOnNode keeps CreatedAt)
+        fire = sim.now + m
+        names = ", ".join(sorted({t.key for t in taints}))
+        sim.record(
+            pod.name,
+            "eviction-scheduled",
+            f"{pod.name} will be evicted at {fire:.1f} s (tolerationSeconds {m:g} for {names})",
+            self.source,
+        )
+        self.timers[pod.uid] = sim.loop.at(fire, lambda: self._fire(pod, m), "taint-evict")
+
+    def _fire(self, pod: Pod, secs: float) -> None:
+        self.timers.pop(pod.uid, None)
+        self._evict(pod, f"tolerationSeconds {secs:g} expired")
+
+    def _evict(self, pod: Pod, why: str) -> None:
+        sim = self.sim
+        if sim.cluster.pods.get(pod.name) is not pod or pod.terminating:
+            return
+        sim.api.delete_pod(
+            pod,
+            self.source.replace("#processPodOnNode", "#addConditionAndDeletePod"),
+            "evicted by the taint eviction controller, DisruptionTarget DeletionByTaintManager: "
+            f"{why}",
+        )

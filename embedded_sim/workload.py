@@ -1,0 +1,336 @@
+"""The StatefulSet manifest as the simulator sees it, after API-server defaulting.
+
+Tolerant of garbage: a field of the wrong type falls back to its default, never an exception.
+Defaulting sources: pkg/apis/apps/v1/defaults.go#SetDefaults_StatefulSet (replicas 1,
+podManagementPolicy OrderedReady, updateStrategy RollingUpdate with partition 0,
+PVC retention Retain/Retain), pkg/apis/core/v1/defaults.go#SetDefaults_PodSpec
+(terminationGracePeriodSeconds 30), and the DefaultTolerationSeconds admission plugin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TAINT_NOT_READY = "node.kubernetes.io/not-ready"
+TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
+TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+TAINT_OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+HOSTNAME_KEY = "kubernetes.io/hostname"
+ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, (list, tuple)) else []
+
+
+def _int(v: Any, default: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return default
+    return int(v)
+
+
+def _num(v: Any, default: float | None) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return default
+    return float(v)
+
+
+def _str(v: Any, default: str = "") -> str:
+    return v if isinstance(v, str) else default
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: float | None = None
+    defaulted: bool = False  # added by the DefaultTolerationSeconds admission plugin
+
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        """k8s.io/api/core/v1/toleration.go#ToleratesTaint."""
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("Equal", ""):
+            return self.value == value
+        return False
+
+    def describe(self) -> str:
+        k = self.key or "<any key>"
+        eff = self.effect or "<any effect>"
+        ts = (
+            "no tolerationSeconds"
+            if self.toleration_seconds is None
+            else (f"tolerationSeconds {self.toleration_seconds:g}")
+        )
+        return f"{k} {self.operator} {eff} ({ts})"
+
+
+@dataclass(frozen=True)
+class ClaimTemplate:
+    name: str
+    access_modes: tuple[str, ...]
+    storage_class_name: str | None  # None = field unset (default class applies)
+
+
+@dataclass(frozen=True)
+class SpreadRule:
+    """A hard placement rule: at most `max_per_domain`/`max_skew` of our pods per domain."""
+
+    topology_key: str
+    kind: str  # "anti-affinity" or "spread"
+    max_skew: int = 1
+
+
+@dataclass
+class Workload:
+    namespace: str
+    name: str
+    replicas: int
+    pod_management_policy: str
+    termination_grace_period_s: float
+    update_strategy: str
+    partition: int
+    max_unavailable_raw: Any
+    ordinals_start: int
+    min_ready_seconds: float
+    tolerations: tuple[Toleration, ...]
+    claim_templates: tuple[ClaimTemplate, ...]
+    when_deleted: str
+    when_scaled: str
+    hard_rules: tuple[SpreadRule, ...]
+    node_selector: Mapping[str, str]
+    node_name: str | None
+    start_to_ready_s: float | None  # from readinessProbe, None = profile assumption
+    has_readiness_probe: bool
+    prestop_s: float | None  # parsed `sleep N`, 0 if no hook, None = hook of unknown length
+    labels: Mapping[str, str]
+    has_empty_dir: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def parallel(self) -> bool:
+        return self.pod_management_policy == "Parallel"
+
+    @property
+    def monotonic(self) -> bool:
+        # stateful_set_utils.go#allowsBurst: only Parallel allows bursting.
+        return not self.parallel
+
+    def pod_name(self, ordinal: int) -> str:
+        return f"{self.name}-{ordinal}"
+
+
+def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """metav1.LabelSelector matching (matchLabels + In/NotIn/Exists/DoesNotExist)."""
+    if not sel:
+        return False
+    for k, v in _map(sel.get("matchLabels")).items():
+        if labels.get(str(k)) != v:
+            return False
+    for expr in _list(sel.get("matchExpressions")):
+        e = _map(expr)
+        key = _str(e.get("key"))
+        op = _str(e.get("operator"))
+        vals = [str(x) for x in _list(e.get("values"))]
+        if op == "In" and labels.get(key) not in vals:
+            return False
+        if op == "NotIn" and labels.get(key) in vals:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _topology(key: str) -> str | None:
+    if key == HOSTNAME_KEY:
+        return "hostname"
+    if key in ZONE_KEYS:
+        return "zone"
+    return None
+
+
+_SLEEP_RE = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)")
+
+
+def _prestop_seconds(containers: list[Any]) -> float | None:
+    total = 0.0
+    for c in containers:
+        lc = _map(_map(c).get("lifecycle"))
+        pre = _map(lc.get("preStop"))
+        if not pre:
+            continue
+        sl = _map(pre.get("sleep"))
+        if sl:
+            total = max(total, _num(sl.get("seconds"), 0.0) or 0.0)
+            continue
+        cmd = " ".join(str(x) for x in _list(_map(pre.get("exec")).get("command")))
+        m = _SLEEP_RE.search(cmd)
+        if m:
+            total = max(total, float(m.group(1)))
+        else:
+            return None
+    return total
+
+
+def parse_tolerations(
+    raw: Any, profile_ns: float = 300.0, profile_nu: float = 300.0
+) -> tuple[Toleration, ...]:
+    tols: list[Toleration] = []
+    for t in _list(raw):
+        m = _map(t)
+        if not m:
+            continue
+        tols.append(
+            Toleration(
+                key=_str(m.get("key")),
+                operator=_str(m.get("operator"), "Equal") or "Equal",
+                value=_str(m.get("value")),
+                effect=_str(m.get("effect")),
+                toleration_seconds=_num(m.get("tolerationSeconds"), None),
+            )
+        )
+    # plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: add
+    # {Exists, NoExecute, 300 s} for not-ready / unreachable unless a toleration with that key
+    # (or an empty key) and effect NoExecute (or empty) is already present.
+    for key, secs in ((TAINT_NOT_READY, profile_ns), (TAINT_UNREACHABLE, profile_nu)):
+        present = any((t.key == key or t.key == "") and t.effect in ("NoExecute", "") for t in tols)
+        if not present:
+            tols.append(Toleration(key, "Exists", "", "NoExecute", secs, defaulted=True))
+    return tuple(tols)
+
+
+def parse_statefulset(
+    sts: Mapping[str, Any], default_not_ready_s: float = 300.0, default_unreachable_s: float = 300.0
+) -> Workload:
+    meta = _map(sts.get("metadata"))
+    spec = _map(sts.get("spec"))
+    tmpl = _map(spec.get("template"))
+    tmeta = _map(tmpl.get("metadata"))
+    pspec = _map(tmpl.get("spec"))
+    notes: list[str] = []
+
+    replicas = max(0, _int(spec.get("replicas"), 1))
+    pmp = _str(spec.get("podManagementPolicy"), "OrderedReady")
+    if pmp not in ("OrderedReady", "Parallel"):
+        pmp = "OrderedReady"
+    tgp = _num(pspec.get("terminationGracePeriodSeconds"), 30.0)
+    us = _map(spec.get("updateStrategy"))
+    ustype = _str(us.get("type"), "RollingUpdate")
+    if ustype not in ("RollingUpdate", "OnDelete", "Recreate"):
+        ustype = "RollingUpdate"
+    ru = _map(us.get("rollingUpdate"))
+    partition = max(0, _int(ru.get("partition"), 0))
+    max_unavailable_raw = ru.get("maxUnavailable", 1)
+    ordinals_start = max(0, _int(_map(spec.get("ordinals")).get("start"), 0))
+    min_ready = max(0.0, _num(spec.get("minReadySeconds"), 0.0) or 0.0)
+    labels = {str(k): str(v) for k, v in _map(tmeta.get("labels")).items()}
+
+    claims: list[ClaimTemplate] = []
+    for vct in _list(spec.get("volumeClaimTemplates")):
+        v = _map(vct)
+        vspec = _map(v.get("spec"))
+        modes = tuple(str(m) for m in _list(vspec.get("accessModes")) if isinstance(m, str))
+        scn_raw = vspec.get("storageClassName")
+        scn = scn_raw if isinstance(scn_raw, str) else None
+        claims.append(
+            ClaimTemplate(
+                _str(_map(v.get("metadata")).get("name"), "data"), modes or ("ReadWriteOnce",), scn
+            )
+        )
+
+    ret = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
+    when_deleted = _str(ret.get("whenDeleted"), "Retain")
+    when_scaled = _str(ret.get("whenScaled"), "Retain")
+
+    rules: list[SpreadRule] = []
+    aff = _map(pspec.get("affinity"))
+    anti = _map(aff.get("podAntiAffinity"))
+    for term in _list(anti.get("requiredDuringSchedulingIgnoredDuringExecution")):
+        tm = _map(term)
+        topo = _topology(_str(tm.get("topologyKey")))
+        if topo and _selector_matches(_map(tm.get("labelSelector")), labels):
+            rules.append(SpreadRule(topo, "anti-affinity", 1))
+    for tsc in _list(pspec.get("topologySpreadConstraints")):
+        tc = _map(tsc)
+        if _str(tc.get("whenUnsatisfiable"), "DoNotSchedule") != "DoNotSchedule":
+            continue
+        topo = _topology(_str(tc.get("topologyKey")))
+        if topo and _selector_matches(_map(tc.get("labelSelector")), labels):
+            rules.append(SpreadRule(topo, "spread", max(1, _int(tc.get("maxSkew"), 1))))
+
+    containers = _list(pspec.get("containers"))
+    start_to_ready: float | None = None
+    has_probe = False
+    for c in containers:
+        rp = _map(_map(c).get("readinessProbe"))
+        if rp:
+            has_probe = True
+            delay = max(0.0, _num(rp.get("initialDelaySeconds"), 0.0) or 0.0)
+            period = max(1.0, _num(rp.get("periodSeconds"), 10.0) or 10.0)
+            cand = delay + period
+            start_to_ready = cand if start_to_ready is None else max(start_to_ready, cand)
+
+    node_name = pspec.get("nodeName")
+    return Workload(
+        namespace=_str(meta.get("namespace"), "default") or "default",
+        name=_str(meta.get("name"), "statefulset") or "statefulset",
+        replicas=replicas,
+        pod_management_policy=pmp,
+        termination_grace_period_s=max(0.0, tgp if tgp is not None else 30.0),
+        update_strategy=ustype,
+        partition=partition,
+        max_unavailable_raw=max_unavailable_raw,
+        ordinals_start=ordinals_start,
+        min_ready_seconds=min_ready,
+        tolerations=parse_tolerations(
+            pspec.get("tolerations"), default_not_ready_s, default_unreachable_s
+        ),
+        claim_templates=tuple(claims),
+        when_deleted=when_deleted,
+        when_scaled=when_scaled,
+        hard_rules=tuple(rules),
+        node_selector={str(k): str(v) for k, v in _map(pspec.get("nodeSelector")).items()},
+        node_name=node_name if isinstance(node_name, str) and node_name else None,
+        start_to_ready_s=start_to_ready,
+        has_readiness_probe=has_probe,
+        prestop_s=_prestop_seconds(containers),
+        labels=labels,
+        has_empty_dir=any("emptyDir" in _map(v) for v in _list(pspec.get("volumes"))),
+        notes=notes,
+    )
+
+
+def resolve_max_unavailable(raw: Any, replicas: int) -> int:
+    """stateful_set_utils.go#getStatefulSetMaxUnavailable: percentages round down, minimum 1."""
+    if isinstance(raw, bool):
+        return 1
+    if isinstance(raw, (int, float)):
+        return max(1, int(raw))
+    if isinstance(raw, str):
+        s = raw.strip()
+        if s.endswith("%"):
+            try:
+                pct = float(s[:-1])
+            except ValueError:
+                return 1
+            return max(1, int(pct * replicas / 100.0))
+        try:
+            return max(1, int(s))
+        except ValueError:
+            return 1
+    return 1

@@ -34,29 +34,57 @@ MAX_DEPTH = 200
 _T = "tag:yaml.org,2002:"
 _STANDARD = {f"{_T}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "binary")}
 _MERGE = f"{_T}merge"
+_STR = f"{_T}str"
+_MAP = f"{_T}map"
+_SEQ = f"{_T}seq"
+_PLAIN_KEY_TAGS = frozenset({_STR, f"{_T}int", f"{_T}bool", f"{_T}null", f"{_T}float"})
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
 _FLOAT_SPECIAL = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf")}
 
 
 class LC:
-    """Positions of a mapping or sequence and of its keys or items (0-based)."""
+    """Positions of a mapping or sequence and of its keys or items (0-based).
 
-    __slots__ = ("_keys", "col", "line")
+    Key positions are looked up in the composed node on demand (most are never asked for).
+    """
 
-    def __init__(self, line: int, col: int) -> None:
-        self.line = line
-        self.col = col
-        self._keys: dict[Any, tuple[int, int]] = {}
+    __slots__ = ("_index", "_node")
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._index: dict[Any, tuple[int, int]] | None = None
+
+    @property
+    def line(self) -> int:
+        return int(self._node.start_mark.line)
+
+    @property
+    def col(self) -> int:
+        return int(self._node.start_mark.column)
+
+    def _positions(self) -> dict[Any, tuple[int, int]]:
+        if self._index is None:
+            node = self._node
+            index: dict[Any, tuple[int, int]] = {}
+            if isinstance(node, MappingNode):
+                for key_node, _ in node.value:
+                    m = key_node.start_mark
+                    index[key_node.value] = (m.line, m.column)  # the last one wins, as the value
+            else:
+                for i, child in enumerate(node.value):
+                    index[i] = (child.start_mark.line, child.start_mark.column)
+            self._index = index
+        return self._index
 
     def key(self, key: Any) -> tuple[int, int]:
         """Line and column of mapping key ``key`` (or of the item at index ``key``)."""
-        return self._keys[key]
+        return self._positions()[key]
 
     def item(self, index: int) -> tuple[int, int]:
-        return self._keys[index]
+        return self._positions()[index]
 
     def value(self, key: Any) -> tuple[int, int]:
-        return self._keys[key]
+        return self._positions()[key]
 
 
 class PosMap(dict[str, Any]):
@@ -111,49 +139,58 @@ class _Builder:
         self._merger = yaml.constructor.SafeConstructor()
 
     def build(self, node: Node, depth: int = 0) -> Any:
+        if type(node) is ScalarNode:
+            if node.tag == _STR:
+                return node.value
+            return self.scalar(node)
         if depth > MAX_DEPTH:
             m = node.start_mark
             raise YamlInputError(f"nesting deeper than {MAX_DEPTH} levels", m.line, m.column)
         done = self.memo.get(id(node))
         if done is not None:
             return done
-        if isinstance(node, ScalarNode):
-            return self.scalar(node)
-        m = node.start_mark
         if isinstance(node, SequenceNode):
+            if node.tag != _SEQ:
+                self._check_tag(node, _SEQ)
             seq = PosList()
-            seq.lc = LC(m.line, m.column)
+            seq.lc = LC(node)
             self.memo[id(node)] = seq
-            for i, child in enumerate(node.value):
-                seq.lc._keys[i] = (child.start_mark.line, child.start_mark.column)
-                seq.append(self.build(child, depth + 1))
-            self._check_tag(node, f"{_T}seq")
+            seq.extend([self.build(child, depth + 1) for child in node.value])
             return seq
         if isinstance(node, MappingNode):
-            self._check_tag(node, f"{_T}map")
+            if node.tag != _MAP:
+                self._check_tag(node, _MAP)
             mapping = PosMap()
-            mapping.lc = LC(m.line, m.column)
+            mapping.lc = LC(node)
             self.memo[id(node)] = mapping
-            if any(k.tag == _MERGE for k, _ in node.value):
+            pairs = node.value
+            if any(k.tag == _MERGE for k, _ in pairs):
                 try:
                     self._merger.flatten_mapping(node)
                 except yaml.YAMLError as exc:
-                    pm = getattr(exc, "problem_mark", None) or m
+                    pm = getattr(exc, "problem_mark", None) or node.start_mark
                     raise YamlInputError(f"bad merge key: {exc}", pm.line, pm.column) from None
-            for key_node, value_node in node.value:
-                if not isinstance(key_node, ScalarNode):
+                pairs = node.value
+            for key_node, value_node in pairs:
+                if type(key_node) is not ScalarNode:
                     km = key_node.start_mark
                     raise YamlInputError("mapping keys must be strings", km.line, km.column)
-                self._check_tag(key_node, None)
+                if key_node.tag not in _PLAIN_KEY_TAGS:
+                    self._check_tag(key_node, None)
                 key = key_node.value
-                pos = (key_node.start_mark.line, key_node.start_mark.column)
                 if key in mapping:
-                    first = mapping.lc._keys[key][0]
-                    self.duplicates.append(DuplicateKey(key, pos[0], pos[1], first))
-                mapping.lc._keys[key] = pos
+                    self._duplicate(pairs, key_node)
                 mapping[key] = self.build(value_node, depth + 1)
             return mapping
+        m = node.start_mark
         raise YamlInputError(f"unexpected YAML node {type(node).__name__}", m.line, m.column)
+
+    def _duplicate(self, pairs: list[tuple[Node, Node]], key_node: Node) -> None:
+        first = next(k for k, _ in pairs if k.value == key_node.value)
+        m = key_node.start_mark
+        self.duplicates.append(
+            DuplicateKey(key_node.value, m.line, m.column, first.start_mark.line)
+        )
 
     def _check_tag(self, node: Node, default: str | None) -> None:
         tag = node.tag

@@ -1,0 +1,48 @@
+"""``ssrisk simulate``: the JSON contract, the readable timeline and determinism."""
+
+from __future__ import annotations
+
+from conftest import ROOT, run_cli
+
+POSTGRES = str(ROOT / "examples" / "postgres.yaml")
+
+
+def test_json_result_contract() -> None:
+    args = ("simulate", "--format", "json", "--kube-version", "1.34", "--scenario", "node-loss")
+    run = run_cli(*args, POSTGRES)
+    assert run.code == 0, run.err
+    doc = run.json()
+    assert doc["kube_version"] == "1.34"
+    (res,) = doc["results"]
+    assert res["object"]["name"] == "postgres" and res["object"]["namespace"] == "shop"
+    assert res["scenario"] == "node-loss" and res["replicas"] == 1
+    assert res["recovered"] is False and res["time_to_recovery_s"] is None
+    assert res["manual_action_required"] is True
+    assert res["pods"]["postgres-0"]["unavailable_s"] is None
+    times = [e["t_s"] for e in res["timeline"]]
+    assert times == sorted(times) and times[0] >= 0
+    for e in res["timeline"]:
+        assert set(e) >= {"t_s", "pod", "event", "source"} and e["source"]
+    # NotReady at G - 2.5 s with G = 50 s on 1.34; eviction 300 s after the NoExecute taint
+    not_ready = next(e for e in res["timeline"] if e["kind"] == "pod-not-ready")
+    assert not_ready["t_s"] == 47.5
+
+
+def test_text_timeline_and_verdict() -> None:
+    run = run_cli("simulate", "--kube-version", "1.31", "--scenario", "node-loss", POSTGRES)
+    assert run.code == 0
+    assert "== shop/postgres  scenario node-loss" in run.out
+    assert "t=    37.5s" in run.out  # NotReady at 37.5 s on 1.31 (G = 40 s)
+    assert "verdict: " in run.out and "[pkg/controller/" in run.out
+
+
+def test_same_input_gives_byte_identical_json() -> None:
+    args = ("simulate", "--format", "json", "--scenario", "node-drain", "--scenario", "bad-rollout")
+    first = run_cli(*args, str(ROOT / "examples"))
+    second = run_cli(*args, str(ROOT / "examples"))
+    assert first.out == second.out and first.out
+
+
+def test_unknown_scenario_is_a_usage_error() -> None:
+    run = run_cli("simulate", "--scenario", "meteor-strike", POSTGRES)
+    assert run.code == 2 and "unknown scenario" in run.err

@@ -1,0 +1,185 @@
+"""What every renderer shares: rendered objects that point back at the files users edit,
+running an external tool, and paths shown the way the user gave them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from ..loading import LoadedFile, load_text, split_documents
+from ..model import InputError, K8sObject, Position
+
+#: ``helm template`` starts each manifest with this comment (helm pkg/action/action.go,
+#: renderResources: ``fmt.Fprintf(b, "---\n# Source: %s\n%s\n", m.Name, m.Content)``).
+SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
+#: Seconds a renderer may run before it is treated as failed.
+RENDER_TIMEOUT_S = 120.0
+
+
+class RenderError(Exception):
+    """A renderer is missing or failed; the message says what to install or what broke."""
+
+
+class Locator(Protocol):
+    """Maps a field of a rendered object back to the file the user edits."""
+
+    def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
+        """Position of the field at ``keys`` (as for :meth:`K8sObject.pos`), or ``None``."""
+
+
+@dataclass
+class RenderedObject(K8sObject):
+    """A Kubernetes object that came out of a renderer (Helm, kustomize) or a rendered stream.
+
+    ``source`` is the Helm template that produced it (``chart/templates/x.yaml``, from the
+    ``# Source:`` comment or the renderer), ``locator`` maps its fields to the file the user
+    edits. Positions carry ``source`` so reporters can name the template.
+    """
+
+    source: str | None = None
+    locator: Locator | None = None
+
+    def pos(self, *keys: str | int) -> Position:
+        """Position of the field at ``keys`` in the file the user edits, or in the stream."""
+        found = self.locator.locate(self, keys) if self.locator is not None else None
+        return self._tag(found if found is not None else super().pos(*keys))
+
+    def start(self) -> Position:
+        """Where the object starts in the file the user edits, or in the stream."""
+        found = self.locator.locate(self, ()) if self.locator is not None else None
+        return self._tag(found if found is not None else super().start())
+
+    def _tag(self, position: Position) -> Position:
+        if self.source and position.source is None:
+            return replace(position, source=self.source)
+        return position
+
+
+def rendered(
+    obj: K8sObject,
+    *,
+    source: str | None = None,
+    locator: Locator | None = None,
+    path: str | None = None,
+) -> RenderedObject:
+    """Wrap a loaded object as a :class:`RenderedObject` (keeping its data and positions)."""
+    return RenderedObject(
+        data=obj.data,
+        path=path if path is not None else obj.path,
+        line_offset=obj.line_offset,
+        namespace=obj.namespace,
+        doc_index=obj.doc_index,
+        source=source,
+        locator=locator,
+    )
+
+
+def helm_sources(text: str) -> dict[int, str]:
+    """``# Source:`` comments of a rendered stream, by the line offset of their document.
+
+    Keys are the line offsets :func:`ssrisk.loading.split_documents` yields (and that loaded
+    objects carry as ``line_offset``); values are template names such as
+    ``mychart/templates/statefulset.yaml``.
+    """
+    out: dict[int, str] = {}
+    if "# Source:" not in text:
+        return out
+    for offset, chunk in split_documents(text):
+        m = SOURCE_COMMENT.search(chunk)
+        if m is not None:
+            out[offset] = m.group(1)
+    return out
+
+
+def load_stream(text: str, path: str, default_namespace: str | None) -> LoadedFile:
+    """Load a YAML stream (a file or stdin); objects under a ``# Source:`` comment get it.
+
+    Positions stay in the stream (``path`` is ``<stdin>`` for standard input); findings on
+    those objects also name the template (``Position.source``).
+    """
+    lf = load_text(text, path, default_namespace)
+    sources = helm_sources(text)
+    if sources:
+        lf.objects = [
+            rendered(o, source=sources[o.line_offset]) if o.line_offset in sources else o
+            for o in lf.objects
+        ]
+    return lf
+
+
+def split_by_source(text: str) -> dict[str, str]:
+    """Split ``helm template`` output into ``{template name: rendered text}``.
+
+    Documents of one template are joined in order; documents without a ``# Source:``
+    comment are kept under ``""``.
+    """
+    parts: dict[str, list[str]] = {}
+    for _offset, chunk in split_documents(text):
+        m = SOURCE_COMMENT.search(chunk)
+        name = m.group(1) if m else ""
+        body = chunk if chunk.startswith("---") else "---\n" + chunk
+        parts.setdefault(name, []).append(body)
+    return {name: "".join(chunks) for name, chunks in parts.items()}
+
+
+def display_path(target: str, given: str) -> str:
+    """``target`` (an absolute path) shown like the user's input ``given``.
+
+    Absolute when ``given`` was absolute, else relative to the working directory.
+    """
+    target = os.path.normpath(target)
+    if os.path.isabs(given):
+        return target
+    try:
+        return os.path.relpath(target)
+    except ValueError:  # another drive (Windows)
+        return target
+
+
+def run_tool(
+    argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    """Run an external renderer and return its standard output.
+
+    Raises:
+        RenderError: when it cannot start, exits non-zero (with the last lines of its
+            standard error) or runs longer than :data:`RENDER_TIMEOUT_S` seconds.
+    """
+    try:
+        proc = subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            timeout=RENDER_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise RenderError(f"{argv[0]} could not be started: {exc.strerror or exc}") from None
+    except subprocess.TimeoutExpired:
+        raise RenderError(
+            f"{os.path.basename(argv[0])} did not finish within {RENDER_TIMEOUT_S:.0f} s"
+        ) from None
+    if proc.returncode != 0:
+        raise RenderError(tool_message(proc.stderr) or f"exit status {proc.returncode}")
+    return proc.stdout
+
+
+def tool_message(stderr: str, max_lines: int = 6) -> str:
+    """The useful part of a tool's standard error, on one line per message."""
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    return "; ".join(lines[-max_lines:])
+
+
+def error(path: str, message: str) -> LoadedFile:
+    """A :class:`LoadedFile` carrying a single :class:`InputError` for ``path``."""
+    lf = LoadedFile(path)
+    lf.errors.append(InputError(path, message))
+    return lf

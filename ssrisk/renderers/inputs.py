@@ -1,0 +1,154 @@
+"""Turning the command line's PATHs into loaded objects: plain YAML files, kustomizations,
+Helm charts and standard input (``-``).
+
+Discovery rules:
+
+* A directory with a ``Chart.yaml`` is a Helm chart: it is rendered and nothing below it is
+  read as plain YAML (its ``charts/`` subcharts render as part of it).
+* A directory with a kustomization file is rendered with kustomize; YAML files anywhere
+  below it are never read as plain YAML (they are its resources and patches). A kustomization
+  that another kustomization found in the same walk includes (a base of an overlay) is not
+  rendered on its own, so the same object is not reported twice; name it on the command line
+  to check it alone.
+* Every other ``*.yaml``/``*.yml``/``*.json`` file is read as plain YAML
+  (:func:`ssrisk.loading.discover`, which also applies ``--exclude`` and the default excludes).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from typing import TYPE_CHECKING, BinaryIO
+
+from ..loading import DEFAULT_EXCLUDES, LoadedFile, decode, discover, read_text
+from ..model import InputError
+from .common import load_stream
+from .helm import HelmOptions, is_chart, render_chart
+from .kustomize import kustomization_file, local_references, render_kustomization
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+STDIN = "-"
+STDIN_PATH = "<stdin>"
+
+
+@dataclass
+class InputPlan:
+    """What to read: plain files, charts and kustomizations to render, and stdin."""
+
+    files: list[str] = field(default_factory=list)
+    charts: list[str] = field(default_factory=list)
+    kustomizations: list[str] = field(default_factory=list)
+    stdin: bool = False
+    errors: list[InputError] = field(default_factory=list)
+
+
+def plan_inputs(paths: Sequence[str], excludes: Sequence[str] = ()) -> InputPlan:
+    """Sort ``paths`` into plain files, Helm charts, kustomizations and stdin."""
+    plan = InputPlan()
+    rendered_roots: list[str] = []
+    walked_kustomizations: list[str] = []
+    plain_paths: list[str] = []
+
+    def excluded(p: str) -> bool:
+        name = os.path.basename(p)
+        return any(fnmatch(name, pat) or fnmatch(p, pat) for pat in excludes)
+
+    for raw in paths:
+        if raw == STDIN:
+            plan.stdin = True
+            continue
+        if not os.path.isdir(raw):
+            plain_paths.append(raw)
+            continue
+        if is_chart(raw):
+            plan.charts.append(raw)
+            continue
+        if kustomization_file(raw) is not None:
+            plan.kustomizations.append(raw)
+            continue
+        plain_paths.append(raw)
+        for root, dirs, _names in os.walk(raw, followlinks=False):
+            dirs[:] = sorted(
+                d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(os.path.join(root, d))
+            )
+            for d in list(dirs):
+                sub = os.path.join(root, d)
+                if is_chart(sub):
+                    plan.charts.append(sub)
+                    rendered_roots.append(sub)
+                    dirs.remove(d)
+                elif kustomization_file(sub) is not None:
+                    walked_kustomizations.append(sub)
+                    rendered_roots.append(sub)
+                    # keep walking: charts and unrelated kustomizations may sit below
+    included = {ref for k in walked_kustomizations for ref in local_references(k)}
+    for k in walked_kustomizations:
+        if os.path.realpath(k) not in included:
+            plan.kustomizations.append(k)
+    # Plain files: everything under the given directories except the rendered trees.
+    skip = [glob.escape(r) for r in rendered_roots]
+    plan.files, plan.errors = discover(plain_paths, [*excludes, *skip])
+    return plan
+
+
+def load_inputs(
+    paths: Sequence[str], settings: Settings, stdin: BinaryIO | None = None
+) -> tuple[list[LoadedFile], list[InputError]]:
+    """Load every input of ``paths``: plain files, rendered charts and kustomizations, stdin.
+
+    Namespaces: a namespaced object without ``metadata.namespace`` gets the kustomization's
+    namespace (applied by kustomize), else ``settings.namespace`` (``--namespace``), as kubectl
+    would. A renderer that is missing or fails becomes one error naming the directory; every
+    other input is still loaded.
+
+    Returns:
+        ``(loaded files, input errors)``; nothing is raised for bad input.
+    """
+    plan = plan_inputs(paths, settings.exclude)
+    namespace = settings.namespace
+    loaded: list[LoadedFile] = []
+    for path in plan.files:
+        text, err = read_text(path)
+        if err is not None or text is None:
+            lf = LoadedFile(path)
+            lf.errors.append(err or InputError(path, "cannot read file"))
+            loaded.append(lf)
+        else:
+            loaded.append(load_stream(text, path, namespace))
+    options = HelmOptions(
+        values_files=tuple(settings.helm_values), set_values=tuple(settings.helm_set)
+    )
+    for chart in plan.charts:
+        loaded.extend(render_chart(chart, namespace, options))
+    for directory in plan.kustomizations:
+        loaded.append(render_kustomization(directory, namespace))
+    if plan.stdin:
+        loaded.append(load_stdin(namespace, stdin))
+    return loaded, plan.errors
+
+
+def load_stdin(namespace: str, stream: BinaryIO | None = None) -> LoadedFile:
+    """Read a YAML stream from standard input (``helm template ... | ssrisk check -``).
+
+    Positions are in the stream (path ``<stdin>``); objects under Helm's ``# Source:``
+    comments also name their template.
+    """
+    source = stream if stream is not None else sys.stdin.buffer
+    try:
+        raw = source.read()
+    except (OSError, ValueError) as exc:
+        lf = LoadedFile(STDIN_PATH)
+        lf.errors.append(InputError(STDIN_PATH, f"cannot read standard input: {exc}"))
+        return lf
+    text, err = decode(STDIN_PATH, raw)
+    if err is not None or text is None:
+        lf = LoadedFile(STDIN_PATH)
+        lf.errors.append(err or InputError(STDIN_PATH, "cannot read standard input"))
+        return lf
+    return load_stream(text, STDIN_PATH, namespace)

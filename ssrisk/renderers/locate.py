@@ -1,0 +1,242 @@
+"""Pointing a field of a rendered object back at the line a user edits.
+
+Two cases:
+
+* Helm templates are not YAML until rendered, so :class:`TemplateLocator` walks the
+  template's lines by indentation (``spec:`` then, deeper, ``replicas:``), skipping lines that
+  are only template directives. When a key is produced by a directive (``toYaml``), the
+  deepest key found is used.
+* kustomize resources and patches are YAML, so :class:`ObjectLocator` looks the field up in
+  the patches that set it (strategic-merge patches by key, JSON 6902 patches by ``path``) and
+  otherwise in the resource file the object came from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import K8sObject, Position, dig
+
+_DIRECTIVE_ONLY = re.compile(r"^\s*(\{\{.*?\}\}\s*)+$")
+_KEY = re.compile(r"^(?P<indent>\s*)(?P<dash>-\s+)?(?P<key>[\"']?[A-Za-z0-9_./-]+[\"']?)\s*:(\s|$)")
+_ITEM = re.compile(r"^(?P<indent>\s*)-(\s|$)")
+_DOC_START = re.compile(r"^---")
+
+
+@dataclass
+class _Line:
+    number: int  # 0-based line in the template file
+    indent: int
+    text: str
+
+
+def _content_lines(text: str) -> list[list[_Line]]:
+    """The template's documents as lists of lines that carry YAML (directive-only and
+    comment lines dropped)."""
+    docs: list[list[_Line]] = [[]]
+    for number, raw in enumerate(text.splitlines()):
+        if _DOC_START.match(raw):
+            docs.append([])
+            continue
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#") or _DIRECTIVE_ONLY.match(raw):
+            continue
+        docs[-1].append(_Line(number, len(raw) - len(raw.lstrip()), raw))
+    return [d for d in docs if d]
+
+
+def _key_of(line: _Line) -> tuple[str, int] | None:
+    m = _KEY.match(line.text)
+    if m is None:
+        return None
+    key = m.group("key").strip("\"'")
+    return key, m.start("key")
+
+
+class TemplateLocator:
+    """Positions in a Helm template file for fields of an object rendered from it.
+
+    ``text`` is the template source; ``path`` the file shown to the user; ``ordinal`` which of
+    the template's documents of the same ``kind`` produced the object (0 for the first).
+    """
+
+    def __init__(self, text: str, path: str, kind: str, ordinal: int = 0) -> None:
+        self.path = path
+        docs = _content_lines(text)
+        kind_docs = [d for d in docs if any(_is_kind_line(ln, kind) for ln in d)]
+        pick = kind_docs or docs
+        self.lines: list[_Line] = pick[min(ordinal, len(pick) - 1)] if pick else []
+
+    def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
+        """The line of the deepest of ``keys`` found in the template (1-based), else the
+        document's first line; ``None`` when the template has no such document."""
+        if not self.lines:
+            return None
+        block = _Block(self.lines, parent_indent=-1, own_line=False)
+        first = self.lines[0]
+        best = Position(self.path, first.number + 1, first.indent + 1)
+        for key in keys:
+            found = block.child(key)
+            if found is None:
+                break
+            line, col, block = found
+            best = Position(self.path, line.number + 1, col + 1)
+        return best
+
+
+def _is_kind_line(line: _Line, kind: str) -> bool:
+    pattern = rf"^kind:\s*[\"']?{re.escape(kind)}[\"']?\s*$"
+    return line.indent == 0 and re.match(pattern, line.text) is not None
+
+
+@dataclass
+class _Block:
+    """The lines of one mapping value or list item.
+
+    ``own_line``: the first line is a list item (``- name: x``) whose key belongs to the block;
+    otherwise the first line is the parent key itself (or, at the top, there is no parent).
+    """
+
+    lines: list[_Line]
+    parent_indent: int
+    own_line: bool
+
+    def child(self, key: str | int) -> tuple[_Line, int, _Block] | None:
+        """The line, 0-based column and block of ``key`` (a mapping key or list index)."""
+        lines = self.lines
+        if isinstance(key, int):
+            items = [
+                (i, ln.indent)
+                for i, ln in enumerate(lines)
+                if ln.indent > self.parent_indent and _ITEM.match(ln.text)
+            ]
+            if not items:
+                return None
+            level = min(col for _, col in items)
+            items = [(i, col) for i, col in items if col == level]
+            if key >= len(items):
+                return None
+            index, dash = items[key]
+            m = _KEY.match(lines[index].text)
+            col = m.start("key") if m is not None and m.group("dash") else dash
+            end = _end(lines, index, lambda ln: ln.indent <= dash)
+            return lines[index], col, _Block(lines[index:end], dash, own_line=True)
+        candidates: list[tuple[int, int]] = []  # (column, index)
+        for i, ln in enumerate(lines):
+            if i == 0 and self.own_line:
+                pass  # the item's first key sits on its dash line
+            elif ln.indent <= self.parent_indent:
+                continue
+            k = _key_of(ln)
+            if k is not None and k[0] == key:
+                candidates.append((k[1], i))
+        if not candidates:
+            return None
+        col, index = min(candidates)
+        end = _end(
+            lines,
+            index,
+            lambda ln: (
+                ln.indent < col or (ln.indent == col and not ln.text.lstrip().startswith("-"))
+            ),
+        )
+        return lines[index], col, _Block(lines[index:end], col, own_line=False)
+
+
+def _end(lines: list[_Line], index: int, stops: Callable[[_Line], bool]) -> int:
+    for j in range(index + 1, len(lines)):
+        if stops(lines[j]):
+            return j
+    return len(lines)
+
+
+# -- kustomize -----------------------------------------------------------------------------
+
+
+@dataclass
+class JsonPatch:
+    """A JSON 6902 patch file: its operations, loaded with positions."""
+
+    path: str
+    ops: Sequence[Any]
+    line_offset: int = 0
+
+    def locate(self, pointer: str) -> Position | None:
+        for op in self.ops:
+            if isinstance(op, Mapping) and op.get("path") == pointer:
+                lc = getattr(op, "lc", None)
+                if lc is None:
+                    return Position(self.path, 1, 1)
+                line, col = lc.key("value") if "value" in op else (lc.line, lc.col)
+                return Position(self.path, int(line) + 1 + self.line_offset, int(col) + 1)
+        return None
+
+
+@dataclass
+class ObjectLocator:
+    """Fields of a kustomize-built object, found in the files that define them.
+
+    ``patches`` are strategic-merge patch documents and JSON 6902 patches that apply to the
+    object, the overlay's first (they win); ``base`` is the object's document in its resource
+    file (kustomize's ``config.kubernetes.io/origin``); ``fallback`` is used when neither is
+    known (for example the kustomization file itself).
+    """
+
+    base: K8sObject | None
+    patches: list[K8sObject | JsonPatch] = field(default_factory=list)
+    fallback: Position | None = None
+
+    def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
+        if keys:
+            pointer = "/" + "/".join(str(k).replace("~", "~0").replace("/", "~1") for k in keys)
+            for patch in self.patches:
+                if isinstance(patch, JsonPatch):
+                    found = patch.locate(pointer)
+                    if found is not None:
+                        return found
+                    continue
+                translated = translate_keys(obj.data, patch.data, keys)
+                if len(translated) == len(keys) and dig(patch.data, *translated) is not None:
+                    return patch.pos(*translated)
+        if self.base is not None:
+            return self.base.pos(*translate_keys(obj.data, self.base.data, keys))
+        return self.fallback
+
+
+def translate_keys(rendered: Any, source: Any, keys: Sequence[str | int]) -> tuple[str | int, ...]:
+    """The path in ``source`` of the field at ``keys`` in ``rendered``.
+
+    List items are matched by their ``name`` (the merge key of containers, volumes, ports,
+    env and volumeClaimTemplates' metadata), else by index. The result stops before the
+    first key that ``source`` does not have.
+    """
+    out: list[str | int] = []
+    r, s = rendered, source
+    for key in keys:
+        if isinstance(key, int):
+            if not isinstance(r, list) or not isinstance(s, list) or not 0 <= key < len(r):
+                break
+            item = r[key]
+            name = item.get("name") if isinstance(item, Mapping) else None
+            index: int | None = None
+            if name is not None:
+                for j, cand in enumerate(s):
+                    if isinstance(cand, Mapping) and cand.get("name") == name:
+                        index = j
+                        break
+            elif key < len(s):
+                index = key
+            if index is None:
+                break
+            out.append(index)
+            r, s = item, s[index]
+        else:
+            if not isinstance(s, Mapping) or key not in s:
+                break
+            out.append(key)
+            r = r.get(key) if isinstance(r, Mapping) else None
+            s = s[key]
+    return tuple(out)

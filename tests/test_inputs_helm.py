@@ -1,0 +1,165 @@
+"""Helm chart directories: rendered with the helm binary or Helm's engine (``ssrisk[helm]``).
+
+Values files and ``--set`` switch replicas and a PodDisruptionBudget; a chart with a local
+dependency in ``charts/`` renders the subchart with the parent's values; a broken template
+is one clear error and the other inputs are still checked; findings name the template.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DATA, run_cli
+
+from ssrisk.inventory import Inventory
+from ssrisk.renderers.helm import describe_renderer
+from ssrisk.renderers.inputs import load_inputs
+from ssrisk.rule import CheckContext
+from ssrisk.settings import Settings
+
+REPO = DATA / "inputs" / "repo"
+DB = REPO / "charts" / "db"
+APP = REPO / "charts" / "app"
+BROKEN = DATA / "inputs" / "broken-chart"
+
+pytestmark = pytest.mark.skipif(
+    not describe_renderer(),
+    reason="needs the helm binary or helm-python-sdk (pip install -e '.[dev]' installs it)",
+)
+
+
+def _line_of(path: Path, text: str) -> int:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+def _context(settings: Settings, *paths: Path) -> CheckContext:
+    loaded, errors = load_inputs([str(p) for p in paths], settings)
+    assert errors == [] and [e for lf in loaded for e in lf.errors] == []
+    inventory = Inventory(o for lf in loaded for o in lf.objects)
+    (sts,) = inventory.statefulsets
+    return CheckContext(sts=sts, inventory=inventory, kube_version=settings.kube_version)
+
+
+def test_default_values_one_replica_and_no_pdb() -> None:
+    ctx = _context(Settings(namespace="data"), DB)
+    assert ctx.replicas == 1 and ctx.pdbs() == []
+    assert ctx.sts.name == "release-name-db" and ctx.sts.namespace == "data"
+
+
+def test_values_file_switches_replicas_and_pdb_on() -> None:
+    ctx = _context(Settings(helm_values=(str(DB / "values-ha.yaml"),)), DB)
+    assert ctx.replicas == 3
+    (pdb,) = ctx.pdbs()
+    assert pdb.get("spec", "minAvailable") == 1  # from the chart's values.yaml, merged
+
+
+def test_set_overrides_values_files_in_order() -> None:
+    settings = Settings(
+        helm_values=(str(DB / "values-ha.yaml"),), helm_set=("replicas=2", "pdb.enabled=false")
+    )
+    ctx = _context(settings, DB)
+    assert ctx.replicas == 2 and ctx.pdbs() == []
+
+
+def test_finding_points_at_the_template_line() -> None:
+    run = run_cli("check", "--format", "json", str(DB))
+    template = DB / "templates" / "statefulset.yaml"
+    (f,) = [f for f in run.json()["findings"] if f["rule"] == "single-replica"]
+    assert Path(f["path"]).resolve() == template.resolve()
+    assert f["line"] == _line_of(template, "replicas: {{")
+    assert f["source_template"] == "db/templates/statefulset.yaml"
+    assert run.code == 1
+    cleared = run_cli("check", "--format", "json", "--values", str(DB / "values-ha.yaml"), str(DB))
+    assert [f for f in cleared.json()["findings"] if f["rule"] == "single-replica"] == []
+
+
+def test_dependency_subchart_renders_with_parent_values() -> None:
+    ctx = _context(Settings(), APP)
+    assert ctx.sts.name == "release-name-cache"
+    assert ctx.replicas == 1  # the parent's cache.replicas overrides the subchart's 3
+    assert ctx.inventory.service("default", "release-name-app") is not None
+    template = APP / "charts" / "cache" / "templates" / "statefulset.yaml"
+    at = ctx.sts.pos("spec", "replicas")
+    assert Path(at.path).resolve() == template.resolve()
+    assert at.line == _line_of(template, "replicas:")
+    assert at.source == "app/charts/cache/templates/statefulset.yaml"
+    off = _context(Settings(helm_set=("cache.replicas=3",)), APP)
+    assert off.replicas == 3
+
+
+def test_broken_template_is_one_error_and_other_inputs_are_checked() -> None:
+    plain = REPO / "plain" / "postgres.yaml"
+    run = run_cli("check", "--format", "json", str(BROKEN), str(plain))
+    report = run.json()
+    (err,) = report["errors"]
+    assert err["path"] == str(BROKEN)
+    assert "nosuchfunction" in err["message"] and "statefulset.yaml" in err["message"]
+    assert any(f["path"] == str(plain) for f in report["findings"])
+    assert run.code == 2
+
+
+def test_unreadable_values_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    run = run_cli("check", "--format", "json", "--values", str(missing), str(DB))
+    (err,) = run.json()["errors"]
+    assert err["path"] == str(DB) and str(missing) in err["message"]
+    assert run.code == 2
+
+
+def test_missing_helm_renderer_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no helm binary
+    monkeypatch.setitem(sys.modules, "helm_python", None)  # and no Helm engine
+    plain = REPO / "plain" / "postgres.yaml"
+    run = run_cli("check", "--format", "json", str(DB), str(plain))
+    report = run.json()
+    (err,) = report["errors"]
+    assert err["path"] == str(DB)
+    assert "ssrisk[helm]" in err["message"] and "helm" in err["message"]
+    assert any(f["path"] == str(plain) for f in report["findings"])
+    assert run.code == 2
+
+
+@pytest.mark.skipif(shutil.which("helm") is not None, reason="the helm binary takes precedence")
+def test_templates_that_render_nothing_are_not_files() -> None:
+    loaded, _ = load_inputs([str(DB)], Settings())
+    names = sorted(Path(lf.path).name for lf in loaded)
+    assert names == ["statefulset.yaml"]  # no NOTES.txt, no _helpers.tpl, no empty pdb.yaml
+
+
+def test_helm_binary_output_is_split_by_source_comment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With a ``helm`` on PATH, ssrisk runs ``helm template`` and splits its output by the
+    ``# Source:`` comments. A stand-in records its arguments and prints real output."""
+    stream = DATA / "inputs" / "stdin" / "helm-template-output.yaml"
+    args_file = tmp_path / "args"
+    helm = tmp_path / "helm"
+    helm.write_text(
+        f"#!{sys.executable}\nimport pathlib, sys\n"
+        f"pathlib.Path({str(args_file)!r}).write_text(chr(10).join(sys.argv[1:]))\n"
+        f"sys.stdout.write(pathlib.Path({str(stream)!r}).read_text())\n"
+    )
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    settings = Settings(
+        namespace="data", helm_values=(str(DB / "values-ha.yaml"),), helm_set=("replicas=1",)
+    )
+    loaded, errors = load_inputs([str(DB)], settings)
+    assert errors == [] and [e for lf in loaded for e in lf.errors] == []
+    args = args_file.read_text().split("\n")
+    assert args[:2] == ["template", "release-name"] and args[3:5] == ["-n", "data"]
+    assert "--values" in args and "--set" in args and "replicas=1" in args
+    by_path = {Path(lf.path).resolve(): lf for lf in loaded}
+    template = DB / "templates" / "statefulset.yaml"
+    (sts,) = by_path[template.resolve()].objects
+    assert sts.pos("spec", "replicas").line == _line_of(template, "replicas: {{")
+    (pdb,) = by_path[(DB / "templates" / "pdb.yaml").resolve()].objects
+    assert pdb.start().source == "db/templates/pdb.yaml"

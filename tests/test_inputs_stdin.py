@@ -1,0 +1,65 @@
+"""``-`` reads a YAML stream from standard input (``helm template ... | ssrisk check -``).
+
+Findings give the stream position and, from Helm's ``# Source:`` comments, the template.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+from conftest import DATA, run_process
+
+from ssrisk.renderers.inputs import load_stdin
+
+STREAM = DATA / "inputs" / "stdin" / "helm-template-output.yaml"
+
+
+def _stream_line(text: str) -> int:
+    for number, line in enumerate(STREAM.read_text(encoding="utf-8").splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError(text)
+
+
+def test_findings_name_stream_position_and_template() -> None:
+    run = run_process("check", "--format", "json", "-", stdin=STREAM.read_text(encoding="utf-8"))
+    report = json.loads(run.out)
+    (f,) = [f for f in report["findings"] if f["rule"] == "single-replica"]
+    assert f["path"] == "<stdin>"
+    assert f["line"] == _stream_line("replicas: 1") and f["column"] == 3
+    assert f["source_template"] == "db/templates/statefulset.yaml"
+    # the ServiceMonitor (a custom resource) is skipped quietly and counted
+    assert report["summary"]["skipped_documents"] == 1
+    assert report["errors"] == [] and run.code == 1
+
+
+def test_text_output_names_the_template() -> None:
+    run = run_process("check", "-", stdin=STREAM.read_text(encoding="utf-8"))
+    line = next(ln for ln in run.out.splitlines() if " single-replica " in ln)
+    assert line.startswith(f"<stdin>:{_stream_line('replicas: 1')}:3: error single-replica ")
+    assert line.endswith("(from db/templates/statefulset.yaml)")
+
+
+def test_pdb_from_the_stream_is_in_the_inventory() -> None:
+    lf = load_stdin("default", io.BytesIO(STREAM.read_bytes()))
+    kinds = sorted(o.kind for o in lf.objects)
+    assert kinds == ["PodDisruptionBudget", "StatefulSet"]
+    pdb = next(o for o in lf.objects if o.kind == "PodDisruptionBudget")
+    assert pdb.pos("spec", "minAvailable").source == "db/templates/pdb.yaml"
+
+
+def test_stdin_without_source_comments_and_bad_bytes() -> None:
+    plain = (DATA / "inputs" / "repo" / "plain" / "postgres.yaml").read_bytes()
+    lf = load_stdin("ns", io.BytesIO(plain))
+    (sts,) = lf.objects
+    assert sts.namespace == "ns" and sts.pos("spec", "replicas").source is None
+    bad = load_stdin("ns", io.BytesIO(b"kind: \xff\xfe\x00x"))
+    assert bad.objects == [] and bad.errors and bad.errors[0].path == "<stdin>"
+
+
+def test_empty_stdin_is_an_input_error() -> None:
+    run = run_process("check", "--format", "json", "-", stdin="")
+    report = json.loads(run.out)
+    assert [e["path"] for e in report["errors"]] == ["<stdin>"]
+    assert run.code == 2

@@ -30,6 +30,8 @@ class LongTerminationGrace(Rule):
         grace = ctx.sts.get("spec", "template", "spec", "terminationGracePeriodSeconds")
         if isinstance(grace, bool) or not isinstance(grace, int) or grace <= THRESHOLD_S:
             return
+        if ctx.replicas < 1:
+            return
         n = max(ctx.replicas, 1)
         worst = n * grace
         msg = (

@@ -27,6 +27,8 @@ class OrderedReadyStall(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.pod_management_policy != "OrderedReady" or ctx.replicas < 1:
             return
+        if ctx.is_fragment and ctx.sts.get("spec", "podManagementPolicy") is None:
+            return  # a patch that leaves the policy to the object it patches
         strategy = ctx.sts.get("spec", "updateStrategy", "type")
         explicit = ctx.sts.get("spec", "podManagementPolicy") is not None
         at = ctx.sts.pos("spec", "podManagementPolicy") if explicit else ctx.sts.start()

@@ -28,7 +28,7 @@ class RwoVolumeReattach(Rule):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         templates = ctx.sts.get("spec", "volumeClaimTemplates")
-        if not isinstance(templates, list):
+        if ctx.replicas < 1 or not isinstance(templates, list):
             return
         for i in range(len(templates)):
             modes = ctx.sts.get("spec", "volumeClaimTemplates", i, "spec", "accessModes")

@@ -23,7 +23,7 @@ class SingleReplica(Rule):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         raw = ctx.sts.get("spec", "replicas")
-        if ctx.replicas != 1:
+        if ctx.replicas != 1 or (raw is None and ctx.is_fragment):
             return
         at = ctx.sts.pos("spec", "replicas") if raw is not None else ctx.sts.start()
         how = "replicas: 1" if raw is not None else "replicas is not set and defaults to 1"

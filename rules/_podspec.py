@@ -1,0 +1,357 @@
+"""Reading the pod template of a StatefulSet the way Kubernetes reads it (helpers for rules).
+
+Nothing here reports anything; the rule modules decide what is a risk.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ssrisk.model import K8sObject
+from ssrisk.selectors import InvalidSelector, selector_matches
+
+#: Path of the pod spec inside a StatefulSet.
+POD = ("spec", "template", "spec")
+
+HOSTNAME_KEY = "kubernetes.io/hostname"
+#: Zone labels: the GA key and the deprecated beta key (k8s: staging/src/k8s.io/api/core/v1/
+#: well_known_labels.go, LabelTopologyZone and LabelFailureDomainBetaZone).
+ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+UNREACHABLE = "node.kubernetes.io/unreachable"
+NOT_READY = "node.kubernetes.io/not-ready"
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+#: kube-apiserver --default-unreachable-toleration-seconds / --default-not-ready-toleration-seconds
+DEFAULT_TOLERATION_S = 300
+#: terminationGracePeriodSeconds when unset (k8s: pkg/apis/core/v1/defaults.go, SetDefaults_PodSpec)
+DEFAULT_GRACE_S = 30
+
+
+def as_int(value: Any) -> int | None:
+    """``value`` if it is a YAML integer (not a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def minor(kube_version: str) -> int:
+    """The minor number of ``"1.NN"`` or ``"1.NN.P"`` (37 when unreadable)."""
+    parts = kube_version.split(".")
+    try:
+        return int(parts[1])
+    except (IndexError, ValueError):
+        return 37
+
+
+def node_monitor_grace_period_s(kube_version: str) -> int:
+    """kube-controller-manager --node-monitor-grace-period default: 40 s up to 1.31, 50 s from
+    1.32 (kubernetes/kubernetes#126287; k8s: cmd/kube-controller-manager/app/options/
+    nodelifecyclecontroller.go#AddFlags)."""
+    return 50 if minor(kube_version) >= 32 else 40
+
+
+def pod_spec(sts: K8sObject) -> Mapping[str, Any]:
+    spec = sts.get(*POD)
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def grace_period_s(sts: K8sObject) -> int:
+    """``terminationGracePeriodSeconds`` of the template, default 30 s."""
+    value = as_int(sts.get(*POD, "terminationGracePeriodSeconds"))
+    return DEFAULT_GRACE_S if value is None or value < 0 else value
+
+
+def containers(sts: K8sObject) -> Iterator[tuple[str, int, Mapping[str, Any]]]:
+    """``(field, index, container)`` for every container and restartable init container
+    (a sidecar, ``restartPolicy: Always``, KEP-753) of the template."""
+    spec = pod_spec(sts)
+    for field in ("initContainers", "containers"):
+        items = spec.get(field)
+        if not isinstance(items, list):
+            continue
+        for i, c in enumerate(items):
+            if not isinstance(c, Mapping):
+                continue
+            if field == "initContainers" and c.get("restartPolicy") != "Always":
+                continue
+            yield field, i, c
+
+
+# --- tolerations -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """When the taint eviction controller deletes a pod for one NoExecute node taint.
+
+    ``after_s`` is ``None`` when the pod tolerates the taint for ever, ``0`` when it does not
+    tolerate it at all. ``index`` is the toleration that decides it (``None`` for the default
+    added by admission), ``defaulted`` whether the DefaultTolerationSeconds admission plugin
+    adds the 300 s toleration.
+    """
+
+    taint: str
+    after_s: int | None
+    index: int | None
+    defaulted: bool
+
+
+def tolerations(sts: K8sObject) -> list[Mapping[str, Any]]:
+    items = sts.get(*POD, "tolerations")
+    if not isinstance(items, list):
+        return []
+    return [t if isinstance(t, Mapping) else {} for t in items]
+
+
+def _s(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def tolerates(t: Mapping[str, Any], key: str, effect: str, value: str = "") -> bool:
+    """Whether toleration ``t`` tolerates the taint ``key=value:effect``.
+
+    Source: k8s: staging/src/k8s.io/api/core/v1/toleration.go#ToleratesTaint (an empty effect
+    matches every effect, an empty key with operator Exists every key).
+    """
+    t_effect, t_key = _s(t.get("effect")), _s(t.get("key"))
+    if t_effect and t_effect != effect:
+        return False
+    if t_key and t_key != key:
+        return False
+    op = _s(t.get("operator")) or "Equal"
+    if op == "Exists":
+        return True
+    if op == "Equal":
+        return bool(t_key) and _s(t.get("value")) == value
+    return False
+
+
+def suppresses_default(t: Mapping[str, Any], key: str) -> bool:
+    """Whether ``t`` stops DefaultTolerationSeconds from adding the 300 s toleration for ``key``.
+
+    Source: k8s: plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: a toleration
+    whose key is ``key`` or empty and whose effect is NoExecute or empty (operator and value
+    are not looked at).
+    """
+    return _s(t.get("key")) in (key, "") and _s(t.get("effect")) in ("NoExecute", "")
+
+
+def eviction_for(sts: K8sObject, taint: str) -> Eviction:
+    """When a pod of ``sts`` is deleted after the NoExecute taint ``taint`` appears.
+
+    Sources: admission as in :func:`suppresses_default`; k8s: pkg/controller/tainteviction/
+    taint_eviction.go#processPodOnNode and #getMinTolerationTime (a NoExecute taint that is not
+    tolerated deletes at once; otherwise the smallest tolerationSeconds among the matching
+    tolerations, ≤0 meaning now, and no tolerationSeconds at all meaning never).
+    """
+    tols = tolerations(sts)
+    defaulted = not any(suppresses_default(t, taint) for t in tols)
+    matching: list[tuple[int | None, Mapping[str, Any]]] = [
+        (i, t) for i, t in enumerate(tols) if tolerates(t, taint, "NoExecute")
+    ]
+    if defaulted:
+        matching.append((None, {"tolerationSeconds": DEFAULT_TOLERATION_S}))
+    if not matching:
+        return Eviction(taint, 0, None, defaulted)
+    best: tuple[int | None, int] | None = None
+    for i, t in matching:
+        secs = as_int(t.get("tolerationSeconds"))
+        if secs is None:
+            continue
+        if secs <= 0:
+            return Eviction(taint, 0, i, defaulted)
+        if best is None or secs < best[1]:
+            best = (i, secs)
+    if best is None:
+        return Eviction(taint, None, matching[0][0], defaulted)
+    return Eviction(taint, best[1], best[0], defaulted)
+
+
+# --- selectors and spreading -----------------------------------------------------------------
+
+
+def selects(selector: Any, labels: Mapping[str, Any]) -> bool:
+    """Whether a LabelSelector selects ``labels`` (invalid or null selectors select nothing)."""
+    if not isinstance(selector, Mapping):
+        return False
+    try:
+        return selector_matches(selector, labels)
+    except InvalidSelector:
+        return False
+
+
+def term_selects_own_pods(
+    term: Mapping[str, Any], sts: K8sObject, labels: Mapping[str, Any]
+) -> bool:
+    """Whether a pod (anti-)affinity term counts the StatefulSet's own pods.
+
+    A term without ``namespaces`` and ``namespaceSelector`` looks in the pod's own namespace;
+    a listed namespace or any namespaceSelector may include it (k8s: pkg/scheduler/framework/
+    types.go#newAffinityTerm).
+    """
+    namespaces = term.get("namespaces")
+    if isinstance(namespaces, list) and namespaces:
+        ns = sts.namespace or "default"
+        if ns not in [str(n) for n in namespaces] and term.get("namespaceSelector") is None:
+            return False
+    return selects(term.get("labelSelector"), labels)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How a template limits replicas per topology domain.
+
+    ``max_per_domain`` is 1 for a required anti-affinity, ``maxSkew`` for a DoNotSchedule
+    topology spread constraint, ``None`` when nothing limits it. ``path`` is the field that
+    does it (or the soft one that does not), for positions.
+    """
+
+    key: str
+    max_per_domain: int | None
+    path: tuple[str | int, ...] | None
+    soft: tuple[str | int, ...] | None
+
+
+def spread_over(sts: K8sObject, keys: tuple[str, ...], labels: Mapping[str, Any]) -> Spread:
+    """The strongest hard limit on replicas per domain of topology ``keys`` in the template.
+
+    Sources: required podAntiAffinity terms are filters (k8s: pkg/scheduler/framework/plugins/
+    interpodaffinity/filtering.go); topologySpreadConstraints with whenUnsatisfiable
+    DoNotSchedule are filters, ScheduleAnyway only scores (k8s: pkg/scheduler/framework/
+    plugins/podtopologyspread/filtering.go); preferred terms only score.
+    """
+    best: int | None = None
+    path: tuple[str | int, ...] | None = None
+    soft: tuple[str | int, ...] | None = None
+    anti = ("spec", "template", "spec", "affinity", "podAntiAffinity")
+    required = sts.get(*anti, "requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required, list):
+        for i, term in enumerate(required):
+            if (
+                isinstance(term, Mapping)
+                and term.get("topologyKey") in keys
+                and term_selects_own_pods(term, sts, labels)
+            ):
+                best, path = 1, (*anti, "requiredDuringSchedulingIgnoredDuringExecution", i)
+                break
+    preferred = sts.get(*anti, "preferredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(preferred, list):
+        for weighted in preferred:
+            term = weighted.get("podAffinityTerm") if isinstance(weighted, Mapping) else None
+            if isinstance(term, Mapping) and term.get("topologyKey") in keys and soft is None:
+                soft = (*anti, "preferredDuringSchedulingIgnoredDuringExecution")
+    constraints = sts.get(*POD, "topologySpreadConstraints")
+    if isinstance(constraints, list):
+        for i, c in enumerate(constraints):
+            if not isinstance(c, Mapping) or c.get("topologyKey") not in keys:
+                continue
+            if not selects(c.get("labelSelector"), labels):
+                continue
+            where = (*POD, "topologySpreadConstraints", i)
+            if c.get("whenUnsatisfiable", "DoNotSchedule") != "DoNotSchedule":
+                if soft is None:
+                    soft = (*where, "whenUnsatisfiable")
+                continue
+            skew = as_int(c.get("maxSkew")) or 1
+            if best is None or skew < best:
+                best, path = max(skew, 1), where
+    return Spread(keys[0], best, path, soft)
+
+
+def pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:
+    """The one node every pod is tied to by ``nodeName``, a ``kubernetes.io/hostname``
+    nodeSelector, or a required node affinity allowing a single hostname; else ``None``."""
+    name = sts.get(*POD, "nodeName")
+    if isinstance(name, str) and name:
+        return name, (*POD, "nodeName")
+    sel = sts.get(*POD, "nodeSelector", HOSTNAME_KEY)
+    if isinstance(sel, (str, int)) and str(sel):
+        return str(sel), (*POD, "nodeSelector", HOSTNAME_KEY)
+    na = (*POD, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = sts.get(*na, "nodeSelectorTerms")
+    if not isinstance(terms, list) or not terms:
+        return None
+    hosts: set[str] = set()
+    first: tuple[str | int, ...] | None = None
+    for ti, term in enumerate(terms):  # terms are ORed: every term must pin to a hostname
+        exprs = term.get("matchExpressions") if isinstance(term, Mapping) else None
+        found = None
+        for ei, e in enumerate(exprs if isinstance(exprs, list) else []):
+            vals = e.get("values") if isinstance(e, Mapping) else None
+            if (
+                isinstance(e, Mapping)
+                and e.get("key") == HOSTNAME_KEY
+                and e.get("operator") == "In"
+                and isinstance(vals, list)
+                and len(vals) == 1
+            ):
+                found = str(vals[0])
+                if first is None:
+                    first = (*na, "nodeSelectorTerms", ti, "matchExpressions", ei)
+        if found is None:
+            return None
+        hosts.add(found)
+    if len(hosts) == 1 and first is not None:
+        return hosts.pop(), first
+    return None
+
+
+# --- PodDisruptionBudgets --------------------------------------------------------------------
+
+_PERCENT = re.compile(r"^\s*(\d+)\s*%\s*$")
+
+
+def scaled(value: Any, total: int) -> int | None:
+    """An int-or-percent value scaled to ``total``, rounding up, as the disruption controller
+    does (k8s: staging/src/k8s.io/apimachinery/pkg/util/intstr/intstr.go#
+    GetScaledValueFromIntOrPercent with roundUp true, called from pkg/controller/disruption/
+    disruption.go#getExpectedPodCount). ``None`` for values the API server would reject."""
+    if as_int(value) is not None:
+        return as_int(value)
+    if isinstance(value, str):
+        m = _PERCENT.match(value)
+        if m:
+            return math.ceil(int(m.group(1)) * total / 100)
+        if value.strip().isdigit():
+            return None  # a string of digits is not an IntOrString integer
+    return None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a PDB allows for ``replicas`` healthy pods.
+
+    ``desired_healthy`` as the disruption controller computes it; ``field`` names the field it
+    comes from (``minAvailable``, ``maxUnavailable`` or ``None`` when neither is set).
+    """
+
+    desired_healthy: int
+    field: str | None
+    raw: Any
+
+    def allowed(self, healthy: int) -> int:
+        return max(0, healthy - self.desired_healthy)
+
+
+def budget(pdb: K8sObject, replicas: int) -> Budget | None:
+    """The budget of ``pdb`` over a StatefulSet with ``replicas`` (``None`` if unreadable).
+
+    policy/v1beta1 defaulted an empty budget to ``minAvailable: 1``
+    (k8s: pkg/apis/policy/v1beta1/defaults.go); policy/v1 has no default and then
+    desiredHealthy is 0 (disruption.go#getExpectedPodCount).
+    """
+    max_u = pdb.get("spec", "maxUnavailable")
+    min_a = pdb.get("spec", "minAvailable")
+    if max_u is not None:
+        n = scaled(max_u, replicas)
+        return None if n is None else Budget(max(0, replicas - n), "maxUnavailable", max_u)
+    if min_a is not None:
+        n = scaled(min_a, replicas)
+        return None if n is None else Budget(n, "minAvailable", min_a)
+    if pdb.api_version == "policy/v1beta1":
+        return Budget(1, None, None)
+    return Budget(0, None, None)

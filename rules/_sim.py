@@ -1,0 +1,34 @@
+"""Quoting simulation results in findings (helpers for rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ssrisk.rule import CheckContext
+from ssrisk.timeline import fmt_duration, timeline_lines
+
+
+def timeline_block(ctx: CheckContext, result: Any) -> str:
+    """The simulated timeline of ``result`` with its verdict, as an explanation paragraph."""
+    d = result.to_dict()
+    return (
+        f"Simulated timeline (scenario {d.get('scenario', '?')}, Kubernetes {ctx.kube_version}):\n"
+        + "\n".join(timeline_lines(result))
+        + f"\nVerdict: {d.get('verdict', '')}\n"
+    )
+
+
+def unavailable_pods(result: Any) -> tuple[int, int]:
+    """``(pods ever unavailable, pods never back)`` in ``result``."""
+    pods = result.to_dict().get("pods") or {}
+    hit = [p for p in pods.values() if p.get("unavailable_s") != 0]
+    never = [p for p in hit if p.get("unavailable_s") is None]
+    return len(hit), len(never)
+
+
+def recovery_phrase(result: Any) -> str:
+    """``"back after 6m12s"`` or ``"not back without an operator"``."""
+    t = getattr(result, "time_to_recovery_s", None)
+    if getattr(result, "recovered", False) and t is not None:
+        return f"back after {fmt_duration(t)}"
+    return "not back without an operator"

@@ -1,0 +1,158 @@
+"""eviction-disabled-by-toleration: tolerations that keep pods bound to a dead node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+from ssrisk.timeline import fmt_duration
+
+from ._podspec import (
+    DEFAULT_TOLERATION_S,
+    NOT_READY,
+    OUT_OF_SERVICE,
+    POD,
+    UNREACHABLE,
+    Eviction,
+    eviction_for,
+    node_monitor_grace_period_s,
+    tolerates,
+    tolerations,
+)
+from ._sim import timeline_block
+
+#: A tolerationSeconds of at least this many seconds (1 h) counts as "very long".
+LONG_TOLERATION_S = 3600
+
+SOURCES = (
+    "k8s: plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit",
+    "k8s: pkg/controller/tainteviction/taint_eviction.go#processPodOnNode",
+    "k8s: pkg/controller/tainteviction/taint_eviction.go#getMinTolerationTime",
+    "web: docs/concepts/scheduling-eviction/taint-and-toleration.md (Taint based Evictions)",
+)
+
+
+class EvictionDisabledByToleration(Rule):
+    id = "eviction-disabled-by-toleration"
+    severity = Severity.WARNING
+    summary = (
+        "a toleration for node.kubernetes.io/unreachable or not-ready (or a catch-all one) "
+        "without tolerationSeconds, or a very long one: pods are never evicted from a dead node"
+    )
+    references = SOURCES
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.replicas < 1:
+            return
+        reported: set[int | None] = set()
+        for taint in (UNREACHABLE, NOT_READY):
+            ev = eviction_for(ctx.sts, taint)
+            if ev.index in reported:
+                continue
+            if ev.after_s is None or (ev.after_s or 0) >= LONG_TOLERATION_S:
+                reported.add(ev.index)
+                yield self._disabled(ctx, ev)
+        yield from self._noschedule_only(ctx)
+
+    def _disabled(self, ctx: CheckContext, ev: Eviction) -> Finding:
+        tols = tolerations(ctx.sts)
+        index = ev.index if ev.index is not None else 0
+        tol = tols[index] if index < len(tols) else {}
+        catch_all = not tol.get("key")
+        if ev.after_s is None:
+            at = ctx.sts.pos(*POD, "tolerations", index)
+            what = (
+                "a catch-all toleration (no key, operator Exists)"
+                if catch_all
+                else f"the toleration for {tol.get('key')}"
+            )
+            when = "is never evicted"
+            delay = "for ever"
+        else:
+            at = ctx.sts.pos(*POD, "tolerations", index, "tolerationSeconds")
+            what = f"tolerationSeconds {ev.after_s} for {tol.get('key') or 'every taint'}"
+            when = f"is evicted only {fmt_duration(ev.after_s)} after the taint"
+            delay = f"for {fmt_duration(ev.after_s)}"
+        pod = ctx.pod_name(0)
+        sim = ctx.try_simulate("node-loss")
+        quoted = ""
+        if sim is not None:
+            quoted = (
+                f"; simulated node loss on Kubernetes {ctx.kube_version}: "
+                f"{'recovered' if sim.recovered else 'no recovery'}"
+                f"{', manual action required' if sim.manual_action_required else ''}"
+            )
+        oos = ""
+        if catch_all and tolerates(tol, OUT_OF_SERVICE, "NoExecute", "nodeshutdown"):
+            oos = (
+                "; it also tolerates node.kubernetes.io/out-of-service, so the non-graceful "
+                "shutdown runbook does not release the pod either (only a force delete does)"
+            )
+        msg = (
+            f"{what}: on an unreachable or not-ready node {pod} {when} (the default is "
+            f"{DEFAULT_TOLERATION_S} s); it stays bound to the dead node, NotReady, {delay}{oos}"
+            f"{quoted}"
+        )
+        grace_s = node_monitor_grace_period_s(ctx.kube_version)
+        timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
+        explanation = f"""
+When a node stops reporting, the node lifecycle controller marks it Unknown after
+node-monitor-grace-period ({grace_s} s on Kubernetes {ctx.kube_version}) and taints it
+node.kubernetes.io/unreachable:NoExecute (not-ready when the kubelet reports NotReady). The
+taint eviction controller deletes every pod that does not tolerate the taint, or whose
+tolerationSeconds ran out; a matching toleration without tolerationSeconds tolerates it for
+ever (taint_eviction.go#getMinTolerationTime). Because the pod already tolerates the taint,
+the DefaultTolerationSeconds admission plugin does not add its {DEFAULT_TOLERATION_S} s
+default (admission.go#Admit: any toleration with that key or an empty key, and effect
+NoExecute or empty, suppresses it).
+
+For a StatefulSet the eviction alone does not bring the pod back (see no-automatic-failover),
+but it is the first step of every automatic recovery: the out-of-service taint and the
+runbooks built on it rely on the pod being deleted.
+{timeline}
+Fix: tolerate only the taints the workload needs, with an explicit effect (NoSchedule for
+node-pool taints), and give unreachable / not-ready tolerations a tolerationSeconds (or drop
+them to keep the {DEFAULT_TOLERATION_S} s default).
+"""
+        return self.finding(ctx, at, msg, explanation)
+
+    def _noschedule_only(self, ctx: CheckContext) -> Iterator[Finding]:
+        """Tolerations for the node-failure keys that only cover scheduling."""
+        tols = tolerations(ctx.sts)
+        for i, t in enumerate(tols):
+            key = str(t.get("key") or "")
+            effect = str(t.get("effect") or "")
+            if key not in (UNREACHABLE, NOT_READY) or effect not in (
+                "NoSchedule",
+                "PreferNoSchedule",
+            ):
+                continue
+            ev = eviction_for(ctx.sts, key)
+            if not ev.defaulted:
+                continue
+            at = ctx.sts.pos(*POD, "tolerations", i, "effect")
+            msg = (
+                f"the toleration for {key} has effect {effect}: it only affects scheduling, "
+                f"so the DefaultTolerationSeconds admission plugin still adds the "
+                f"{DEFAULT_TOLERATION_S} s NoExecute toleration and pods are evicted "
+                f"{DEFAULT_TOLERATION_S} s after the node fails"
+            )
+            explanation = f"""
+The DefaultTolerationSeconds admission plugin only counts a toleration with effect NoExecute
+(or no effect) as covering {key} (admission.go#Admit). This toleration has effect {effect}, so
+every pod still gets {{key: {key}, operator: Exists, effect: NoExecute, tolerationSeconds:
+{DEFAULT_TOLERATION_S}}} and is deleted {DEFAULT_TOLERATION_S} s after the NoExecute taint
+appears. If a different eviction delay was intended, add a NoExecute toleration with the
+wanted tolerationSeconds; otherwise this toleration only lets pods schedule onto a node that
+is already failing.
+"""
+            f = self.finding(ctx, at, msg, explanation)
+            f.severity = Severity.INFO
+            yield f
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [EvictionDisabledByToleration()]

@@ -1,0 +1,114 @@
+"""headless-service-missing: the governing Service named by serviceName is absent or unusable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, K8sObject, Position, Severity
+from ssrisk.rule import CheckContext, Rule
+from ssrisk.selectors import map_selector_matches
+
+
+class HeadlessServiceMissing(Rule):
+    id = "headless-service-missing"
+    severity = Severity.WARNING
+    summary = (
+        "serviceName names no Service in the namespace, a Service that is not headless, or one "
+        "whose selector does not select the pods: no stable per-pod DNS names"
+    )
+    references = (
+        "web: docs/concepts/workloads/controllers/statefulset.md (Stable Network ID)",
+        "web: docs/concepts/services-networking/dns-pod-service.md (A/AAAA records)",
+        "k8s: pkg/controller/endpointslice/reconciler.go (hostname from pod.spec.hostname and "
+        "subdomain)",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.replicas < 1:
+            return
+        name = ctx.sts.get("spec", "serviceName")
+        ns = ctx.sts.namespace or "default"
+        if not isinstance(name, str) or not name:
+            if ctx.is_fragment:
+                return  # a patch that leaves serviceName to the object it patches
+            at = ctx.sts.pos("spec", "serviceName")
+            yield self._finding(
+                ctx, at, "serviceName is not set: the pods get no per-pod DNS names", name or ""
+            )
+            return
+        at = ctx.sts.pos("spec", "serviceName")
+        candidates = [
+            s for s in ctx.inventory.services_named(name) if s.namespace == ctx.sts.namespace
+        ]
+        if not candidates:
+            elsewhere = sorted(
+                {s.namespace or "default" for s in ctx.inventory.services_named(name)}
+            )
+            where = f" (there is one in namespace {', '.join(elsewhere)})" if elsewhere else ""
+            yield self._finding(
+                ctx,
+                at,
+                f"serviceName {name!r} names no Service in namespace {ns}{where}: the pods get "
+                f"no DNS names such as {ctx.pod_name(0)}.{name}.{ns}.svc (if the Service is in "
+                "another file, check the files together)",
+                name,
+            )
+            return
+        problems = [self._problem(svc, ctx.pod_labels, name) for svc in candidates]
+        if any(p is None for p in problems):
+            return  # one of the Services of that name is good (the others may be other apps')
+        same_file = [
+            p for svc, p in zip(candidates, problems, strict=True) if svc.path == ctx.sts.path
+        ]
+        problem = (same_file or problems)[0]
+        assert problem is not None
+        yield self._finding(
+            ctx,
+            at,
+            f"{problem}: no per-pod DNS names such as {ctx.pod_name(0)}.{name}.{ns}.svc",
+            name,
+        )
+
+    @staticmethod
+    def _problem(svc: K8sObject, labels: Mapping[str, Any], name: str) -> str | None:
+        """Why ``svc`` cannot govern the StatefulSet's pods, or ``None`` when it can."""
+        cluster_ip = svc.get("spec", "clusterIP")
+        ips = svc.get("spec", "clusterIPs")
+        headless = cluster_ip == "None" or (isinstance(ips, list) and ips[:1] == ["None"])
+        if not headless:
+            shown = cluster_ip if cluster_ip is not None else "unset, so one is allocated"
+            return f"Service {name!r} exists but is not headless (clusterIP is {shown})"
+        selector = svc.get("spec", "selector")
+        if not map_selector_matches(selector, labels):
+            shown = (
+                ", ".join(f"{k}={v}" for k, v in selector.items())
+                if isinstance(selector, Mapping) and selector
+                else "none"
+            )
+            return (
+                f"headless Service {name!r} does not select the pods (its selector {shown} does "
+                "not match the template labels)"
+            )
+        return None
+
+    def _finding(self, ctx: CheckContext, at: Position, msg: str, name: str) -> Finding:
+        explanation = f"""
+A StatefulSet gives each pod the hostname {ctx.pod_name(0)} and the subdomain serviceName, but
+the DNS records {ctx.pod_name(0)}.<serviceName>.<namespace>.svc only exist when a headless
+Service (clusterIP: None) of that name, in the same namespace, selects the pods: the
+EndpointSlice controller publishes each selected pod with its hostname, and cluster DNS serves
+those records. Without them replicas cannot find each other by name, clients cannot reach a
+given ordinal, and after a failover the peers keep pointing at nothing.
+
+Fix: create a Service named {name or "after spec.serviceName"} in the StatefulSet's namespace
+with clusterIP: None and a selector matching the pod template labels (clusterIP cannot be
+changed on an existing Service: create a second, headless one and point serviceName at it).
+"""
+        return self.finding(ctx, at, msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [HeadlessServiceMissing()]

@@ -1,0 +1,183 @@
+"""node-pinned-storage: pods (or their data) that can never move to another node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, K8sObject, Severity
+from ssrisk.rule import CheckContext, Rule
+
+from ._podspec import POD, containers, pinned_hostname
+
+#: Provisioners whose volumes live on one node's disks. Sources: the local volume docs
+#: (web: docs/concepts/storage/storage-classes.md, "Local": kubernetes.io/no-provisioner) and
+#: the drivers' own documentation (rancher/local-path-provisioner, openebs/dynamic-localpv-
+#: provisioner, openebs/lvm-localpv and zfs-localpv, topolvm/topolvm, kubernetes-csi/
+#: csi-driver-host-path, minikube and MicroK8s hostpath provisioners).
+NODE_LOCAL_PROVISIONERS = frozenset(
+    {
+        "kubernetes.io/no-provisioner",
+        "rancher.io/local-path",
+        "openebs.io/local",
+        "local.csi.openebs.io",
+        "zfs.csi.openebs.io",
+        "topolvm.io",
+        "topolvm.cybozu.com",
+        "hostpath.csi.k8s.io",
+        "k8s.io/minikube-hostpath",
+        "microk8s.io/hostpath",
+    }
+)
+
+#: hostPath prefixes that hold node plumbing, not application data.
+SYSTEM_PATHS = (
+    "/dev", "/sys", "/proc", "/etc", "/run", "/var/run", "/var/log", "/lib/modules", "/usr",
+    "/boot", "/var/lib/kubelet", "/var/lib/docker", "/var/lib/containerd", "/opt/cni",
+    "/var/lib/cni", "/tmp",
+)  # fmt: skip
+
+
+def _system_path(path: str) -> bool:
+    p = "/" + path.strip().strip("/")
+    return p == "/" or any(p == s or p.startswith(s + "/") for s in SYSTEM_PATHS)
+
+
+class NodePinnedStorage(Rule):
+    id = "node-pinned-storage"
+    severity = Severity.WARNING
+    summary = (
+        "local PersistentVolumes, hostPath data, nodeName or a nodeSelector on one hostname: "
+        "the pod (or its data) can never move to another node"
+    )
+    references = (
+        "web: docs/concepts/storage/volumes.md (local, hostPath)",
+        "k8s: pkg/scheduler/framework/plugins/volumebinding/binder.go#FindPodVolumes",
+        "k8s: pkg/scheduler/framework/plugins/nodename/node_name.go#Filter",
+        "web: docs/concepts/scheduling-eviction/assign-pod-node.md (nodeName)",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        n = ctx.replicas
+        if n < 1:
+            return
+        pinned = pinned_hostname(ctx.sts)
+        if pinned is not None:
+            node, path = pinned
+            f = self.finding(
+                ctx,
+                ctx.sts.pos(*path),
+                f"every pod of the set is tied to node {node!r}: a loss of that node takes all "
+                f"{n} replica(s), and no pod can be started anywhere else until it returns",
+                f"""
+{path[-1] if isinstance(path[-1], str) else "the node affinity"} in the pod template applies
+to every replica, so all of them run on node {node!r} (nodeName bypasses the scheduler
+entirely; a hostname selector or node affinity leaves one feasible node). When that node is
+lost or drained, the replacement pods are created with the same constraint and stay Pending.
+
+Fix: remove the node pinning; pin data with local PersistentVolumes per ordinal (one node each)
+or, better, use replicated or network storage so pods can move.
+""",
+            )
+            if n >= 2:
+                f.severity = Severity.ERROR
+            yield f
+        yield from self._host_paths(ctx)
+        yield from self._local_volumes(ctx)
+
+    def _host_paths(self, ctx: CheckContext) -> Iterator[Finding]:
+        volumes = ctx.sts.get(*POD, "volumes")
+        if not isinstance(volumes, list):
+            return
+        mounted = {
+            str(m.get("name"))
+            for _, _, c in containers(ctx.sts)
+            for m in (c.get("volumeMounts") or [])
+            if isinstance(m, Mapping) and not m.get("readOnly")
+        }
+        for i, vol in enumerate(volumes):
+            hp = vol.get("hostPath") if isinstance(vol, Mapping) else None
+            if not isinstance(hp, Mapping) or not isinstance(hp.get("path"), str):
+                continue
+            if _system_path(hp["path"]) or str(vol.get("name")) not in mounted:
+                continue
+            yield self.finding(
+                ctx,
+                ctx.sts.pos(*POD, "volumes", i, "hostPath", "path"),
+                f"volume {vol.get('name')!r} keeps data in hostPath {hp['path']}: a pod "
+                "replaced on another node starts with an empty directory, and the data of a "
+                "lost node is gone",
+                """
+A hostPath volume is a directory of whichever node the pod runs on. Nothing ties the pod to
+that node: after a node loss, drain or reschedule, the StatefulSet pod starts on another node
+and sees that node's (usually empty) directory, while its data stays behind or is lost with
+the node. Two ordinals on one node also share the same directory.
+
+Fix: use volumeClaimTemplates with a StorageClass (local PersistentVolumes at least keep the
+pod with its data and make the pinning visible to the scheduler).
+""",
+            )
+
+    def _local_volumes(self, ctx: CheckContext) -> Iterator[Finding]:
+        templates = ctx.sts.get("spec", "volumeClaimTemplates")
+        if not isinstance(templates, list):
+            return
+        for i, vct in enumerate(templates):
+            if not isinstance(vct, Mapping):
+                continue
+            spec = vct.get("spec")
+            spec = spec if isinstance(spec, Mapping) else {}
+            cls_name = spec.get("storageClassName")
+            sc = (
+                ctx.inventory.storage_class(str(cls_name))
+                if cls_name
+                else ctx.inventory.default_storage_class()
+                if cls_name is None
+                else None
+            )
+            reason = self._local_reason(ctx, sc, cls_name)
+            if reason is None:
+                continue
+            name = (vct.get("metadata") or {}).get("name", f"#{i}")
+            base = ("spec", "volumeClaimTemplates", i, "spec")
+            at = ctx.sts.pos(*base, "storageClassName") if cls_name else ctx.sts.pos(*base)
+            yield self.finding(
+                ctx,
+                at,
+                f"volume claim {name!r} uses {reason}: each ordinal's data lives on one node, "
+                "so when that node is lost the pod stays Pending (volume node affinity "
+                "conflict) until the node returns or the claim is deleted with its data",
+                """
+A local PersistentVolume carries a node affinity for the node whose disk it is, and a
+StatefulSet keeps each ordinal's claim (and so its volume) across pod replacements. The
+scheduler's VolumeBinding filter then only accepts that node for the ordinal
+("node(s) had volume node affinity conflict"). After a node loss the replacement pod stays
+Pending; the ways out are bringing the node back, or deleting the claim (losing that
+replica's data) so a new volume is provisioned elsewhere and the application re-replicates.
+
+Fix: keep node-local storage for applications that replicate their data themselves, run
+enough replicas to lose one node, and document the runbook (delete the PVC and the pod of the
+lost ordinal); otherwise use network or replicated storage.
+""",
+            )
+
+    @staticmethod
+    def _local_reason(ctx: CheckContext, sc: K8sObject | None, cls_name: Any) -> str | None:
+        if sc is not None:
+            prov = sc.get("provisioner")
+            if isinstance(prov, str) and prov in NODE_LOCAL_PROVISIONERS:
+                return f"StorageClass {sc.name!r} (provisioner {prov}, node-local disks)"
+        if not cls_name:
+            return None
+        for pv in ctx.inventory.of_kind("PersistentVolume"):
+            if pv.get("spec", "storageClassName") == cls_name and (
+                pv.get("spec", "local") is not None or pv.get("spec", "hostPath") is not None
+            ):
+                return f"local PersistentVolumes of class {cls_name!r} (e.g. {pv.name})"
+        return None
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [NodePinnedStorage()]

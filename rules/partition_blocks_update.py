@@ -1,0 +1,54 @@
+"""partition-blocks-update: a RollingUpdate partition that no pod ordinal reaches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+
+from ._podspec import as_int
+
+
+class PartitionBlocksUpdate(Rule):
+    id = "partition-blocks-update"
+    severity = Severity.WARNING
+    summary = (
+        "rollingUpdate.partition ≥ replicas: no pod is ever updated, and pods recreated after "
+        "a failure come back on the old revision"
+    )
+    references = (
+        "web: docs/concepts/workloads/controllers/statefulset.md (Partitioned rolling updates)",
+        "k8s: pkg/controller/statefulset/stateful_set_control.go#updateStatefulSet",
+        "k8s: pkg/controller/statefulset/stateful_set_utils.go#newVersionedStatefulSetPod",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        n = ctx.replicas
+        if n < 1 or ctx.sts.get("spec", "updateStrategy", "type") not in (None, "RollingUpdate"):
+            return
+        path = ("spec", "updateStrategy", "rollingUpdate", "partition")
+        partition = as_int(ctx.sts.get(*path))
+        if partition is None or partition < n:
+            return
+        msg = (
+            f"rollingUpdate.partition {partition} ≥ replicas {n}: a template change updates no "
+            "pod, and every pod recreated after a failure or drain gets the old revision"
+        )
+        explanation = f"""
+During a rolling update the controller only replaces pods whose ordinal is at least the
+partition (stateful_set_control.go#updateStatefulSet), and it builds pods below the partition
+from the current revision (newVersionedStatefulSetPod). With partition {partition} and {n}
+replicas no ordinal qualifies: the status shows an update revision that never reaches a pod,
+and fixes shipped in the template (a new image, a corrected probe) never arrive. This is the
+usual first step of a staged rollout; left in place it freezes the set.
+
+Fix: lower the partition step by step to 0 to finish the rollout, or remove it.
+"""
+        yield self.finding(ctx, ctx.sts.pos(*path), msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [PartitionBlocksUpdate()]

@@ -1,0 +1,144 @@
+"""pdb-blocks-drain: a PodDisruptionBudget that makes node drains hang."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, K8sObject, Severity
+from ssrisk.rule import CheckContext, Rule
+
+from ._podspec import budget, minor
+from ._sim import timeline_block
+
+EVICTION_SOURCE = "k8s: pkg/registry/core/pod/storage/eviction.go#Create"
+
+
+class PdbBlocksDrain(Rule):
+    id = "pdb-blocks-drain"
+    severity = Severity.WARNING
+    summary = (
+        "a PodDisruptionBudget that never allows an eviction (maxUnavailable 0, minAvailable ≥ "
+        "replicas), several PDBs on the same pods, or broken pods that can block drains"
+    )
+    references = (
+        EVICTION_SOURCE,
+        "k8s: pkg/controller/disruption/disruption.go#getExpectedPodCount",
+        "web: docs/tasks/run-application/configure-pdb.md",
+        "k8s: staging/src/k8s.io/kubectl/pkg/drain/drain.go#evictPods",
+        "kubernetes/kubernetes#66811",
+        "kubernetes/kubernetes#72320",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        n = ctx.replicas
+        if n < 1:
+            return
+        pdbs = sorted(ctx.pdbs(), key=lambda p: (p.path, p.start().line))
+        if len(pdbs) > 1:
+            yield self._several(ctx, pdbs)
+            return  # every eviction fails; budgets do not matter
+        for pdb in pdbs:
+            b = budget(pdb, n)
+            if b is None:
+                continue
+            if b.allowed(n) == 0 and b.desired_healthy > 0:
+                yield self._never(ctx, pdb, b.field, b.raw, b.desired_healthy)
+            elif b.allowed(n) == 1 and n >= 2:
+                f = self._unhealthy_policy(ctx, pdb)
+                if f is not None:
+                    yield f
+
+    def _never(
+        self, ctx: CheckContext, pdb: K8sObject, field: str | None, raw: object, desired: int
+    ) -> Finding:
+        n = ctx.replicas
+        at = pdb.pos("spec", field) if field else pdb.pos("spec")
+        setting = (
+            f"{field}: {raw}" if field else "no minAvailable or maxUnavailable (minAvailable 1)"
+        )
+        sim = ctx.try_simulate("node-drain")
+        quoted = ""
+        if sim is not None:
+            d = sim.to_dict()
+            done = d.get("drain_completed")
+            quoted = (
+                f"; simulated drain on Kubernetes {ctx.kube_version}: "
+                f"{'completed' if done else 'never completes'}"
+            )
+        msg = (
+            f"PodDisruptionBudget {pdb.name!r} ({setting}) requires {desired} healthy pod(s) of "
+            f"{n} replica(s), so it never allows an eviction: every kubectl drain of a node "
+            "running one of these pods retries for ever (429 Too Many Requests)" + quoted
+        )
+        timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
+        explanation = f"""
+The disruption controller sets disruptionsAllowed = currentHealthy − desiredHealthy
+(disruption.go#getExpectedPodCount; percentages are rounded up). Here desiredHealthy is
+{desired} and at most {n} pods are ever healthy, so disruptionsAllowed is always 0. The
+eviction API answers 429 "Cannot evict pod as it would violate the pod's disruption budget"
+(eviction.go#Create), and kubectl drain retries every 5 s with no timeout by default
+(drain.go#evictPods), so node upgrades and autoscaler scale-downs stall until someone deletes
+the pod by hand or removes the PDB (kubernetes/kubernetes#66811).
+{timeline}
+Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most replicas − 1
+(and run at least 2 replicas); keep minAvailable for quorum (e.g. 2 of 3).
+"""
+        return self.finding(ctx, at, msg, explanation)
+
+    def _several(self, ctx: CheckContext, pdbs: list[K8sObject]) -> Finding:
+        names = ", ".join(repr(p.name) for p in pdbs)
+        last = pdbs[-1]
+        msg = (
+            f"{len(pdbs)} PodDisruptionBudgets ({names}) select the same pods: the eviction API "
+            "refuses to evict a pod covered by more than one PDB (500 Internal Server Error), so "
+            "every drain of their nodes fails"
+        )
+        explanation = """
+The eviction subresource looks up the PDBs that select the pod and fails with "This pod has
+more than one PodDisruptionBudget, which the eviction subresource does not support." when
+there are several (eviction.go#Create), whatever the budgets allow. kubectl drain, the cluster
+autoscaler and managed node upgrades all evict through that API.
+
+Fix: keep one PodDisruptionBudget per set of pods; make the selectors of the others exclude
+these pods.
+"""
+        return self.finding(
+            ctx, last.pos("spec", "selector"), msg, explanation, references=(EVICTION_SOURCE,)
+        )
+
+    def _unhealthy_policy(self, ctx: CheckContext, pdb: K8sObject) -> Finding | None:
+        if minor(ctx.kube_version) < 27:  # PDBUnhealthyPodEvictionPolicy beta (on) from 1.27
+            return None
+        if pdb.get("spec", "unhealthyPodEvictionPolicy") == "AlwaysAllow":
+            return None
+        policy = pdb.get("spec", "unhealthyPodEvictionPolicy") or "unset (IfHealthyBudget)"
+        at = (
+            pdb.pos("spec", "unhealthyPodEvictionPolicy")
+            if pdb.get("spec", "unhealthyPodEvictionPolicy") is not None
+            else pdb.pos("spec")
+        )
+        msg = (
+            f"PodDisruptionBudget {pdb.name!r} allows one disruption and its "
+            f"unhealthyPodEvictionPolicy is {policy}: when two pods are broken (a bad rollout, "
+            "crash loops), even the broken ones cannot be evicted and drains hang"
+        )
+        explanation = """
+With the default policy IfHealthyBudget, the eviction API lets a pod that is not Ready go
+without consuming budget only while currentHealthy ≥ desiredHealthy (eviction.go#Create).
+This budget allows exactly one disruption, so as soon as two pods are unhealthy no pod of the
+set can be evicted, the broken ones included, and kubectl drain retries for ever
+(kubernetes/kubernetes#72320). unhealthyPodEvictionPolicy: AlwaysAllow (KEP-3017, beta and on
+by default from Kubernetes 1.27, GA in 1.31) lets broken pods be evicted at any time; the
+Kubernetes docs recommend it for most applications.
+
+Fix: set spec.unhealthyPodEvictionPolicy: AlwaysAllow on the PDB.
+"""
+        f = self.finding(ctx, at, msg, explanation)
+        f.severity = Severity.INFO
+        return f
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [PdbBlocksDrain()]

@@ -1,0 +1,64 @@
+"""readiness-probe-missing: without a readiness probe, Ready means only "started"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+
+from ._podspec import POD, containers
+
+
+class ReadinessProbeMissing(Rule):
+    id = "readiness-probe-missing"
+    severity = Severity.WARNING
+    summary = (
+        "no container has a readiness probe: a pod is Ready as soon as it starts, so ordered "
+        "start-up, rolling updates and Service endpoints do not wait for the application"
+    )
+    references = (
+        "web: docs/concepts/workloads/pods/pod-lifecycle.md (Container probes)",
+        "k8s: pkg/kubelet/prober/prober_manager.go#UpdatePodStatus",
+        "k8s: pkg/controller/statefulset/stateful_set_control.go#processReplica",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.replicas < 1 or ctx.is_fragment:
+            return
+        found = list(containers(ctx.sts))
+        if not found or any(c.get("readinessProbe") is not None for _, _, c in found):
+            return
+        names = ", ".join(str(c.get("name", "?")) for _, _, c in found)
+        if ctx.pod_management_policy == "OrderedReady" and ctx.replicas > 1:
+            effect = (
+                "OrderedReady creates the next ordinal as soon as the previous one's containers "
+                "are running"
+            )
+        else:
+            effect = "a rolling update moves on as soon as the new pod's containers are running"
+        msg = (
+            f"no readiness probe on any container ({names}): {effect}, and clients are sent to "
+            "a pod that may not serve yet"
+        )
+        explanation = """
+Without a readiness probe the kubelet reports a container ready as soon as it is running
+(prober_manager.go#UpdatePodStatus), so the pod turns Ready before the application has loaded
+data, joined its cluster or caught up with replication. The StatefulSet controller uses Ready
+to order start-up under OrderedReady and to pace rolling updates (one pod at a time, each
+waiting for the previous to be Ready), so an update can restart every replica in turn while
+none has really recovered; Service endpoints and PodDisruptionBudgets count such pods as
+healthy too.
+
+Fix: add a readinessProbe that checks that the member can serve (and has rejoined its
+cluster), with a startupProbe for slow starts.
+"""
+        main = [(f, i) for f, i, _ in found if f == "containers"] or [found[0][:2]]
+        field, index = main[0]
+        yield self.finding(ctx, ctx.sts.pos(*POD, field, index), msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [ReadinessProbeMissing()]

@@ -1,0 +1,68 @@
+"""selector-template-mismatch: spec.selector does not select the pod template's labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+from ssrisk.selectors import InvalidSelector, is_empty_selector, selector_matches
+
+
+class SelectorTemplateMismatch(Rule):
+    id = "selector-template-mismatch"
+    severity = Severity.ERROR
+    summary = (
+        "spec.selector is missing, empty or does not match the pod template labels: the API "
+        "server rejects the StatefulSet"
+    )
+    references = (
+        "k8s: pkg/apis/apps/validation/validation.go#ValidateStatefulSetSpec",
+        "web: docs/concepts/workloads/controllers/statefulset.md (Pod Selector)",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.sts.api_version != "apps/v1" or ctx.is_fragment:
+            return  # apps/v1beta1 defaulted the selector from the template labels
+        selector = ctx.sts.get("spec", "selector")
+        labels = dict(ctx.pod_labels)
+        shown = ", ".join(f"{k}={v}" for k, v in labels.items()) or "none"
+        if not isinstance(selector, Mapping):
+            problem = "spec.selector is missing (required in apps/v1)"
+            at = ctx.sts.pos("spec", "selector")
+        elif is_empty_selector(selector):
+            problem = "spec.selector is empty, which apps/v1 does not accept for a StatefulSet"
+            at = ctx.sts.pos("spec", "selector")
+        else:
+            try:
+                ok = selector_matches(selector, labels)
+                problem = (
+                    f"spec.selector does not select the pod template labels ({shown})"
+                    if not ok
+                    else ""
+                )
+            except InvalidSelector as exc:
+                problem = f"spec.selector is invalid: {exc}"
+            at = ctx.sts.pos("spec", "selector")
+        if not problem:
+            return
+        msg = (
+            f'{problem}: kubectl apply fails with "selector does not match template labels" '
+            "or a selector error, so the StatefulSet is never created or updated"
+        )
+        explanation = """
+The API server validates that a StatefulSet has a non-empty selector that matches its own pod
+template labels (validation.go#ValidateStatefulSetSpec: "empty selector is invalid for
+statefulset", "selector does not match template labels"); otherwise the controller could not
+recognise its own pods. The manifest is rejected, so none of its failover settings take
+effect. spec.selector is also immutable once created.
+
+Fix: make spec.selector.matchLabels a subset of spec.template.metadata.labels.
+"""
+        yield self.finding(ctx, at, msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [SelectorTemplateMismatch()]

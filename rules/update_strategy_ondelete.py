@@ -1,0 +1,48 @@
+"""update-strategy-ondelete: template changes are never rolled out by the controller."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+
+
+class UpdateStrategyOnDelete(Rule):
+    id = "update-strategy-ondelete"
+    severity = Severity.INFO
+    summary = (
+        "updateStrategy OnDelete: template changes reach a pod only when it is deleted, so a "
+        "failover silently mixes old and new revisions"
+    )
+    references = (
+        "web: docs/concepts/workloads/controllers/statefulset.md (Update strategies)",
+        "k8s: pkg/controller/statefulset/stateful_set_control.go#updateStatefulSet",
+        "k8s: pkg/controller/statefulset/stateful_set_utils.go#newVersionedStatefulSetPod",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.replicas < 1 or ctx.sts.get("spec", "updateStrategy", "type") != "OnDelete":
+            return
+        msg = (
+            "updateStrategy OnDelete: a changed template is not rolled out; each pod switches "
+            "revision only when it is deleted, so a pod replaced after a node failure comes "
+            "back on the new revision while the others stay on the old one"
+        )
+        explanation = """
+With OnDelete the StatefulSet controller stops after creating missing pods and never deletes a
+pod to update it (stateful_set_control.go#updateStatefulSet). A pod it creates, for example
+after a node failure, is built from the update revision (newVersionedStatefulSetPod), so the
+set runs two revisions until someone deletes the remaining pods. That is fine for operators
+that roll pods themselves, and a surprise otherwise.
+
+Fix: use RollingUpdate (with partition for staged rollouts) unless an operator manages the
+pods.
+"""
+        yield self.finding(ctx, ctx.sts.pos("spec", "updateStrategy", "type"), msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [UpdateStrategyOnDelete()]

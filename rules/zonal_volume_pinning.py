@@ -1,0 +1,189 @@
+"""zonal-volume-pinning: zonal volumes pin ordinals to zones the pods' spreading cannot follow."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, K8sObject, Severity
+from ssrisk.rule import CheckContext, Rule
+
+from ._podspec import ZONE_KEYS
+
+#: Provisioners of zonal block disks (a disk lives in one zone). Sources: the drivers' docs
+#: (aws-ebs-csi-driver, gcp-compute-persistent-disk-csi-driver, azuredisk-csi-driver,
+#: cloud-provider-openstack cinder-csi-plugin, alibaba-cloud-csi-driver, IBM VPC block CSI)
+#: and the in-tree plugins they replace (web: docs/concepts/storage/storage-classes.md).
+ZONAL_PROVISIONERS = frozenset(
+    {
+        "ebs.csi.aws.com",
+        "kubernetes.io/aws-ebs",
+        "pd.csi.storage.gke.io",
+        "kubernetes.io/gce-pd",
+        "disk.csi.azure.com",
+        "kubernetes.io/azure-disk",
+        "cinder.csi.openstack.org",
+        "kubernetes.io/cinder",
+        "diskplugin.csi.alibabacloud.com",
+        "vpc.block.csi.ibm.io",
+    }
+)
+
+#: Zone keys used in PV node affinities, besides the well-known labels.
+PV_ZONE_KEYS = (*ZONE_KEYS, "topology.ebs.csi.aws.com/zone", "topology.gke.io/zone")
+
+
+def _regional(sc: K8sObject) -> bool:
+    """GCE regional PDs replicate over two zones (parameter replication-type regional-pd)."""
+    params = sc.get("parameters")
+    if not isinstance(params, Mapping):
+        return False
+    return any(str(v).lower() == "regional-pd" for v in params.values())
+
+
+def _pv_zones(pv: K8sObject) -> tuple[set[str], tuple[str | int, ...] | None]:
+    terms = pv.get("spec", "nodeAffinity", "required", "nodeSelectorTerms")
+    zones: set[str] = set()
+    where: tuple[str | int, ...] | None = None
+    if not isinstance(terms, list):
+        return zones, None
+    for ti, term in enumerate(terms):
+        exprs = term.get("matchExpressions") if isinstance(term, Mapping) else None
+        for ei, e in enumerate(exprs if isinstance(exprs, list) else []):
+            if (
+                isinstance(e, Mapping)
+                and e.get("key") in PV_ZONE_KEYS
+                and e.get("operator") == "In"
+            ):
+                zones.update(str(v) for v in (e.get("values") or []))
+                if where is None:
+                    where = (
+                        "spec", "nodeAffinity", "required", "nodeSelectorTerms", ti,
+                        "matchExpressions", ei,
+                    )  # fmt: skip
+    return zones, where
+
+
+class ZonalVolumePinning(Rule):
+    id = "zonal-volume-pinning"
+    severity = Severity.WARNING
+    summary = (
+        "a zonal StorageClass with volumeBindingMode Immediate, or PersistentVolumes with zone "
+        "affinity, pin replicas to zones that the pods' spreading does not choose"
+    )
+    references = (
+        "web: docs/concepts/storage/storage-classes.md (Volume binding mode)",
+        "k8s: pkg/scheduler/framework/plugins/volumebinding/binder.go#FindPodVolumes",
+        "k8s: pkg/controller/volume/persistentvolume/pv_controller.go#provisionClaim",
+        "kubernetes/kubernetes#34583",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.replicas < 1:
+            return
+        templates = ctx.sts.get("spec", "volumeClaimTemplates")
+        if not isinstance(templates, list):
+            return
+        seen: set[str] = set()
+        for vct in templates:
+            if not isinstance(vct, Mapping):
+                continue
+            spec = vct.get("spec")
+            spec = spec if isinstance(spec, Mapping) else {}
+            cls_name = spec.get("storageClassName")
+            sc = (
+                ctx.inventory.storage_class(str(cls_name))
+                if cls_name
+                else ctx.inventory.default_storage_class()
+                if cls_name is None
+                else None
+            )
+            claim = str((vct.get("metadata") or {}).get("name", ""))
+            if sc is not None and sc.name not in seen:
+                seen.add(sc.name)
+                yield from self._immediate(ctx, sc, claim)
+            yield from self._bound_pvs(ctx, claim)
+
+    def _immediate(self, ctx: CheckContext, sc: K8sObject, claim: str) -> Iterator[Finding]:
+        prov = sc.get("provisioner")
+        mode = sc.get("volumeBindingMode")
+        if prov not in ZONAL_PROVISIONERS or _regional(sc):
+            return
+        if mode not in (None, "Immediate"):
+            return
+        at = sc.pos("volumeBindingMode") if mode is not None else sc.pos("provisioner")
+        how = "volumeBindingMode: Immediate" if mode else "no volumeBindingMode (Immediate)"
+        sim = ctx.try_simulate("zone-loss")
+        quoted = ""
+        if sim is not None:
+            quoted = (
+                f"; simulated zone loss on Kubernetes {ctx.kube_version}: "
+                f"{'recovered' if sim.recovered else 'no recovery for the pinned ordinal'}"
+            )
+        msg = (
+            f"StorageClass {sc.name!r} ({prov}) has {how}: the disk of claim {claim!r} is "
+            "created in a zone picked before the pod is scheduled, so each ordinal is tied for "
+            "life to a zone its anti-affinity and spreading did not choose; when that zone is "
+            f"lost, the ordinal stays Pending{quoted}"
+        )
+        explanation = f"""
+With volumeBindingMode Immediate the PersistentVolume controller provisions a claim as soon
+as it is created, before the scheduler has picked a node, so a zonal disk lands in an
+arbitrary zone (often the same zone for several ordinals, or a zone where the pod's
+constraints allow no node: "had volume node affinity conflict", #34583). A StatefulSet keeps
+each ordinal's claim, so the pod is tied to that zone for good. WaitForFirstConsumer delays
+provisioning until the pod is scheduled, so the zone follows the pods' anti-affinity and
+topology spread.
+
+Fix: set volumeBindingMode: WaitForFirstConsumer on StorageClass {sc.name} (a new class for
+existing claims; the field is immutable) and spread the replicas over zones.
+"""
+        yield self.finding(ctx, at, msg, explanation)
+
+    def _bound_pvs(self, ctx: CheckContext, claim: str) -> Iterator[Finding]:
+        """PersistentVolumes bound to this set's claims that share a zone or miss it."""
+        if not claim:
+            return
+        ns = ctx.sts.namespace or "default"
+        by_zone: dict[str, list[tuple[int, K8sObject, Any]]] = defaultdict(list)
+        prefix = f"{claim}-{ctx.sts.name}-"
+        for pv in ctx.inventory.of_kind("PersistentVolume"):
+            ref = pv.get("spec", "claimRef")
+            if not isinstance(ref, Mapping) or str(ref.get("namespace") or "default") != ns:
+                continue
+            name = str(ref.get("name") or "")
+            if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
+                continue
+            zones, where = _pv_zones(pv)
+            if len(zones) == 1 and where is not None:
+                by_zone[zones.pop()].append((int(name[len(prefix) :]), pv, where))
+        n = ctx.replicas
+        for zone, items in sorted(by_zone.items()):
+            if len(items) < 2 or n < 2:
+                continue
+            items.sort(key=lambda x: x[0])
+            ordinals = ", ".join(str(o) for o, _, _ in items)
+            _, pv, where = items[-1]
+            yield self.finding(
+                ctx,
+                pv.pos(*where),
+                f"the volumes of ordinals {ordinals} of claim {claim!r} are all in zone "
+                f"{zone}: those {len(items)} of {n} replicas can only run there, whatever the "
+                "pods' spreading says, and a loss of that zone takes them all",
+                """
+A PersistentVolume with a zone node affinity can only be used by a pod on a node of that
+zone (scheduler VolumeBinding filter), and a StatefulSet keeps each ordinal's claim, so these
+ordinals are tied to one zone for good.
+
+Fix: recreate the volumes in different zones (from backups or by letting the application
+re-replicate), and use a StorageClass with volumeBindingMode: WaitForFirstConsumer with zone
+spreading on the pods.
+""",
+            )
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [ZonalVolumePinning()]

@@ -1,0 +1,66 @@
+"""Every rule's page (rules/<id>.md) is complete, and its examples give exactly the findings
+they are marked with, so the documentation cannot drift from the behaviour."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rule_expect import findings, markers
+
+from ssrisk.plugins import collect_rules, plugin_manager
+from ssrisk.rule import Rule
+
+BLOCK = re.compile(r"^```yaml (fail|pass)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+SECTIONS = (
+    "## What it detects",
+    "## Why it matters",
+    "## Example timeline",
+    "## How to fix",
+    "## Examples",
+)
+
+
+def _rules() -> list[Rule]:
+    return collect_rules(plugin_manager())
+
+
+def _blocks() -> list[Any]:
+    params = []
+    for rule in _rules():
+        page = rule.doc_path()
+        if not page.exists():
+            continue
+        for i, m in enumerate(BLOCK.finditer(page.read_text(encoding="utf-8"))):
+            params.append(
+                pytest.param(rule.id, m.group(1), m.group(2), id=f"{rule.id}:{m.group(1)}{i}")
+            )
+    return params
+
+
+@pytest.mark.parametrize("rule", _rules(), ids=lambda r: r.id)
+def test_page_is_complete(rule: Rule) -> None:
+    page = rule.doc_path()
+    assert page.exists(), f"{rule.id} has no page {page.name}"
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith(f"# {rule.id}\n"), "the page starts with '# <id>'"
+    for heading in SECTIONS:
+        assert heading in text, f"{page.name} lacks the section {heading!r}"
+    kinds = [m.group(1) for m in BLOCK.finditer(text)]
+    assert "fail" in kinds and "pass" in kinds, f"{page.name} needs a fail and a pass example"
+    assert rule.references, f"{rule.id} cites no source"
+
+
+@pytest.mark.parametrize(("rule_id", "kind", "text"), _blocks())
+def test_page_example(rule_id: str, kind: str, text: str, tmp_path: Path) -> None:
+    manifest = tmp_path / f"{rule_id}-{kind}.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    want = {(r, line) for r, line in markers(text) if r == rule_id}
+    got = {(r, line) for r, line, _ in findings(manifest, [rule_id])}
+    if kind == "fail":
+        assert want, "a failing example marks at least one '# expect:' line"
+    else:
+        assert not want, "a passing example has no '# expect:' marker"
+    assert got == want

@@ -1,0 +1,116 @@
+"""Unit tests of the Kubernetes arithmetic the rules rely on (tolerations, PDB budgets, sleeps)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ssrisk.rules._podspec import UNREACHABLE, budget, eviction_for, scaled
+from ssrisk.rules.prestop_exceeds_grace import sleep_seconds
+
+from ssrisk.model import K8sObject
+
+
+def _sts(tolerations: list[dict[str, Any]]) -> K8sObject:
+    data = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "s"},
+        "spec": {"template": {"spec": {"tolerations": tolerations}}},
+    }
+    return K8sObject(data=data, path="t.yaml", line_offset=0, namespace="default")
+
+
+def _pdb(api: str, spec: dict[str, Any]) -> K8sObject:
+    data = {
+        "apiVersion": api,
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "p"},
+        "spec": spec,
+    }
+    return K8sObject(data=data, path="t.yaml", line_offset=0, namespace="default")
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "after_s", "defaulted"),
+    [
+        ([], 300, True),  # DefaultTolerationSeconds adds 300 s
+        ([{"operator": "Exists"}], None, False),  # catch-all: never
+        ([{"key": UNREACHABLE, "operator": "Exists", "effect": "NoSchedule"}], 300, True),
+        ([{"key": UNREACHABLE, "operator": "Exists", "tolerationSeconds": 30}], 30, False),
+        ([{"key": UNREACHABLE, "operator": "Exists", "tolerationSeconds": 0}], 0, False),
+        # matching tolerations: the smallest tolerationSeconds wins, unset ones are ignored
+        (
+            [
+                {"operator": "Exists"},
+                {
+                    "key": UNREACHABLE,
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 90,
+                },
+            ],
+            90,
+            False,
+        ),
+        # suppresses the default (admission ignores operator and value) but does not tolerate
+        (
+            [{"key": UNREACHABLE, "operator": "Equal", "value": "x", "effect": "NoExecute"}],
+            0,
+            False,
+        ),
+    ],
+)
+def test_eviction_for_unreachable(
+    tolerations: list[dict[str, Any]], after_s: int | None, defaulted: bool
+) -> None:
+    ev = eviction_for(_sts(tolerations), UNREACHABLE)
+    assert (ev.after_s, ev.defaulted) == (after_s, defaulted)
+
+
+@pytest.mark.parametrize(
+    ("value", "total", "want"),
+    [
+        (2, 3, 2),
+        ("67%", 3, 3),
+        ("50%", 7, 4),
+        ("100%", 2, 2),
+        ("0%", 5, 0),
+        ("10%", 3, 1),
+        ("x", 3, None),
+    ],
+)
+def test_scaled_rounds_up(value: Any, total: int, want: int | None) -> None:
+    assert scaled(value, total) == want
+
+
+@pytest.mark.parametrize(
+    ("api", "spec", "replicas", "desired"),
+    [
+        ("policy/v1", {"maxUnavailable": 1}, 3, 2),
+        ("policy/v1", {"maxUnavailable": 0}, 3, 3),
+        ("policy/v1", {"minAvailable": "67%"}, 3, 3),
+        ("policy/v1", {}, 3, 0),
+        ("policy/v1beta1", {}, 3, 1),
+    ],
+)
+def test_budget_desired_healthy(
+    api: str, spec: dict[str, Any], replicas: int, desired: int
+) -> None:
+    b = budget(_pdb(api, spec), replicas)
+    assert b is not None and b.desired_healthy == desired
+
+
+@pytest.mark.parametrize(
+    ("command", "want"),
+    [
+        (["sleep", "30"], 30),
+        (["/bin/sh", "-c", "sleep 5 && nginx -s quit; sleep 10"], 15),
+        ("sleep 2m", 120),
+        (["sleep", "infinity"], None),
+        (["/usr/local/bin/sleepy", "40"], None),
+        (["/bin/sleep", "12"], 12),
+    ],
+)
+def test_sleep_seconds(command: Any, want: float | None) -> None:
+    assert sleep_seconds(command) == want

@@ -10,7 +10,9 @@ from conftest import DATA, ROOT, run_cli, run_process
 def test_text_output_is_one_sorted_line_per_finding() -> None:
     run = run_cli("check", "--kube-version", "1.34", str(ROOT / "examples"))
     assert run.code == 1
-    lines = [x for x in run.out.splitlines() if ": error " in x or ": warning " in x]
+    lines = [
+        x for x in run.out.splitlines() if any(f": {s} " in x for s in ("error", "warning", "info"))
+    ]
     assert lines, run.out
     keys = []
     for line in lines:

@@ -1,0 +1,144 @@
+"""Baselines: record today's findings, then report only new ones.
+
+``ssrisk check --write-baseline FILE`` writes every unsuppressed finding; ``--baseline FILE``
+drops the findings recorded there. An entry is keyed by file path, object and rule, never by
+line or message, so it survives edits that move lines or change simulated numbers. The path is
+stored relative to the baseline file's directory (with ``/``), so a baseline at the root of a
+repository matches whether ssrisk runs as ``ssrisk check .`` or ``ssrisk check deploy/``.
+When one object has several findings of the same rule the entry counts them, and only the
+findings beyond that count are new.
+
+File shape (JSON)::
+
+    {"ssrisk-baseline": 1,
+     "findings": [{"path": "deploy/db.yaml", "object": "StatefulSet shop/postgres",
+                   "rule": "single-replica", "count": 1}]}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .model import Finding
+
+FORMAT_VERSION = 1
+Key = tuple[str, str, str]  # (path relative to the baseline's directory, object, rule)
+
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["ssrisk-baseline", "findings"],
+    "properties": {
+        "ssrisk-baseline": {"const": FORMAT_VERSION},
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["path", "object", "rule"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "object": {"type": "string"},
+                    "rule": {"type": "string"},
+                    "count": {"type": "integer", "minimum": 1},
+                },
+            },
+        },
+    },
+}
+
+
+class BaselineError(Exception):
+    """A baseline file that cannot be read or written, or is not a baseline (exit code 2)."""
+
+
+def _rel(path: str, base_dir: Path) -> str:
+    return Path(os.path.relpath(os.path.abspath(path), base_dir)).as_posix()
+
+
+def key_of(finding: Finding, base_dir: Path) -> Key:
+    """The baseline key of ``finding``: (relative path, ``"Kind namespace/name"``, rule)."""
+    return (_rel(finding.position.path, base_dir), str(finding.obj), finding.rule)
+
+
+def write_baseline(path: str | Path, findings: Iterable[Finding]) -> int:
+    """Write the unsuppressed ``findings`` to ``path``; returns how many were recorded.
+
+    Raises:
+        BaselineError: when the file cannot be written.
+    """
+    target = Path(path)
+    base_dir = target.resolve().parent
+    counts = Counter(key_of(f, base_dir) for f in findings if not f.suppressed)
+    doc = {
+        "ssrisk-baseline": FORMAT_VERSION,
+        "findings": [
+            {"path": p, "object": o, "rule": r, "count": n}
+            for (p, o, r), n in sorted(counts.items())
+        ],
+    }
+    try:
+        target.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot write baseline: {exc.strerror or exc}") from None
+    return sum(counts.values())
+
+
+def read_baseline(path: str | Path) -> Counter[Key]:
+    """The entries of the baseline at ``path`` (key → count).
+
+    Raises:
+        BaselineError: unreadable file, bad JSON (with line and column) or the wrong shape.
+    """
+    import jsonschema
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise BaselineError(f"{path}: cannot read baseline: {reason or exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc)
+    )
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "top level"
+        raise BaselineError(
+            f"{path}: not an ssrisk baseline (written by --write-baseline): at {where}: "
+            f"{error.message}"
+        )
+    out: Counter[Key] = Counter()
+    for e in doc["findings"]:
+        out[(e["path"], e["object"], e["rule"])] += int(e.get("count", 1))
+    return out
+
+
+def filter_new(
+    findings: Sequence[Finding], path: str | Path
+) -> tuple[list[Finding], list[Finding]]:
+    """Split ``findings`` into (kept, baselined) against the baseline at ``path``.
+
+    Suppressed findings are always kept (they are reported as suppressed). Of several
+    findings with one key, the first ``count`` in report order are baselined.
+
+    Raises:
+        BaselineError: as :func:`read_baseline`.
+    """
+    remaining = read_baseline(path)
+    base_dir = Path(path).resolve().parent
+    kept: list[Finding] = []
+    baselined: list[Finding] = []
+    for finding in findings:
+        key = key_of(finding, base_dir)
+        if not finding.suppressed and remaining[key] > 0:
+            remaining[key] -= 1
+            baselined.append(finding)
+        else:
+            kept.append(finding)
+    return kept, baselined

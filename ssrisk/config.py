@@ -1,0 +1,383 @@
+"""The configuration file: ``.ssrisk.yaml`` or ``[tool.ssrisk]`` in ``pyproject.toml``.
+
+Found by walking up from the working directory (the first directory that has either wins;
+in one directory ``.ssrisk.yaml`` beats ``pyproject.toml``), or named with ``--config FILE``.
+Validated against ``schemas/config.schema.json`` with jsonschema; every problem is a
+:class:`ConfigError` naming the file and the position (``path:line:column`` for YAML, the
+key path for TOML), which the command line turns into exit code 2.
+
+Command-line flags override the file (see :func:`build_settings`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .model import Position, Severity
+from .settings import DEFAULT_KUBE_VERSION, Settings
+
+CONFIG_NAMES = (".ssrisk.yaml", ".ssrisk.yml")
+PYPROJECT = "pyproject.toml"
+SCHEMA_PATH = Path(__file__).with_name("schemas") / "config.schema.json"
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be read or is not valid (exit code 2).
+
+    ``str(error)`` is ``"<file>[:line:col]: <message>"``.
+    """
+
+
+@dataclass
+class Config:
+    """A validated configuration file. Keys are the file's, in snake case; ``None`` = unset.
+
+    ``profile`` maps ClusterProfile field names (snake case, durations in seconds) to values;
+    ``positions`` maps a key path such as ``("select", 0)`` to where it is written.
+    """
+
+    path: str
+    select: tuple[str, ...] = ()
+    disable: tuple[str, ...] = ()
+    severity: dict[str, Severity] = field(default_factory=dict)
+    fail_on: Severity | None = None
+    kube_version: str | None = None
+    namespace: str | None = None
+    exclude: tuple[str, ...] = ()
+    profile: dict[str, Any] = field(default_factory=dict)
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
+
+    def where(self, *keys: str | int) -> str:
+        """``path:line:col`` of the key path ``keys`` (or of its nearest known parent)."""
+        for n in range(len(keys), 0, -1):
+            pos = self.positions.get(tuple(keys[:n]))
+            if pos is not None:
+                return str(pos)
+        return self.path + (f" [{'.'.join(str(k) for k in keys)}]" if keys else "")
+
+    def check_rules(self, known: Sequence[str]) -> None:
+        """Raise :class:`ConfigError` for a rule id that no installed rule has."""
+        for key in ("select", "disable"):
+            for i, rule_id in enumerate(getattr(self, key)):
+                if rule_id not in known:
+                    raise ConfigError(f"{self.where(key, i)}: {_unknown_rule(rule_id, known)}")
+        for rule_id in self.severity:
+            if rule_id not in known:
+                raise ConfigError(
+                    f"{self.where('severity', rule_id)}: {_unknown_rule(rule_id, known)}"
+                )
+
+
+def _unknown_rule(rule_id: str, known: Sequence[str]) -> str:
+    return f"unknown rule {rule_id!r} (known: {', '.join(sorted(known))})"
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The configuration file for a run started in ``start`` (default: the working directory).
+
+    Walks up from ``start`` to the filesystem root; returns the first ``.ssrisk.yaml``
+    (or ``.ssrisk.yml``), or ``pyproject.toml`` that has a ``[tool.ssrisk]`` table.
+    """
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        pyproject = directory / PYPROJECT
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        data = _toml_load(path)
+    except ConfigError:
+        return True  # report the broken file rather than silently skipping it
+    tool = data.get("tool")
+    return isinstance(tool, Mapping) and "ssrisk" in tool
+
+
+def _toml_load(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: TOML syntax: {exc}") from None
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate a configuration file (YAML, or TOML when named ``*.toml``).
+
+    Raises:
+        ConfigError: unreadable file, bad syntax, an unknown key or a bad value, with the
+            position of the offending key.
+    """
+    p = Path(path)
+    shown = str(path)
+    if p.suffix == ".toml":
+        data = _toml_load(p)
+        tool = data.get("tool")
+        section = tool.get("ssrisk") if isinstance(tool, Mapping) else None
+        if section is None:
+            raise ConfigError(f"{shown}: no [tool.ssrisk] table")
+        positions: dict[tuple[str | int, ...], Position] = {}
+        return _validate(section, shown, positions, prefix="[tool.ssrisk]")
+    doc, positions = _yaml_load(p, shown)
+    if doc is None:
+        return Config(path=shown)  # an empty file: every default
+    return _validate(doc, shown, positions, prefix="")
+
+
+def _yaml_load(p: Path, shown: str) -> tuple[Any, dict[tuple[str | int, ...], Position]]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    yaml = YAML(typ="rt")
+    try:
+        doc = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{shown}:{mark.line + 1}:{mark.column + 1}" if mark else shown
+        raise ConfigError(f"{where}: YAML syntax: {exc.problem or exc.context}") from None
+    except YAMLError as exc:
+        raise ConfigError(f"{shown}: YAML syntax: {exc}") from None
+    positions: dict[tuple[str | int, ...], Position] = {}
+    _collect_positions(doc, (), shown, positions)
+    return _plain(doc), positions
+
+
+def _collect_positions(
+    node: Any,
+    keys: tuple[str | int, ...],
+    path: str,
+    out: dict[tuple[str | int, ...], Position],
+) -> None:
+    lc = getattr(node, "lc", None)
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            child: tuple[str | int, ...] = (*keys, str(k))
+            if lc is not None:
+                line, col = lc.key(k)
+                out[child] = Position(path, line + 1, col + 1)
+            _collect_positions(v, child, path, out)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            item: tuple[str | int, ...] = (*keys, i)
+            if lc is not None:
+                line, col = lc.item(i)
+                out[item] = Position(path, line + 1, col + 1)
+            _collect_positions(v, item, path, out)
+
+
+def _plain(node: Any) -> Any:
+    """ruamel's round-trip types as plain JSON-like values (so jsonschema sees JSON types)."""
+    if isinstance(node, Mapping):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node  # dates and the like: rejected by the schema
+
+
+@cache
+def config_schema() -> dict[str, Any]:
+    """The JSON Schema of the configuration (``ssrisk/schemas/config.schema.json``)."""
+    loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+def _validate(
+    doc: Any,
+    shown: str,
+    positions: dict[tuple[str | int, ...], Position],
+    prefix: str,
+) -> Config:
+    import jsonschema
+
+    cfg = Config(path=shown, positions=positions)
+    validator = jsonschema.Draft202012Validator(config_schema())
+    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        err = jsonschema.exceptions.best_match(errors)
+        keys = tuple(err.absolute_path)
+        if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):
+            where = _where(cfg, (*keys, err.instance), prefix)
+            raise ConfigError(f"{where}: {keys[0] if keys else 'key'}: bad name {err.message}")
+        if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            if not keys and extra:
+                where = _where(cfg, (extra[0],), prefix)
+                raise ConfigError(f"{where}: {_describe(err, keys)}")
+        raise ConfigError(f"{_where(cfg, keys, prefix)}: {_describe(err, keys)}")
+    cfg.select = tuple(doc.get("select") or ())
+    cfg.disable = tuple(doc.get("disable") or ())
+    cfg.severity = {k: Severity.parse(v) for k, v in (doc.get("severity") or {}).items()}
+    if "fail-on" in doc:
+        cfg.fail_on = Severity.parse(doc["fail-on"])
+    if "kube-version" in doc:
+        parts = doc["kube-version"].lstrip("v").split(".")
+        cfg.kube_version = ".".join(str(int(p)) for p in parts)
+    cfg.namespace = doc.get("namespace")
+    cfg.exclude = tuple(doc.get("exclude") or ())
+    cfg.profile = _profile(cfg, doc.get("profile") or {}, prefix)
+    cfg.feature_gates = _feature_gates(cfg, doc.get("feature-gates") or {}, prefix)
+    return cfg
+
+
+def _where(cfg: Config, keys: tuple[str | int, ...], prefix: str) -> str:
+    if cfg.positions:
+        return cfg.where(*keys)
+    dotted = ".".join(str(k) for k in keys)
+    return f"{cfg.path}: {prefix}{' ' + dotted if dotted else ''}".rstrip()
+
+
+def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
+    """A one-line message for a jsonschema error, in the config's own words."""
+    validator = err.validator
+    if validator == "additionalProperties" and not keys:
+        known = ", ".join(sorted(config_schema()["properties"]))
+        extra = sorted(set(err.instance) - set(config_schema()["properties"]))
+        return f"unknown key {', '.join(repr(e) for e in extra)} (known keys: {known})"
+    name = str(keys[0]) if keys else "configuration"
+    if name == "kube-version" and isinstance(err.instance, (int, float)):
+        return (
+            f'kube-version must be a string such as "1.30" (unquoted, {err.instance!r} is '
+            "a number and 1.30 would read as 1.3)"
+        )
+    if name == "kube-version" and validator == "pattern":
+        return f"unsupported Kubernetes version {err.instance!r}: use 1.25 to 1.37"
+    return f"{name}: {err.message}"
+
+
+def _kebab_to_snake(key: str) -> str:
+    return key.replace("-", "_")
+
+
+def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """Check ``profile`` keys and value types against the simulator's ClusterProfile."""
+    try:
+        from .embedded_sim.profile import ClusterProfile
+    except ImportError:  # the simulator is not installed: pass the values through unchecked
+        return {_kebab_to_snake(k): v for k, v in raw.items()}
+    types = {f.name: str(f.type) for f in fields(ClusterProfile) if f.name != "nodes"}
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _kebab_to_snake(key)
+        where = _where(cfg, ("profile", key), prefix)
+        if name not in types:
+            known = ", ".join(sorted(n.replace("_", "-") for n in types))
+            raise ConfigError(f"{where}: unknown profile setting {key!r} (known: {known})")
+        expected = types[name]
+        if not _type_ok(value, expected):
+            raise ConfigError(f"{where}: profile {key} must be {_type_words(expected)}")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if number and value < 0 and name != "nlc_detection_offset_s":  # an offset may be < 0
+            raise ConfigError(f"{where}: profile {key} must not be negative")
+        out[name] = float(value) if "float" in expected and isinstance(value, int) else value
+    return out
+
+
+def _type_ok(value: Any, expected: str) -> bool:
+    if value is None:
+        return "None" in expected
+    if isinstance(value, bool):
+        return "bool" in expected
+    if isinstance(value, (int, float)):
+        return "float" in expected or ("int" in expected and isinstance(value, int))
+    if isinstance(value, str):
+        return "str" in expected
+    return False
+
+
+def _type_words(expected: str) -> str:
+    words = []
+    if "float" in expected:
+        words.append("a number")
+    elif "int" in expected:
+        words.append("a whole number")
+    if "bool" in expected:
+        words.append("true or false")
+    if "str" in expected:
+        words.append("a string")
+    if "None" in expected:
+        words.append("null")
+    return " or ".join(words) or expected
+
+
+def _feature_gates(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, bool]:
+    try:
+        from .embedded_sim.versions import KNOWN_GATES
+    except ImportError:
+        return dict(raw)
+    for key in raw:
+        if key not in KNOWN_GATES:
+            raise ConfigError(
+                f"{_where(cfg, ('feature-gates', key), prefix)}: feature gate {key!r} is not "
+                f"modelled by the simulator (known: {', '.join(KNOWN_GATES)})"
+            )
+    return dict(raw)
+
+
+def build_settings(
+    cfg: Config | None,
+    *,
+    kube_version: str | None = None,
+    fail_on: Severity | None = None,
+    namespace: str | None = None,
+    exclude: Sequence[str] = (),
+    select: Sequence[str] = (),
+    disable: Sequence[str] = (),
+    **other: Any,
+) -> Settings:
+    """Merge the configuration file and the command line into :class:`Settings`.
+
+    A flag given on the command line (not ``None``) overrides the file; ``--select`` replaces
+    the file's ``select``; ``--disable`` and ``--exclude`` add to the file's lists; ``other``
+    settings (command line only, such as ``helm_values``) are passed through.
+    """
+    c = cfg or Config(path="")
+    profile = None
+    if c.profile:
+        from .embedded_sim.profile import ClusterProfile
+
+        profile = ClusterProfile().with_overrides(**c.profile)
+    return Settings(
+        kube_version=kube_version or c.kube_version or DEFAULT_KUBE_VERSION,
+        fail_on=fail_on if fail_on is not None else (c.fail_on or Severity.ERROR),
+        namespace=namespace or c.namespace or "default",
+        exclude=(*c.exclude, *exclude),
+        enable=frozenset(select or c.select),
+        disable=frozenset((*c.disable, *disable)),
+        severity=dict(c.severity),
+        profile=profile,
+        feature_gates=dict(c.feature_gates) or None,
+        **other,
+    )

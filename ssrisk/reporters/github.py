@@ -1,0 +1,82 @@
+"""``--format github``: GitHub Actions workflow commands, shown as annotations on the diff.
+
+One line per unsuppressed finding, ``::error file=PATH,line=L,col=C,title=RULE::MESSAGE``
+(``warning`` and ``notice`` for the lower severities), one per input error and warning
+notice, then the plain summary line. Chosen by default when ``GITHUB_ACTIONS=true`` and no
+``--format`` is given. Escaping follows the Actions toolkit (``@actions/core``
+``command.ts``: ``escapeData`` and ``escapeProperty``): ``%``, CR and LF in messages, plus
+``:`` and ``,`` in properties, are percent-encoded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+from ..model import Severity
+from . import Reporter
+
+if TYPE_CHECKING:
+    from ..engine import Report
+
+COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command message (``escapeData`` of @actions/core)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command property value (``escapeProperty`` of @actions/core)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(
+    level: str,
+    message: str,
+    *,
+    file: str,
+    line: int | None = None,
+    col: int | None = None,
+    title: str | None = None,
+) -> str:
+    """One workflow command line (without the newline)."""
+    props = [f"file={escape_property(file)}"]
+    if line is not None:
+        props.append(f"line={line}")
+        if col is not None:
+            props.append(f"col={col}")
+    if title:
+        props.append(f"title={escape_property(title)}")
+    return f"::{level} {','.join(props)}::{escape_data(message)}"
+
+
+class GithubReporter(Reporter):
+    """Writes workflow commands for every finding, input error and warning."""
+
+    def write(self, report: Report, out: TextIO) -> None:
+        lines: list[str] = []
+        for e in report.errors:
+            lines.append(command("error", e.message, file=e.path, line=e.line, col=e.column))
+        for n in report.notices:
+            if n.level == "warning":
+                lines.append(command("warning", n.message, file=n.path, line=n.line, col=n.column))
+        shown = [f for f in report.findings if not f.suppressed]
+        for f in shown:
+            lines.append(
+                command(
+                    COMMANDS[f.severity],
+                    f"{f.message} ({f.obj})",
+                    file=f.position.path,
+                    line=f.position.line,
+                    col=f.position.column,
+                    title=f"ssrisk {f.rule}",
+                )
+            )
+        suppressed = len(report.findings) - len(shown)
+        lines.append(
+            f"ssrisk: {len(shown)} finding(s), {suppressed} suppressed, "
+            f"{report.baselined} in the baseline, {len(report.errors)} input error(s) in "
+            f"{report.statefulsets} StatefulSet(s)"
+        )
+        out.write("\n".join(lines) + "\n")

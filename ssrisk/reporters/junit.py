@@ -1,0 +1,90 @@
+"""``--format junit``: JUnit XML for GitLab, Jenkins and other CI that read test reports.
+
+One ``<testsuite name="ssrisk">``; one ``<testcase>`` per checked StatefulSet and rule that
+ran, named ``"<rule-id>: StatefulSet <namespace>/<name>"`` with the file as ``classname``.
+A case with findings has one ``<failure>`` (``type`` is the highest severity; the text lists
+every finding with its position and explanation); a case whose findings are all suppressed
+is ``<skipped>`` with the reason; an unreadable input is a case ``read <path>`` with an
+``<error>``. Findings on another object (a PodDisruptionBudget, say) get a case of their own.
+Written with junitparser.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from typing import TYPE_CHECKING, TextIO
+
+from . import Reporter
+
+if TYPE_CHECKING:
+    from ..engine import Report
+    from ..model import Finding, ObjectRef
+
+
+def _case_name(rule_id: str, obj: ObjectRef) -> str:
+    return f"{rule_id}: {obj}"
+
+
+def _failure_text(findings: list[Finding]) -> str:
+    parts = []
+    for f in findings:
+        body = f"{f.position}: {f.severity} {f.rule} {f.message}"
+        if f.explanation:
+            body += "\n\n" + f.explanation
+        if f.references:
+            body += "\n\nReferences:\n" + "\n".join(f"- {r}" for r in f.references)
+        parts.append(body)
+    return "\n\n".join(parts)
+
+
+def junit_xml(report: Report) -> str:
+    """The JUnit XML document of ``report`` (UTF-8 text with an XML declaration)."""
+    from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+    suite = TestSuite("ssrisk")
+    suite.add_property("kube_version", report.kube_version)
+    by_case: dict[tuple[str, ObjectRef], list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        by_case[(f.rule, f.obj)].append(f)
+    cases: list[tuple[str, ObjectRef, str]] = []  # (rule, object, file)
+    seen: set[tuple[str, ObjectRef]] = set()
+    for ref, pos in report.checked:
+        for rule_id in report.rules_run:
+            cases.append((rule_id, ref, pos.path))
+            seen.add((rule_id, ref))
+    for (rule_id, ref), found in by_case.items():
+        if (rule_id, ref) not in seen:
+            cases.append((rule_id, ref, found[0].position.path))
+    for rule_id, ref, path in cases:
+        case = TestCase(_case_name(rule_id, ref), classname=path, time=0.0)
+        found = by_case.get((rule_id, ref), [])
+        active = [f for f in found if not f.suppressed]
+        if active:
+            worst = max(active, key=lambda f: f.severity)
+            failure = Failure(f"{worst.position}: {worst.message}", str(worst.severity))
+            failure.text = _failure_text(active)
+            case.result = [failure]
+        elif found:
+            reasons = "; ".join(f.suppression_reason or "no reason given" for f in found)
+            case.result = [Skipped(f"suppressed: {reasons}")]
+        suite.add_testcase(case)
+    for e in report.errors:
+        case = TestCase(f"read {e.path}", classname=e.path, time=0.0)
+        case.result = [Error(str(e), "input-error")]
+        suite.add_testcase(case)
+    suite.update_statistics()
+    xml = JUnitXml("ssrisk")
+    xml.add_testsuite(suite)
+    xml.update_statistics()
+    buf = io.BytesIO()
+    xml.write(buf, pretty=True)
+    return buf.getvalue().decode("utf-8")
+
+
+class JunitReporter(Reporter):
+    """Writes :func:`junit_xml`."""
+
+    def write(self, report: Report, out: TextIO) -> None:
+        text = junit_xml(report)
+        out.write(text if text.endswith("\n") else text + "\n")

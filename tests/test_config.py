@@ -1,0 +1,197 @@
+"""The configuration file: discovery, precedence of flags, validation errors with positions,
+and the cluster profile handed to the simulator."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import DATA, run_cli
+
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+
+SINGLE = DATA / "ci" / "single.yaml"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A scratch repository with one manifest in deploy/ and no configuration yet."""
+    (tmp_path / "deploy").mkdir()
+    shutil.copy(SINGLE, tmp_path / "deploy" / "db.yaml")
+    return tmp_path
+
+
+def rules_of(run_out: str) -> set[str]:
+    return {line.split()[2] for line in run_out.splitlines() if line.startswith("deploy/")}
+
+
+def test_ssrisk_yaml_is_found_walking_up_from_the_working_directory(repo: Path) -> None:
+    assert "single-replica" in rules_of(run_cli("check", "deploy", cwd=repo).out)
+    (repo / ".ssrisk.yaml").write_text("disable: [single-replica]\n", encoding="utf-8")
+    run = run_cli("check", ".", cwd=repo / "deploy")
+    assert run.code == 0, run.out + run.err
+    assert "single-replica" not in run.out and "db.yaml" in run.out
+
+
+def test_pyproject_tool_table_is_read(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.ssrisk]\nselect = ["single-replica"]\n',
+        encoding="utf-8",
+    )
+    run = run_cli("check", "deploy", cwd=repo)
+    assert rules_of(run.out) == {"single-replica"}
+
+
+def test_pyproject_without_the_table_is_not_a_config(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    run = run_cli("check", "deploy", cwd=repo)
+    assert run.code == 1 and "single-replica" in rules_of(run.out)
+
+
+def test_ssrisk_yaml_wins_over_pyproject_in_the_same_directory(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.ssrisk]\nselect = ["pdb-missing"]\n')
+    (repo / ".ssrisk.yaml").write_text("select: [single-replica]\n")
+    assert rules_of(run_cli("check", "deploy", cwd=repo).out) == {"single-replica"}
+
+
+def test_explicit_config_file(repo: Path, tmp_path: Path) -> None:
+    cfg = repo / "ci-ssrisk.yaml"
+    cfg.write_text("select: [single-replica]\nseverity:\n  single-replica: warning\n")
+    run = run_cli("check", "--config", str(cfg), "--format", "json", "deploy", cwd=repo)
+    (finding,) = run.json()["findings"]
+    assert finding["rule"] == "single-replica" and finding["severity"] == "warning"
+    assert run.code == 0  # a warning is below the default fail-on (error)
+
+
+def test_fail_on_from_the_file_and_the_flag_overrides_it(repo: Path) -> None:
+    (repo / ".ssrisk.yaml").write_text("fail-on: warning\ndisable: [single-replica]\n")
+    assert run_cli("check", "deploy", cwd=repo).code == 1  # warnings remain
+    assert run_cli("check", "--fail-on", "error", "deploy", cwd=repo).code == 0
+
+
+def test_kube_version_from_the_file_and_the_flag_overrides_it(repo: Path) -> None:
+    (repo / ".ssrisk.yaml").write_text('kube-version: "1.30"\n')
+    assert run_cli("check", "--format", "json", "deploy", cwd=repo).json()["kube_version"] == (
+        "1.30"
+    )
+    flagged = run_cli("check", "--kube-version", "1.33", "--format", "json", "deploy", cwd=repo)
+    assert flagged.json()["kube_version"] == "1.33"
+
+
+def test_select_flag_replaces_the_file_and_disable_adds_to_it(repo: Path) -> None:
+    (repo / ".ssrisk.yaml").write_text("select: [single-replica]\n")
+    run = run_cli("check", "--select", "readiness-probe-missing", "deploy", cwd=repo)
+    assert rules_of(run.out) == {"readiness-probe-missing"}
+    (repo / ".ssrisk.yaml").write_text("disable: [single-replica]\n")
+    run = run_cli("check", "--disable", "readiness-probe-missing", "deploy", cwd=repo)
+    assert rules_of(run.out) and not rules_of(run.out) & {
+        "single-replica",
+        "readiness-probe-missing",
+    }
+
+
+def test_exclude_from_the_file(repo: Path) -> None:
+    (repo / "vendor").mkdir()
+    shutil.copy(SINGLE, repo / "vendor" / "theirs.yaml")
+    (repo / ".ssrisk.yaml").write_text("exclude: [vendor]\n")
+    run = run_cli("check", "--format", "json", ".", cwd=repo)
+    paths = {f["path"] for f in run.json()["findings"]}
+    assert paths and not any("vendor" in p for p in paths)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "col", "words"),
+    [
+        ("fail-on: error\nrules: []\n", 2, 1, "unknown key 'rules'"),
+        ("fail-on: fatal\n", 1, 1, "'fatal' is not one of"),
+        ("kube-version: 1.30\n", 1, 1, 'must be a string such as "1.30"'),
+        ('kube-version: "1.12"\n', 1, 1, "unsupported Kubernetes version '1.12'"),
+        ("select:\n  - single-replica\n  - no-such-rule\n", 3, 5, "unknown rule 'no-such-rule'"),
+        ("severity:\n  single-replica: low\n", 2, 3, "'low' is not one of"),
+        ("profile:\n  tolerations-s: 30\n", 2, 3, "unknown profile setting 'tolerations-s'"),
+        ("profile:\n  attach-s: fast\n", 2, 3, "attach-s must be a number"),
+        ("profile:\n  attach-s: -1\n", 2, 3, "must not be negative"),
+        ("select: [single-replica\n", 2, 1, "YAML syntax"),
+    ],
+)
+def test_bad_config_is_exit_2_with_file_and_position(
+    repo: Path, text: str, line: int, col: int, words: str
+) -> None:
+    cfg = repo / ".ssrisk.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    run = run_cli("check", "deploy", cwd=repo)
+    assert run.code == 2
+    assert f"{cfg.resolve()}:{line}:{col}: " in run.err, run.err
+    assert words in run.err
+    assert "Traceback" not in run.err and run.out == ""
+
+
+def test_bad_pyproject_table_names_the_key(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.ssrisk]\nfail-on = "warning"\nbogus = 1\n')
+    run = run_cli("check", "deploy", cwd=repo)
+    assert run.code == 2
+    assert "pyproject.toml: [tool.ssrisk] bogus: unknown key 'bogus'" in run.err
+
+
+def test_broken_toml_is_exit_2(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text("[tool.ssrisk\n")
+    run = run_cli("check", "deploy", cwd=repo)
+    assert run.code == 2 and "TOML syntax" in run.err
+
+
+def test_missing_explicit_config_is_exit_2(repo: Path) -> None:
+    run = run_cli("check", "--config", "nope.yaml", "deploy", cwd=repo)
+    assert run.code == 2 and "nope.yaml: cannot read" in run.err
+
+
+class RecoveryProbe(Rule):
+    """Reports the simulated recovery time with the out-of-service taint (test only)."""
+
+    id = "recovery-probe"
+    severity = Severity.INFO
+    summary = "test rule"
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        result = ctx.try_simulate("node-loss-out-of-service")
+        if result is None:
+            pytest.skip("the simulator does not model node-loss-out-of-service here")
+        yield self.finding(ctx, ctx.sts.start(), f"{result.time_to_recovery_s}")
+
+
+def test_profile_reaches_the_simulator(tmp_path: Path) -> None:
+    from ssrisk.config import build_settings, load_config
+    from ssrisk.engine import check
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("profile:\n  out-of-service-after-s: 120\n  attach-s: 5\n")
+    config = load_config(cfg)
+    assert config.profile == {"out_of_service_after_s": 120.0, "attach_s": 5.0}
+    settings = build_settings(config)
+    assert settings.profile is not None and settings.profile.out_of_service_after_s == 120.0
+    default = check([str(SINGLE)], [RecoveryProbe()], build_settings(None))
+    custom = check([str(SINGLE)], [RecoveryProbe()], settings)
+    t_default = float(default.findings[0].message)
+    t_custom = float(custom.findings[0].message)
+    # the taint comes 480 s earlier with the profile, so recovery is at least that much sooner
+    assert t_default - t_custom >= 480 - 15
+
+
+def test_the_readme_examples_are_valid_configurations(tmp_path: Path) -> None:
+    import re
+
+    from ssrisk.config import load_config
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    yaml_example = re.search(r"```yaml\n(# \.ssrisk\.yaml\n.*?)```", readme, re.S)
+    toml_example = re.search(r"```toml\n(# pyproject\.toml\n.*?)```", readme, re.S)
+    assert yaml_example and toml_example
+    (tmp_path / ".ssrisk.yaml").write_text(yaml_example.group(1), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(toml_example.group(1), encoding="utf-8")
+    from_yaml = load_config(tmp_path / ".ssrisk.yaml")
+    assert from_yaml.kube_version == "1.33" and from_yaml.profile
+    from_toml = load_config(tmp_path / "pyproject.toml")
+    assert from_toml.fail_on == Severity.WARNING
+    assert from_toml.profile == {"out_of_service_after_s": 120.0}

@@ -1,0 +1,295 @@
+"""Output formats of ``ssrisk check``: json (against its schema), sarif (against the official
+SARIF 2.1.0 schema), junit, github annotations, several outputs in one run, exit codes."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import DATA, ROOT, run_cli, shared
+
+CI = DATA / "ci"
+SINGLE = CI / "single.yaml"
+GOOD = CI / "good.yaml"
+SUPPRESS = CI / "suppress"
+
+
+def line_col_of(path: Path, needle: str) -> tuple[int, int]:
+    """1-based line and column where ``needle`` starts in ``path`` (the first occurrence)."""
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        col = line.find(needle)
+        if col >= 0:
+            return i, col + 1
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def sarif_validator() -> jsonschema.protocols.Validator:
+    schema = json.loads(shared("schemas", "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)  # type: ignore[no-any-return]
+
+
+def run_sarif(*args: str) -> dict[str, Any]:
+    run = run_cli("check", "--format", "sarif", *args)
+    assert run.code in (0, 1, 2) and not run.err, run.err
+    doc: dict[str, Any] = json.loads(run.out)
+    return doc
+
+
+# --- json -------------------------------------------------------------------------------
+
+
+def test_json_report_validates_against_its_schema() -> None:
+    schema = json.loads((ROOT / "ssrisk" / "schemas" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    # findings, suppressed findings, input errors and notices all in one report
+    run = run_cli(
+        "check", "--format", "json", str(ROOT / "examples"), str(SUPPRESS), str(DATA / "bad")
+    )
+    report = run.json()
+    assert report["findings"] and report["errors"]
+    assert any(f.get("suppressed") for f in report["findings"])
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(report))
+    assert errors == [], [e.message for e in errors]
+
+
+def test_json_schema_rejects_a_report_missing_a_field() -> None:
+    schema = json.loads((ROOT / "ssrisk" / "schemas" / "report.schema.json").read_text())
+    report = run_cli("check", "--format", "json", str(SINGLE)).json()
+    del report["findings"][0]["line"]
+    assert not jsonschema.Draft202012Validator(schema).is_valid(report)
+
+
+# --- sarif ------------------------------------------------------------------------------
+
+
+def test_sarif_validates_against_the_official_schema() -> None:
+    validator = sarif_validator()
+    doc = run_sarif(str(ROOT / "examples"), str(SUPPRESS), str(DATA / "bad"))
+    errors = list(validator.iter_errors(doc))
+    assert errors == [], [e.message for e in errors[:5]]
+    assert doc["version"] == "2.1.0"
+    # a broken SARIF log is rejected, so the validation above means something
+    doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"] = {"startColumn": 3}
+    assert not validator.is_valid(doc)
+
+
+def test_sarif_result_has_the_real_line_and_column() -> None:
+    doc = run_sarif(str(SINGLE))
+    (result,) = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "single-replica"]
+    loc = result["locations"][0]["physicalLocation"]
+    assert loc["region"] == dict(
+        zip(("startLine", "startColumn"), line_col_of(SINGLE, "replicas: 1"), strict=True)
+    )
+    assert loc["artifactLocation"]["uri"].endswith("tests/data/ci/single.yaml")
+    assert result["level"] == "error"
+    assert result["partialFingerprints"]
+    assert "suppressions" not in result
+
+
+def test_sarif_rule_metadata_comes_from_the_rules() -> None:
+    from ssrisk.plugins import collect_rules, plugin_manager
+
+    rules = {r.id: r for r in collect_rules(plugin_manager())}
+    doc = run_sarif(str(SINGLE))
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert driver["name"] == "ssrisk"
+    descriptors = {d["id"]: d for d in driver["rules"]}
+    assert set(descriptors) == set(rules)
+    d = descriptors["single-replica"]
+    assert d["name"] == "SingleReplica"
+    assert d["shortDescription"]["text"] == rules["single-replica"].summary
+    assert d["fullDescription"]["text"]
+    assert d["help"]["markdown"] == rules["single-replica"].doc()
+    assert d["defaultConfiguration"]["level"] == "error"
+    for result in doc["runs"][0]["results"]:
+        assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+
+
+def test_sarif_results_present_when_there_are_none() -> None:
+    doc = run_sarif("--select", "single-replica", str(GOOD))
+    assert doc["runs"][0]["results"] == []
+    assert sarif_validator().is_valid(doc)
+
+
+def test_sarif_carries_suppressions_with_their_reason() -> None:
+    doc = run_sarif("--select", "single-replica", str(SUPPRESS))
+    by_file = {
+        Path(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]).name: r
+        for r in doc["runs"][0]["results"]
+    }
+    assert by_file["annotation.yaml"]["suppressions"] == [
+        {
+            "kind": "inSource",
+            "status": "accepted",
+            "justification": "a cache; losing it costs a warm-up",
+            "properties": {"ssriskSuppressionKind": "annotation"},
+        }
+    ]
+    assert by_file["comment-same-line.yaml"]["suppressions"][0]["justification"] == (
+        "development database, recreated nightly"
+    )
+    assert "suppressions" not in by_file["comment-wrong-rule.yaml"]
+
+
+def test_sarif_input_errors_are_tool_notifications() -> None:
+    doc = run_cli("check", "--format", "sarif", str(DATA / "bad" / "malformed.yaml")).json()
+    invocation = doc["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error"
+    assert note["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
+
+
+# --- junit ------------------------------------------------------------------------------
+
+
+def test_junit_has_one_case_per_statefulset_and_rule() -> None:
+    run = run_cli("check", "--format", "junit", str(SINGLE), str(GOOD), str(SUPPRESS))
+    root = ET.fromstring(run.out)
+    cases = root.findall("./testsuite/testcase")
+    report = run_cli("check", "--format", "json", str(SINGLE), str(GOOD), str(SUPPRESS)).json()
+    from ssrisk.plugins import collect_rules, plugin_manager
+
+    n_rules = len(collect_rules(plugin_manager()))
+    assert len(cases) == report["summary"]["statefulsets"] * n_rules
+    by_name = {c.get("name"): c for c in cases}
+    failing = by_name["single-replica: StatefulSet shop/db"]
+    (failure,) = failing.findall("failure")
+    assert failure.get("type") == "error"
+    line, col = line_col_of(SINGLE, "replicas: 1")
+    assert f"single.yaml:{line}:{col}" in (failure.text or "")
+    skipped = by_name["single-replica: StatefulSet shop/cache"].find("skipped")
+    assert skipped is not None
+    assert "a cache; losing it costs a warm-up" in (skipped.get("message") or "")
+    passing = by_name["single-replica: StatefulSet shop/web"]
+    assert list(passing) == []
+    suite = root.find("testsuite")
+    assert suite is not None
+    n_failures = sum(1 for c in cases if c.find("failure") is not None)
+    assert int(suite.get("failures") or -1) == n_failures
+    assert int(suite.get("tests") or -1) == len(cases)
+
+
+def test_junit_reports_unreadable_inputs_as_errors() -> None:
+    run = run_cli("check", "--format", "junit", str(DATA / "bad" / "malformed.yaml"))
+    assert run.code == 2
+    root = ET.fromstring(run.out)
+    (case,) = root.findall("./testsuite/testcase")
+    assert case.find("error") is not None
+
+
+# --- github -----------------------------------------------------------------------------
+
+
+def test_github_annotations_point_at_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    run = run_cli("check", "--format", "github", "--select", "single-replica", str(SINGLE))
+    assert run.code == 1
+    line, col = line_col_of(SINGLE, "replicas: 1")
+    (annotation,) = [x for x in run.out.splitlines() if x.startswith("::")]
+    assert annotation.startswith(
+        f"::error file={SINGLE},line={line},col={col},title=ssrisk single-replica::"
+    )
+
+
+def test_github_format_is_the_default_on_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    run = run_cli("check", "--select", "single-replica", str(SINGLE))
+    assert run.out.startswith("::error file=")
+    explicit = run_cli("check", "--format", "text", "--select", "single-replica", str(SINGLE))
+    assert not explicit.out.startswith("::")
+
+
+def test_github_escaping_follows_the_actions_toolkit() -> None:
+    from ssrisk.reporters.github import command
+
+    line = command("warning", "50% of\nreplicas", file="a:b,c.yaml", line=3, col=5, title="t,1")
+    assert line == "::warning file=a%3Ab%2Cc.yaml,line=3,col=5,title=t%2C1::50%25 of%0Areplicas"
+
+
+def test_github_leaves_out_suppressed_findings() -> None:
+    run = run_cli("check", "--format", "github", "--select", "single-replica", str(SUPPRESS))
+    annotations = [x for x in run.out.splitlines() if x.startswith("::")]
+    assert len(annotations) == 1 and "comment-wrong-rule.yaml" in annotations[0]
+
+
+# --- several outputs, text, exit codes --------------------------------------------------
+
+
+def test_each_format_to_its_own_file(tmp_path: Path) -> None:
+    sarif, junit = tmp_path / "out.sarif", tmp_path / "out.xml"
+    run = run_cli(
+        "check",
+        "--format", "sarif", "--output", str(sarif),
+        "--format", "text",
+        "--format", "junit", "-o", str(junit),
+        str(SINGLE),
+    )  # fmt: skip
+    assert run.code == 1
+    assert "error single-replica" in run.out  # text went to stdout
+    assert json.loads(sarif.read_text())["runs"][0]["results"]
+    assert ET.parse(junit).getroot().tag == "testsuites"
+
+
+def test_two_formats_on_stdout_is_a_usage_error() -> None:
+    run = run_cli("check", "--format", "json", "--format", "sarif", str(SINGLE))
+    assert run.code == 2
+    assert "standard output" in run.err
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    run = run_cli("check", "--format", "xml", str(SINGLE))
+    assert run.code == 2 and "unknown format 'xml'" in run.err
+
+
+def test_text_summary_counts_per_severity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    report = run_cli("check", "--format", "json", str(SINGLE)).json()
+    run = run_cli("check", str(SINGLE))
+    counts = {s: sum(1 for f in report["findings"] if f["severity"] == s) for s in
+              ("error", "warning", "info")}  # fmt: skip
+    assert run.out.splitlines()[-1].startswith(
+        f"{len(report['findings'])} finding(s) ({counts['error']} error, "
+        f"{counts['warning']} warning, {counts['info']} info)"
+    )
+    assert "\x1b[" not in run.out
+
+
+def test_exit_zero_turns_findings_into_success() -> None:
+    assert run_cli("check", str(SINGLE)).code == 1
+    assert run_cli("check", "--exit-zero", str(SINGLE)).code == 0
+
+
+def test_no_kubernetes_objects_is_a_warning_or_with_fail_if_empty_an_error(
+    tmp_path: Path,
+) -> None:
+    other = tmp_path / "workflow.yaml"
+    other.write_text("name: ci\non: [push]\njobs: {}\n", encoding="utf-8")
+    warned = run_cli("check", "--format", "json", str(other))
+    assert warned.code == 0
+    (notice,) = warned.json()["notices"]
+    assert notice["level"] == "warning" and "no Kubernetes objects" in notice["message"]
+    failed = run_cli("check", "--fail-if-empty", str(other))
+    assert failed.code == 2
+    assert "no Kubernetes objects" in failed.out
+    assert run_cli("check", "--fail-if-empty", "--exit-zero", str(other)).code == 2
+
+
+def test_sarif_help_uri_points_at_the_rule_page_when_the_source_is_declared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ssrisk import __version__
+    from ssrisk.reporters import sarif
+
+    monkeypatch.setattr(sarif, "source_url", lambda: "https://git.example.org/ssrisk")
+    doc = run_sarif("--select", "single-replica", str(SINGLE))
+    (d,) = [d for d in doc["runs"][0]["tool"]["driver"]["rules"] if d["id"] == "single-replica"]
+    assert d["helpUri"] == (
+        f"https://git.example.org/ssrisk/blob/v{__version__}/rules/single-replica.md"
+    )
+    assert sarif_validator().is_valid(doc)

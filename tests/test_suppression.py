@@ -1,0 +1,118 @@
+"""Suppression with a reason: annotations on the StatefulSet or its pod template, and
+``# ssrisk: ignore[rule]`` comments on the offending line or the line above it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import DATA, run_cli
+
+from ssrisk.suppression import comment_on, comment_suppression
+
+SUPPRESS = DATA / "ci" / "suppress"
+
+
+def single_replica_by_file(*args: str) -> dict[str, dict[str, object]]:
+    run = run_cli("check", "--format", "json", "--select", "single-replica", *args)
+    return {Path(str(f["path"])).name: f for f in run.json()["findings"]}
+
+
+def test_each_way_of_suppressing_is_honoured() -> None:
+    found = single_replica_by_file(str(SUPPRESS))
+    assert found["annotation.yaml"]["suppression"] == {
+        "kind": "annotation",
+        "reason": "a cache; losing it costs a warm-up",
+    }
+    assert found["template-annotation.yaml"]["suppression"] == {
+        "kind": "annotation",
+        "reason": None,
+    }
+    assert found["comment-same-line.yaml"]["suppression"] == {
+        "kind": "comment",
+        "reason": "development database, recreated nightly",
+    }
+    assert found["comment-line-above.yaml"]["suppression"] == {
+        "kind": "comment",
+        "reason": "one replica is enough for metrics",
+    }
+    for name in ("annotation.yaml", "template-annotation.yaml", "comment-line-above.yaml"):
+        assert found[name]["suppressed"] is True
+    # another rule's comment, and "#" inside a quoted value, suppress nothing
+    assert "suppressed" not in found["comment-wrong-rule.yaml"]
+
+
+def test_suppressed_findings_do_not_fail_the_run() -> None:
+    suppressed_only = [
+        str(SUPPRESS / n)
+        for n in ("annotation.yaml", "comment-same-line.yaml", "comment-line-above.yaml")
+    ]
+    run = run_cli("check", "--select", "single-replica", *suppressed_only)
+    assert run.code == 0, run.out
+    assert run.out.splitlines()[-1].startswith("0 finding(s)")
+    assert "3 suppressed" in run.out.splitlines()[-1]
+    failing = run_cli(
+        "check", "--select", "single-replica", str(SUPPRESS / "comment-wrong-rule.yaml")
+    )
+    assert failing.code == 1
+
+
+def test_text_hides_suppressed_findings_unless_asked() -> None:
+    path = str(SUPPRESS / "annotation.yaml")
+    hidden = run_cli("check", "--select", "single-replica", path)
+    assert "annotation.yaml:" not in hidden.out
+    shown = run_cli("check", "--select", "single-replica", "--show-suppressed", path)
+    assert "[suppressed: a cache; losing it costs a warm-up]" in shown.out
+    assert shown.code == 0
+
+
+def test_annotation_lists_several_rules() -> None:
+    run = run_cli(
+        "check", "--format", "json", "--select", "readiness-probe-missing",
+        str(SUPPRESS / "annotation.yaml"), str(SUPPRESS / "template-annotation.yaml"),
+    )  # fmt: skip
+    by_name = {f["object"]["name"]: f for f in run.json()["findings"]}
+    assert by_name["cache"]["suppressed"] is True  # listed after a comma
+    assert "suppressed" not in by_name["queue"]  # its annotation names single-replica only
+
+
+def test_suppression_survives_a_line_move(tmp_path: Path) -> None:
+    text = (SUPPRESS / "comment-line-above.yaml").read_text(encoding="utf-8")
+    moved = tmp_path / "moved.yaml"
+    moved.write_text("# a new header line\n# and another\n" + text, encoding="utf-8")
+    (f,) = single_replica_by_file(str(moved)).values()
+    assert f["line"] == 13 and f["suppressed"] is True
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "  replicas: 1  # ssrisk: ignore[single-replica] dev only",
+            ({"single-replica"}, "dev only"),
+        ),
+        ("# ssrisk: ignore[a, b]", ({"a", "b"}, None)),
+        ("#ssrisk:ignore[a]   why  ", ({"a"}, "why")),
+        ("  note: x#ssrisk: ignore[a]", None),
+        ("  replicas: 1  # not an ignore", None),
+    ],
+)
+def test_comment_syntax(line: str, expected: tuple[set[str], str | None] | None) -> None:
+    parsed = comment_on(line)
+    if expected is None:
+        assert parsed is None
+    else:
+        assert parsed is not None
+        assert (set(parsed[0]), parsed[1]) == expected
+
+
+def test_comment_above_must_be_a_comment_line() -> None:
+    lines = [
+        "spec:",
+        "  serviceName: x  # ssrisk: ignore[single-replica] belongs to serviceName",
+        "  replicas: 1",
+    ]
+    assert comment_suppression(lines, 3, "single-replica") is None
+    lines[1] = "  # ssrisk: ignore[single-replica] ok"
+    found = comment_suppression(lines, 3, "single-replica")
+    assert found is not None and found.reason == "ok"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .memo import CACHE, prepare, rename
 from .profile import ClusterProfile, NodeSpec, default_nodes
 from .result import PodResult, ScenarioResult, TimelineEvent
 from .scenarios import DESCRIPTIONS, SCENARIOS, run
@@ -34,6 +35,8 @@ __all__ = [
     "PodResult",
     "ScenarioResult",
     "TimelineEvent",
+    "cache_clear",
+    "cache_info",
     "default_nodes",
     "parse_kube_version",
     "simulate",
@@ -52,20 +55,68 @@ def simulate(
     profile: ClusterProfile | None = None,
     feature_gates: Mapping[str, bool] | None = None,
     horizon_s: float = 86400.0,
+    use_cache: bool = True,
 ) -> ScenarioResult:
     """Run `statefulset` (manifest as plain data) through `scenario`.
 
+    `pdbs` are the PodDisruptionBudgets that select the set's pods; `storage_classes` and
+    `persistent_volumes` the objects of those kinds in the input; times in seconds. Results are
+    memoised (`memo.py`, LRU of 4096 behaviours, keyed without names and label values), so
+    StatefulSets that differ only in names cost one run; `use_cache=False` always runs.
+    The returned object is the caller's own copy.
+
     Raises ValueError for an unknown scenario, Kubernetes version or feature gate.
     """
-    result, _ = run(
-        statefulset,
-        scenario,
-        kube_version=kube_version,
-        pdbs=pdbs,
-        storage_classes=storage_classes,
-        persistent_volumes=persistent_volumes,
-        profile=profile,
-        feature_gates=feature_gates,
-        horizon_s=horizon_s,
-    )
-    return result
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    prep = None
+    if use_cache:
+        prep = prepare(
+            statefulset,
+            scenario,
+            kube_version=kube_version,
+            pdbs=pdbs,
+            storage_classes=storage_classes,
+            persistent_volumes=persistent_volumes,
+            profile=profile,
+            feature_gates=feature_gates,
+            horizon_s=horizon_s,
+        )
+    if prep is None:
+        result, _ = run(
+            statefulset,
+            scenario,
+            kube_version=kube_version,
+            pdbs=pdbs,
+            storage_classes=storage_classes,
+            persistent_volumes=persistent_volumes,
+            profile=profile,
+            feature_gates=feature_gates,
+            horizon_s=horizon_s,
+        )
+        return result
+    cached = CACHE.get(prep.key)
+    if cached is None:
+        cached, _ = run(
+            prep.statefulset(),
+            scenario,
+            kube_version=kube_version,
+            pdbs=prep.pdbs(),
+            storage_classes=storage_classes,
+            persistent_volumes=persistent_volumes,
+            profile=profile,
+            feature_gates=feature_gates,
+            horizon_s=horizon_s,
+        )
+        CACHE.put(prep.key, cached)
+    return rename(cached, prep)
+
+
+def cache_clear() -> None:
+    """Forget every memoised result (and the hit/miss counts)."""
+    CACHE.clear()
+
+
+def cache_info() -> dict[str, int]:
+    """{"hits", "misses", "size", "max_entries"} of the result cache since the last clear."""
+    return CACHE.info()

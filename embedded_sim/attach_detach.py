@@ -43,8 +43,10 @@ class AttachDetachController:
         self.waiters[vol.claim] = pod.name
         if vol.attaching_to == target:
             return
-        if vol.attached_to == target:
+        if vol.attached_to == target and vol.detaching_from is None:
             return
+        if vol.detaching_from == target:
+            return  # detach from this very node in progress: attach again once it is done
         busy = vol.detaching_from is not None or (
             vol.attached_to is not None and not vol.multi_attach_allowed
         )
@@ -166,7 +168,7 @@ class AttachDetachController:
         sim = self.sim
         if not self._oos(node_name):
             return
-        for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.claim):
+        for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.sort_key):
             if (
                 vol.attached_to == node_name
                 and vol.detach_requested_s is not None
@@ -194,9 +196,21 @@ class AttachDetachController:
             "(node not Ready)",
         )
 
+    def _in_use_on(self, vol: Volume, node_name: str) -> bool:
+        """util.go#DetermineVolumeAction: a non-terminated pod on the node keeps it desired."""
+        return any(
+            p.node == node_name and vol.claim in p.claims and not p.terminal
+            for p in self.sim.cluster.pods.values()
+        )
+
     def _detach(self, vol: Volume, node_name: str, why: str) -> None:
         sim = self.sim
         if vol.attached_to != node_name or vol.detaching_from is not None:
+            return
+        if self._in_use_on(vol, node_name):
+            # A new pod on the same node wants it before the reconciler detached: it stays.
+            vol.detach_requested_s = None
+            vol.mounted_on_dead_node = False
             return
         vol.detaching_from = node_name
 

@@ -88,6 +88,7 @@ class Volume:
     topology: str  # "zonal", "local" or "network"
     binding: str  # "WaitForFirstConsumer" or "Immediate"
     storage_class: str
+    template: str = ""  # claim template name (sorting is by template and ordinal, never name)
     zone: str | None = None  # pinned zone (zonal) once provisioned
     node: str | None = None  # pinned node (local) once provisioned
     attached_to: str | None = None
@@ -96,6 +97,11 @@ class Volume:
     detach_requested_s: float | None = None
     mounted_on_dead_node: bool = False
     deleted: bool = False
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        # Same order as the claim names `<template>-<set>-<ordinal>`, without the set name.
+        return (self.template, str(self.ordinal))
 
     @property
     def needs_attach(self) -> bool:

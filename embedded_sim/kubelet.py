@@ -57,7 +57,11 @@ class Kubelet:
             vol = sim.cluster.volumes.get(claim)
             if vol is None or not vol.needs_attach:
                 continue
-            if vol.attached_to != pod.node or vol.attaching_to is not None:
+            if (
+                vol.attached_to != pod.node
+                or vol.attaching_to is not None
+                or vol.detaching_from is not None
+            ):
                 waiting = True
                 sim.adc.request_attach(vol, pod)
         if waiting:
@@ -181,6 +185,61 @@ class Kubelet:
             ),
             "kubelet-cleanup",
         )
+
+    # --- return after an outage (k8s-behavior.md A.1 step 7a, B.9.1) --------------------
+    def node_returned(self, node_name: str, rebooted: bool) -> None:
+        """The kubelet starts again and syncs the pods bound to its node.
+
+        Pods with a deletionTimestamp are stopped with their full DeletionGracePeriodSeconds
+        (pod_workers.go#calculateEffectiveGracePeriod: the grace is not reduced by the time
+        already elapsed), then unmounted and removed (status_manager.go#syncPod). Containers
+        of a node that rebooted are gone; after a kubelet stop or a partition they kept
+        running and get SIGTERM now. Pending pods bound to the node start.
+        """
+        sim = self.sim
+        delay = sim.profile.kubelet_return_sync_s
+        for pod in sim.cluster.pods_on(node_name):
+            if rebooted:
+                pod.containers_running = False
+            if pod.terminating:
+                sim.loop.after(delay, partial(self.on_deletion, pod), "kubelet-sync")
+            elif pod.phase == "Pending":
+                sim.loop.after(delay, partial(self.try_start, pod), "kubelet-sync")
+            elif pod.phase == "Running" and not pod.containers_running:
+                sim.loop.after(
+                    delay + sim.profile.mount_s,
+                    partial(self._restarted, pod),
+                    "kubelet-start",
+                )
+
+    def _restarted(self, pod: Pod) -> None:
+        sim = self.sim
+        if not self._live(pod) or pod.terminating or not self.node_running(pod.node):
+            return
+        pod.containers_running = True
+        sim.record(
+            pod.name,
+            "pod-started",
+            f"{pod.name} containers restarted on {pod.node} after the reboot",
+            SRC_POD_WORKERS,
+        )
+        sim.changed()
+        sim.loop.after(sim.start_to_ready_s(), partial(self._ready, pod), "kubelet-ready")
+
+    def node_ready(self, node_name: str) -> None:
+        """Node Ready again: running containers pass their next readiness probe.
+
+        Assumption [A]: one readinessProbe periodSeconds after the node status (prober
+        workers restart with the kubelet, pkg/kubelet/prober/worker.go#doProbe); without a
+        probe the kubelet reports Ready on its next status sync.
+        """
+        sim = self.sim
+        period = sim.wl.readiness_period_s or 0.0
+        for pod in sim.cluster.pods_on(node_name):
+            if pod.terminating or pod.ready or pod.phase != "Running":
+                continue
+            if pod.containers_running and not pod.broken:
+                sim.loop.after(period, partial(self._ready, pod), "kubelet-ready")
 
     # --- graceful node shutdown ---------------------------------------------------------
     def graceful_shutdown(self, node_name: str) -> None:

@@ -21,6 +21,11 @@ SRC_NOSCHED = "pkg/controller/nodelifecycle/node_lifecycle_controller.go#doNoSch
 SRC_NOEXEC = "pkg/controller/nodelifecycle/node_lifecycle_controller.go#doNoExecuteTaintingPass"
 SRC_ZONE = "pkg/controller/nodelifecycle/node_lifecycle_controller.go#handleDisruption"
 SRC_RATE = "pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go#Try"
+SRC_REACHABLE = (
+    "pkg/controller/nodelifecycle/node_lifecycle_controller.go#processTaintBaseEviction "
+    "(markNodeAsReachable)"
+)
+SRC_KUBELET_READY = "pkg/kubelet/nodestatus/setters.go#ReadyCondition"
 
 NORMAL = "Normal"
 PARTIAL = "PartialDisruption"
@@ -193,6 +198,73 @@ class NodeLifecycleController:
             sim.changed()
             sim.taints.on_taints_changed(node)
         self._process(zone)
+
+    # --- return (k8s-behavior.md A.1 step 7a, B.9.1) -------------------------------------
+    def node_returned(self, node: Node) -> None:
+        """The kubelet renews its Lease again and posts Ready=True a moment later.
+
+        doNoScheduleTaintingPass reacts to the Node update (controller reaction); the NoExecute
+        taints go on the next monitorNodeHealth pass (typical half a node-monitor-period, at
+        most one), where processTaintBaseEviction calls markNodeAsReachable, which also drops
+        the node from the zone's NoExecute queue. Taint evictions not yet fired are cancelled.
+        """
+        sim = self.sim
+        sim.loop.after(
+            sim.profile.kubelet_nodestatus_s, lambda: self._ready_again(node), "kubelet-status"
+        )
+
+    def _ready_again(self, node: Node) -> None:
+        sim = self.sim
+        if not node.alive or node.deleted or node.ready == "True":
+            return
+        node.ready = "True"
+        sim.record(
+            None,
+            "node-ready",
+            f"{node.name} Ready=True posted by the returning kubelet",
+            SRC_KUBELET_READY,
+        )
+        sim.changed()
+        self.recompute_zones()
+        sim.loop.after(
+            sim.profile.controller_reaction_s, lambda: self._clear_noschedule(node), "nlc-pass"
+        )
+        sim.loop.after(
+            sim.profile.node_monitor_period_s / 2.0, lambda: self._reachable(node), "nlc-pass"
+        )
+        sim.kubelet.node_ready(node.name)
+        sim.stsc.request_sync()
+
+    def _clear_noschedule(self, node: Node) -> None:
+        sim = self.sim
+        if node.ready != "True":
+            return
+        for key in (TAINT_UNREACHABLE, TAINT_NOT_READY):
+            if node.remove_taint(key, "NoSchedule"):
+                sim.record(
+                    None, "taint-removed", f"{node.name} {key}:NoSchedule removed", SRC_NOSCHED
+                )
+                sim.changed()
+        sim.scheduler.retry_pending()
+
+    def _reachable(self, node: Node) -> None:
+        sim = self.sim
+        if node.ready != "True":
+            return
+        q = self.queue.get(node.zone, [])
+        if node.name in q:
+            q.remove(node.name)
+        removed = False
+        for key in (TAINT_UNREACHABLE, TAINT_NOT_READY):
+            if node.remove_taint(key, "NoExecute"):
+                removed = True
+                sim.record(
+                    None, "taint-removed", f"{node.name} {key}:NoExecute removed", SRC_REACHABLE
+                )
+        if removed:
+            sim.changed()
+            sim.taints.on_taints_changed(node)
+            sim.scheduler.retry_pending()
 
     def node_deleted(self, node: Node) -> None:
         self.recompute_zones()

@@ -78,9 +78,20 @@ class ClusterProfile:
     prestop_hook_s: float = 0.0
     kubelet_cleanup_s: float = 0.5
     kubelet_nodestatus_s: float = 0.5
+    # A returning kubelet acts on its pods this long after it starts; with kubelet_cleanup_s
+    # the pod of a rebooted node is gone 10 s after the return (k8s-behavior.md B.9.1).
+    kubelet_return_sync_s: float = 9.5
 
     # --- scenario parameters [A] ---
     out_of_service_after_s: float = 600.0
+    # node-loss only: the node comes back (kubelet restarts / partition heals) at this time
+    # (None = it never returns). k8s-behavior.md B.9.1. A return is an external event like the
+    # out-of-service taint: the result counts as recovered without an operator on the
+    # Kubernetes side, and the verdict says the recovery needed the node back.
+    node_returns_after_s: float | None = None
+    # True: the node rebooted (power off), containers are gone when the kubelet returns.
+    # False (default): kubelet stop or network partition, containers kept running.
+    node_returns_rebooted: bool = False
     node_deleted_after_s: float = 120.0
     revert_after_s: float = 600.0
     shutdown_grace_period_s: float = 30.0
@@ -117,9 +128,18 @@ ASSUMPTIONS: tuple[tuple[str, str], ...] = (
     ("podgc_phase_s", "PodGC passes at {v:g} s + k×20 s"),
 )
 
+# Shown only when the scenario has the node come back (node_returns_after_s).
+RETURN_ASSUMPTIONS: tuple[tuple[str, str], ...] = (
+    ("kubelet_nodestatus_s", "a returning kubelet posts Ready=True {v:g} s after it starts"),
+    (
+        "kubelet_return_sync_s",
+        "a returning kubelet acts on its pods {v:g} s after it starts (terminating pods then "
+        "get their full deletion grace period)",
+    ),
+)
 
-def assumption_lines(p: ClusterProfile) -> list[str]:
-    out: list[str] = []
-    for name, fmt in ASSUMPTIONS:
-        out.append(fmt.format(v=getattr(p, name)))
-    return out
+
+def assumption_lines(p: ClusterProfile, node_returns: bool = False) -> list[str]:
+    """The labelled assumptions with this profile's values (node-return ones on request)."""
+    table = ASSUMPTIONS + (RETURN_ASSUMPTIONS if node_returns else ())
+    return [fmt.format(v=getattr(p, name)) for name, fmt in table]

@@ -93,6 +93,14 @@ def _setup(sim: Simulation, scenario: str) -> dict[str, Callable[[], Any]]:
     extra: dict[str, Callable[[], Any]] = {}
     if scenario in ("node-loss", "node-loss-out-of-service", "node-deleted"):
         sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
+    if scenario == "node-loss" and p.node_returns_after_s is not None:
+        back = p.node_returns_after_s
+        sim.loop.at(
+            back,
+            lambda: sim.return_node(node, p.node_returns_rebooted, SRC_NODE_STATUS),
+            "node-return",
+        )
+        extra["node_returned_at_s"] = lambda: back
     if scenario == "node-loss-out-of-service":
 
         def oos() -> None:
@@ -319,6 +327,18 @@ def run(
     return _result(sim, scenario, extra_fns), sim
 
 
+def _description(sim: Simulation, scenario: str) -> str:
+    p = sim.profile
+    text = DESCRIPTIONS[scenario]
+    if scenario == "node-loss" and p.node_returns_after_s is not None:
+        kind = "reboots" if p.node_returns_rebooted else "kubelet restarts / partition heals"
+        text = text.replace(
+            "and the node never returns",
+            f"and the node returns at {p.node_returns_after_s:g} s ({kind})",
+        )
+    return text
+
+
 def _result(
     sim: Simulation, scenario: str, extra_fns: Mapping[str, Callable[[], Any]]
 ) -> ScenarioResult:
@@ -339,7 +359,10 @@ def _result(
     assumptions = [
         f"Kubernetes {sim.vd.version}: node-monitor-grace-period G = {g:g} s; Ready=Unknown at "
         f"G{off:+g} = {g + off:g} s after the last heartbeat (range {g - 10:g} … {g + 5:g} s)",
-        *assumption_lines(sim.profile),
+        *assumption_lines(
+            sim.profile,
+            node_returns=scenario == "node-loss" and sim.profile.node_returns_after_s is not None,
+        ),
         "worst placement the hard scheduling constraints allow; node resources assumed to fit",
         *sim.notes,
     ]
@@ -355,6 +378,11 @@ def _result(
             how = (
                 f", but only because the operator applied the out-of-service taint at "
                 f"{sim.profile.out_of_service_after_s:g} s"
+            )
+        elif scenario == "node-loss" and sim.profile.node_returns_after_s is not None:
+            how = (
+                f", but only because the node came back at "
+                f"{sim.profile.node_returns_after_s:g} s (no replacement while it was away)"
             )
         elif scenario == "node-deleted":
             how = f" after the Node object was deleted at {sim.profile.node_deleted_after_s:g} s"
@@ -372,7 +400,7 @@ def _result(
     extra["replicas_on_failed_nodes"] = sum(
         1 for n in sim.initial_nodes.values() if n in set(sim.failed_nodes)
     )
-    extra["description"] = DESCRIPTIONS[scenario]
+    extra["description"] = _description(sim, scenario)
     return ScenarioResult(
         namespace=sim.wl.namespace,
         name=sim.wl.name,

@@ -56,6 +56,64 @@ def classify_class(sc: Mapping[str, Any], modes: tuple[str, ...]) -> tuple[str, 
     return "zonal", bmode
 
 
+def resolve_storage(
+    ct: ClaimTemplate,
+    classes: Sequence[Mapping[str, Any]],
+    pvs: Sequence[Mapping[str, Any]],
+    p: ClusterProfile,
+) -> tuple[str, str, str, str | None]:
+    """(topology, binding mode, class name, assumption note or None) of one claim template.
+
+    The class is the named one, else the default class (annotation
+    storageclass.kubernetes.io/is-default-class, set on the claim by the DefaultStorageClass
+    admission plugin, plugin/pkg/admission/storage/storageclass/setdefault/admission.go#Admit);
+    a class that is not in the input falls back to the profile's assumed storage, noted as an
+    assumption.
+    """
+    by_name: dict[str, Mapping[str, Any]] = {}
+    default: Mapping[str, Any] | None = None
+    for sc in classes:
+        if not isinstance(sc, Mapping):
+            continue
+        name = _m(sc.get("metadata")).get("name")
+        if isinstance(name, str):
+            by_name[name] = sc
+        ann = _m(_m(sc.get("metadata")).get("annotations"))
+        if any(str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
+            default = sc
+    if ct.storage_class_name is None and default is not None:
+        topo, bmode = classify_class(default, ct.access_modes)
+        name = str(_m(default.get("metadata")).get("name", "default"))
+        return topo, bmode, name, None
+    if ct.storage_class_name and ct.storage_class_name in by_name:
+        topo, bmode = classify_class(by_name[ct.storage_class_name], ct.access_modes)
+        return topo, bmode, ct.storage_class_name, None
+    if ct.storage_class_name == "":
+        for pv in pvs:
+            if isinstance(pv, Mapping):
+                spec = _m(pv.get("spec"))
+                if "local" in spec or "hostPath" in spec:
+                    return "local", "WaitForFirstConsumer", "", None
+        note = (
+            f'claim template {ct.name!r}: storageClassName "" (static PVs); assumed zonal '
+            "block volumes"
+        )
+        return "zonal", "Immediate", "", note
+    topo = p.assume_default_storage
+    if any(m in ("ReadWriteMany", "ReadOnlyMany") for m in ct.access_modes):
+        topo = "network"
+    what = (
+        f"StorageClass {ct.storage_class_name!r} not in the input"
+        if ct.storage_class_name
+        else "no default StorageClass in the input"
+    )
+    note = (
+        f"claim template {ct.name!r}: {what}; assumed {topo} storage with "
+        f"{p.assume_default_binding} binding"
+    )
+    return topo, p.assume_default_binding, ct.storage_class_name or "(default)", note
+
+
 class Simulation:
     """One StatefulSet in a simulated cluster. Components talk through this object."""
 
@@ -96,10 +154,12 @@ class Simulation:
         )
         self.templates: dict[str, bool] = {"rev-1": False}
         self.notes: list[str] = []
-        self.storage = [
-            self._resolve_storage(ct, storage_classes, persistent_volumes)
-            for ct in self.wl.claim_templates
-        ]
+        self.storage: list[tuple[str, str, str]] = []
+        for ct in self.wl.claim_templates:
+            topo, bmode, cls, note = resolve_storage(ct, storage_classes, persistent_volumes, p)
+            self.storage.append((topo, bmode, cls))
+            if note:
+                self.notes.append(note)
         self.api = ApiServer(self, [Pdb.parse(x) for x in pdbs if isinstance(x, Mapping)])
         self.kubelet = Kubelet(self)
         self.nlc = NodeLifecycleController(self)
@@ -145,6 +205,24 @@ class Simulation:
             return self.wl.start_to_ready_s
         return self.profile.app_start_to_ready_s
 
+    def ensure_claims(self, ordinal: int, source: str) -> None:
+        """Recreate missing PVCs of an ordinal.
+
+        stateful_pod_control.go#createMissingPersistentVolumeClaims, called by
+        stateful_set_control.go#processReplica for a Pending pod.
+        """
+        for ct in self.wl.claim_templates:
+            claim = f"{ct.name}-{self.wl.name}-{ordinal}"
+            vol = self.cluster.volumes.get(claim)
+            if vol is None or vol.deleted:
+                self.claims_for(ordinal)
+                self.record(
+                    self.wl.pod_name(ordinal),
+                    "pvc-created",
+                    f"PVC {claim} recreated for the Pending pod",
+                    source,
+                )
+
     def claims_for(self, ordinal: int) -> tuple[str, ...]:
         """PVC names of an ordinal (`<template>-<set>-<ordinal>`), created when missing."""
         out: list[str] = []
@@ -152,7 +230,7 @@ class Simulation:
             claim = f"{ct.name}-{self.wl.name}-{ordinal}"
             vol = self.cluster.volumes.get(claim)
             if vol is None or vol.deleted:
-                vol = Volume(claim, ordinal, ct.access_modes, topo, binding, cls)
+                vol = Volume(claim, ordinal, ct.access_modes, topo, binding, cls, ct.name)
                 if topo == "zonal" and binding == "Immediate":
                     # Immediate binding provisions without regard to the pod [A: first zone].
                     first = next(iter(self.cluster.nodes.values()), None)
@@ -160,56 +238,6 @@ class Simulation:
                 self.cluster.volumes[claim] = vol
             out.append(claim)
         return tuple(out)
-
-    def _resolve_storage(
-        self,
-        ct: ClaimTemplate,
-        classes: Sequence[Mapping[str, Any]],
-        pvs: Sequence[Mapping[str, Any]],
-    ) -> tuple[str, str, str]:
-        by_name: dict[str, Mapping[str, Any]] = {}
-        default: Mapping[str, Any] | None = None
-        for sc in classes:
-            if not isinstance(sc, Mapping):
-                continue
-            name = _m(sc.get("metadata")).get("name")
-            if isinstance(name, str):
-                by_name[name] = sc
-            ann = _m(_m(sc.get("metadata")).get("annotations"))
-            if any(str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
-                default = sc
-        p = self.profile
-        if ct.storage_class_name is None and default is not None:
-            topo, bmode = classify_class(default, ct.access_modes)
-            name = str(_m(default.get("metadata")).get("name", "default"))
-            return topo, bmode, name
-        if ct.storage_class_name and ct.storage_class_name in by_name:
-            topo, bmode = classify_class(by_name[ct.storage_class_name], ct.access_modes)
-            return topo, bmode, ct.storage_class_name
-        if ct.storage_class_name == "":
-            for pv in pvs:
-                if isinstance(pv, Mapping):
-                    spec = _m(pv.get("spec"))
-                    if "local" in spec or "hostPath" in spec:
-                        return "local", "WaitForFirstConsumer", ""
-            self.notes.append(
-                f'claim template {ct.name!r}: storageClassName "" (static PVs); assumed zonal '
-                "block volumes"
-            )
-            return "zonal", "Immediate", ""
-        topo = p.assume_default_storage
-        if any(m in ("ReadWriteMany", "ReadOnlyMany") for m in ct.access_modes):
-            topo = "network"
-        what = (
-            f"StorageClass {ct.storage_class_name!r} not in the input"
-            if ct.storage_class_name
-            else "no default StorageClass in the input"
-        )
-        self.notes.append(
-            f"claim template {ct.name!r}: {what}; assumed {topo} storage with "
-            f"{p.assume_default_binding} binding"
-        )
-        return topo, p.assume_default_binding, ct.storage_class_name or "(default)"
 
     # --- set-up ----------------------------------------------------------------------
     def steady_state(self) -> None:
@@ -257,6 +285,23 @@ class Simulation:
         )
         self.changed()
         self.nlc.node_lost(node)
+
+    def return_node(self, node: Node, rebooted: bool, source: str) -> None:
+        """The kubelet of a lost node runs again and reaches the API server (B.9.1)."""
+        if node.alive or node.deleted:
+            return
+        node.alive = True
+        node.lost_at_s = None
+        how = "after a reboot (containers gone)" if rebooted else "(containers kept running)"
+        self.record(
+            None,
+            "node-returned",
+            f"{node.name} is back {how}: the kubelet renews its Lease and syncs its pods",
+            source,
+        )
+        self.changed()
+        self.kubelet.node_returned(node.name, rebooted)
+        self.nlc.node_returned(node)
 
     # --- availability tracking -----------------------------------------------------------
     def pod_serving(self, o: int) -> bool:
@@ -333,6 +378,8 @@ class StepHarness:
             manual_sync=True,
         )
         self._revs = 1
+        # Checks run after every controller pass (the upstream invariants, in tests).
+        self.after_sync: list[Callable[[StepHarness], None]] = []
 
     @property
     def stsc(self) -> StatefulSetController:
@@ -340,6 +387,46 @@ class StepHarness:
 
     def sync(self) -> None:
         self.sim.stsc.sync()
+        for check in self.after_sync:
+            check(self)
+
+    def add_pod(self, ordinal: int, *, ready: bool = True, terminating: bool = False) -> Pod:
+        """Plant a pod of the current revision (Running, Ready for an hour unless told)."""
+        sim = self.sim
+        pod = Pod(
+            name=sim.wl.pod_name(ordinal),
+            ordinal=ordinal,
+            revision=sim.stsc.current_revision,
+            uid=sim.cluster.next_uid(),
+            created_s=sim.now - 3600.0,
+            phase="Running",
+            ready=ready,
+            ready_since_s=sim.now - 3600.0 if ready else None,
+            containers_running=True,
+            claims=sim.claims_for(ordinal),
+        )
+        sim.cluster.pods[pod.name] = pod
+        if terminating:
+            pod.deletion_s = sim.now
+            pod.deletion_grace_s = 30.0
+        return pod
+
+    def delete_claims(self, ordinal: int) -> None:
+        """Delete the PVCs of an ordinal (the volumes are gone with them)."""
+        for vol in self.sim.cluster.volumes.values():
+            if vol.ordinal == ordinal:
+                vol.deleted = True
+
+    def live_claims(self) -> list[str]:
+        return sorted(v.claim for v in self.sim.cluster.volumes.values() if not v.deleted)
+
+    def ready_replicas(self) -> int:
+        return sum(1 for p in self.pods().values() if p.running_and_ready())
+
+    def available_replicas(self) -> int:
+        """status.availableReplicas: Ready for minReadySeconds and not terminating."""
+        now, mrs = self.sim.now, self.sim.wl.min_ready_seconds
+        return sum(1 for p in self.pods().values() if not p.terminating and p.available(now, mrs))
 
     def pods(self) -> dict[int, Pod]:
         return {p.ordinal: p for p in self.sim.cluster.pods.values()}

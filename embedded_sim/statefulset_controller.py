@@ -30,6 +30,9 @@ SRC_UPDATE = f"{_F}#updateStatefulSet"
 SRC_MAXUNAV = f"{_F}#updateStatefulSetAfterInvariantEstablished"
 SRC_STATUS = f"{_F}#completeRollingUpdate"
 SRC_RECREATE = f"{_F}#updateStatefulSet (Recreate, KEP-3541)"
+SRC_PVC_CREATE = (
+    "pkg/controller/statefulset/stateful_pod_control.go#createMissingPersistentVolumeClaims"
+)
 SRC_PVC = "pkg/controller/statefulset/stateful_pod_control.go#PersistentVolumeClaimRetentionPolicy"
 
 
@@ -147,6 +150,9 @@ class StatefulSetController:
                 if monotonic:
                     return
                 continue
+            if pod.phase == "Pending" and not pod.terminating:
+                # processReplica: a Pending pod gets its missing PVCs recreated.
+                sim.ensure_claims(o, SRC_PVC_CREATE)
             if not monotonic:
                 continue
             if pod.terminating:
@@ -284,7 +290,7 @@ class StatefulSetController:
             STATEFULSET_AUTO_DELETE_PVC, False
         ):
             return
-        for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.claim):
+        for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.sort_key):
             if vol.deleted or self.start <= vol.ordinal < end or vol.ordinal in pods:
                 continue
             vol.deleted = True

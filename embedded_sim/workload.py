@@ -115,6 +115,8 @@ class Workload:
     node_name: str | None
     start_to_ready_s: float | None  # from readinessProbe, None = profile assumption
     has_readiness_probe: bool
+    # Longest readinessProbe periodSeconds (default 10 s), None without a probe.
+    readiness_period_s: float | None
     prestop_s: float | None  # parsed `sleep N`, 0 if no hook, None = hook of unknown length
     labels: Mapping[str, str]
     has_empty_dir: bool = False
@@ -276,6 +278,7 @@ def parse_statefulset(
     containers = _list(pspec.get("containers"))
     start_to_ready: float | None = None
     has_probe = False
+    probe_period: float | None = None
     for c in containers:
         rp = _map(_map(c).get("readinessProbe"))
         if rp:
@@ -283,6 +286,7 @@ def parse_statefulset(
             delay = max(0.0, _num(rp.get("initialDelaySeconds"), 0.0) or 0.0)
             period = max(1.0, _num(rp.get("periodSeconds"), 10.0) or 10.0)
             cand = delay + period
+            probe_period = period if probe_period is None else max(probe_period, period)
             start_to_ready = cand if start_to_ready is None else max(start_to_ready, cand)
 
     node_name = pspec.get("nodeName")
@@ -308,6 +312,7 @@ def parse_statefulset(
         node_name=node_name if isinstance(node_name, str) and node_name else None,
         start_to_ready_s=start_to_ready,
         has_readiness_probe=has_probe,
+        readiness_period_s=probe_period,
         prestop_s=_prestop_seconds(containers),
         labels=labels,
         has_empty_dir=any("emptyDir" in _map(v) for v in _list(pspec.get("volumes"))),

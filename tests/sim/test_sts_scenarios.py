@@ -1,11 +1,15 @@
-"""S-scenarios from sts-controller-scenarios.md, replayed step by step ("delete is instant")."""
+"""S-scenarios from sts-controller-scenarios.md, replayed step by step ("delete is instant").
+
+Every harness checks the upstream invariants after every controller pass (stsinv.py).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from ssrisk.embedded_sim.simulation import StepHarness
+
+from .stsinv import harness
 
 
 def sts(replicas: int, policy: str = "OrderedReady", **spec: Any) -> dict[str, Any]:
@@ -34,7 +38,7 @@ POLICIES = ["OrderedReady", "Parallel"]
 
 
 def test_S05_ordered_scaling_halts_on_unhealthy_pod() -> None:
-    h = StepHarness(sts(1))
+    h = harness(sts(1))
     h.bring_up()
     h.set_ready(0, False)
     h.scale(3)
@@ -58,7 +62,7 @@ def test_S05_ordered_scaling_halts_on_unhealthy_pod() -> None:
 
 
 def test_S06_parallel_scaling_with_unhealthy_pods() -> None:
-    h = StepHarness(sts(1, "Parallel"))
+    h = harness(sts(1, "Parallel"))
     h.bring_up()
     h.set_ready(0, False)
     h.scale(3)
@@ -72,7 +76,7 @@ def test_S06_parallel_scaling_with_unhealthy_pods() -> None:
 
 
 def test_S07_terminating_pod_blocks_scale_up() -> None:
-    h = StepHarness(sts(3))
+    h = harness(sts(3), order=False)  # the test removes pod 0 by hand
     h.bring_up()
     h.scale(5)
     h.plant_terminating(0)
@@ -85,7 +89,7 @@ def test_S07_terminating_pod_blocks_scale_up() -> None:
 
 
 def test_S09_lower_ordinal_recreated_while_higher_unhealthy() -> None:
-    h = StepHarness(sts(2))
+    h = harness(sts(2))
     h.sync()
     assert h.ordinals() == [0]
     h.set_running(0)
@@ -104,7 +108,7 @@ def test_S09_lower_ordinal_recreated_while_higher_unhealthy() -> None:
 @pytest.mark.parametrize("phase", ["Failed", "Succeeded"])
 @pytest.mark.parametrize("policy", POLICIES)
 def test_S12_failed_pod_deleted_and_recreated(policy: str, phase: str) -> None:
-    h = StepHarness(sts(3, policy))
+    h = harness(sts(3, policy))
     h.sync()
     first = h.ordinals()[0]
     h.set_phase(first, phase)
@@ -119,7 +123,7 @@ def test_S12_failed_pod_deleted_and_recreated(policy: str, phase: str) -> None:
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_S13_deleted_pods_replaced_in_order_keep_claims(policy: str) -> None:
-    h = StepHarness(sts(5, policy))
+    h = harness(sts(5, policy), order=False)  # pods removed by hand
     h.bring_up()
     claims = {o: h.pod(o).claims for o in h.ordinals()}
     for o in (0, 2, 4):
@@ -137,8 +141,9 @@ def test_S13_deleted_pods_replaced_in_order_keep_claims(policy: str) -> None:
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("scale_to", [3, 5])
 def test_S24_partition_keeps_lower_ordinals(policy: str, scale_to: int) -> None:
-    h = StepHarness(
-        sts(3, policy, updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 2}})
+    h = harness(
+        sts(3, policy, updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}),
+        order=False,  # update test: INV-UPDATE (upstream checks INV-ORDER in scale tests)
     )
     h.bring_up()
     new = h.new_revision()
@@ -154,7 +159,7 @@ def test_S24_partition_keeps_lower_ordinals(policy: str, scale_to: int) -> None:
 
 
 def test_S25_rolling_update_and_rollback() -> None:
-    h = StepHarness(sts(3))
+    h = harness(sts(3), order=False)  # update test: INV-UPDATE
     h.bring_up()
     assert h.stsc.current_revision == h.stsc.update_revision == "rev-1"
     h.set_ready(1, False)
@@ -184,7 +189,7 @@ def _s38(
     min_ready: int = 0,
     not_avail: list[int] | None = None,
 ) -> list[int]:
-    h = StepHarness(
+    h = harness(
         sts(
             replicas,
             policy,
@@ -194,6 +199,7 @@ def _s38(
                 "rollingUpdate": {"partition": partition, "maxUnavailable": mu},
             },
         ),
+        update=False,  # the 1.37 counting replaces broken low ordinals first (#137666)
         kube_version="1.37",
     )
     h.bring_up()
@@ -265,7 +271,7 @@ def test_S38_ordered_ready_137_counting(
 
 
 def test_S34_max_unavailable_2_partition_3_ordered() -> None:
-    h = StepHarness(
+    h = harness(
         sts(
             6,
             updateStrategy={
@@ -274,6 +280,7 @@ def test_S34_max_unavailable_2_partition_3_ordered() -> None:
             },
         ),
         feature_gates={"MaxUnavailableStatefulSet": True},
+        order=False,  # update test: INV-UPDATE only
     )
     h.bring_up()
     h.new_revision()
@@ -307,7 +314,7 @@ def test_S34_max_unavailable_2_partition_3_ordered() -> None:
     ],
 )
 def test_S36_terminating_pods_use_budget(terminating: list[int], deleted: int) -> None:
-    h = StepHarness(
+    h = harness(
         sts(
             6,
             updateStrategy={
@@ -326,7 +333,7 @@ def test_S36_terminating_pods_use_budget(terminating: list[int], deleted: int) -
 
 
 def test_S41_ordered_scale_down_waits_for_availability() -> None:
-    h = StepHarness(sts(3, minReadySeconds=30))
+    h = harness(sts(3, minReadySeconds=30))
     h.bring_up()
     for o in range(3):
         h.set_ready(o, since_s=h.sim.now - 10)
@@ -336,9 +343,9 @@ def test_S41_ordered_scale_down_waits_for_availability() -> None:
 
 
 def test_S53_start_ordinal() -> None:
-    h = StepHarness(sts(3, ordinals={"start": 5}))
+    h = harness(sts(3, ordinals={"start": 5}))
     h.bring_up()
     assert h.ordinals() == [5, 6, 7]
-    h25 = StepHarness(sts(2, ordinals={"start": 5}), kube_version="1.25")
+    h25 = harness(sts(2, ordinals={"start": 5}), kube_version="1.25")
     h25.bring_up()
     assert h25.ordinals() == [0, 1]

@@ -1,0 +1,273 @@
+"""Memoised `simulate()`: one run per distinct behaviour, renamed for every StatefulSet.
+
+A repository holds many StatefulSets that differ only in their names, namespaces and label
+values, and the linter asks for several scenarios of each. The outcome of a run depends only on
+
+* the parsed workload (`workload.Workload`) without `namespace`, `name` and `labels`: label
+  selectors of required pod anti-affinity and DoNotSchedule topology spread are already
+  resolved against the pod's own labels into `hard_rules` at parse time, and nothing else in
+  the simulator reads a label;
+* the storage each claim template resolves to (topology, binding mode, class name and the
+  assumption note), which is all the simulator takes from StorageClasses and PVs;
+* the PDBs passed in (already selected by the caller), without their names;
+* scenario, Kubernetes version string, feature-gate overrides, profile and horizon.
+
+A miss runs the simulation with placeholder names (`PLACEHOLDER_SET`, `placeholder_pdb(i)`) and
+stores that result; every call returns a copy with the placeholders replaced by the caller's
+names. Nothing in the simulator orders or decides by a name except by the ordinal part of pod
+and claim names (see `cluster.Volume.sort_key`), so the renamed result is byte-identical to an
+uncached run (tests/sim/test_memo.py proves it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+from .apiserver import Pdb
+from .profile import ClusterProfile
+from .result import PodResult, ScenarioResult, TimelineEvent
+from .simulation import resolve_storage
+from .workload import Workload, parse_statefulset
+
+PLACEHOLDER_SET = "\x00set\x00"
+MAX_ENTRIES = 4096
+_NAME_FIELDS = frozenset({"namespace", "name", "labels", "notes"})
+_DEFAULT_PROFILE = ClusterProfile()
+
+
+def placeholder_pdb(index: int) -> str:
+    """Name given to the `index`-th PDB during a cached run."""
+    return f"\x00pdb{index}\x00"
+
+
+def _freeze(v: Any) -> Hashable:
+    """A hashable, order-stable form of plain manifest data."""
+    if isinstance(v, Mapping):
+        return ("map", tuple(sorted((str(k), _freeze(x)) for k, x in v.items())))
+    if isinstance(v, (list, tuple)):
+        return ("seq", tuple(_freeze(x) for x in v))
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return (type(v).__name__, v)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return _freeze({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})
+    return ("repr", repr(v))
+
+
+_KEY_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Workload) if f.name not in _NAME_FIELDS
+)
+
+
+def _workload_key(wl: Workload) -> Hashable:
+    out: list[Hashable] = []
+    for name in _KEY_FIELDS:
+        v = getattr(wl, name)
+        try:
+            hash(v)
+        except TypeError:
+            v = _freeze(v)
+        else:
+            if isinstance(v, (bool, int, float)) or v is None:
+                v = (type(v).__name__, v)  # keep 1, 1.0 and True apart
+        out.append(v)
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """A call's cache key and real names; builds the placeholder-named inputs on a miss."""
+
+    key: Hashable
+    raw_statefulset: Mapping[str, Any]
+    raw_pdbs: tuple[Mapping[str, Any], ...]
+    name: str
+    namespace: str
+    pdb_names: tuple[str, ...]
+
+    def statefulset(self) -> Mapping[str, Any]:
+        """The manifest with metadata.name `PLACEHOLDER_SET` and namespace "default"."""
+        sts = self.raw_statefulset
+        meta = dict(sts["metadata"]) if isinstance(sts.get("metadata"), Mapping) else {}
+        meta["name"] = PLACEHOLDER_SET
+        meta["namespace"] = "default"
+        return {**dict(sts), "metadata": meta}
+
+    def pdbs(self) -> tuple[Mapping[str, Any], ...]:
+        """The PDBs, named `placeholder_pdb(i)`."""
+        return tuple(
+            {**dict(raw), "metadata": {"name": placeholder_pdb(i)}}
+            for i, raw in enumerate(self.raw_pdbs)
+        )
+
+
+def prepare(
+    statefulset: Mapping[str, Any],
+    scenario: str,
+    *,
+    kube_version: str,
+    pdbs: Sequence[Mapping[str, Any]],
+    storage_classes: Sequence[Mapping[str, Any]],
+    persistent_volumes: Sequence[Mapping[str, Any]],
+    profile: ClusterProfile | None,
+    feature_gates: Mapping[str, bool] | None,
+    horizon_s: float,
+) -> Prepared | None:
+    """Key and placeholder inputs for one call; None when the call must not be cached."""
+    prof = profile or _DEFAULT_PROFILE
+    sts = statefulset if isinstance(statefulset, Mapping) else {}
+    wl = parse_statefulset(
+        sts, prof.default_not_ready_toleration_s, prof.default_unreachable_toleration_s
+    )
+    pdb_list = [x for x in pdbs if isinstance(x, Mapping)]
+    parsed = [Pdb.parse(x) for x in pdb_list]
+    names = (wl.name, wl.namespace, *(p.name for p in parsed))
+    if any("\x00" in n for n in names):
+        return None
+    storage = tuple(
+        resolve_storage(ct, storage_classes, persistent_volumes, prof) for ct in wl.claim_templates
+    )
+    key = (
+        scenario,
+        str(kube_version).strip(),
+        tuple(sorted((str(k), bool(v)) for k, v in (feature_gates or {}).items())),
+        "default" if profile is None else profile,
+        float(horizon_s),
+        _workload_key(wl),
+        storage,
+        tuple(
+            (_freeze(p.min_available), _freeze(p.max_unavailable), p.unhealthy_policy)
+            for p in parsed
+        ),
+    )
+    return Prepared(
+        key=key,
+        raw_statefulset=sts,
+        raw_pdbs=tuple(pdb_list),
+        name=wl.name,
+        namespace=wl.namespace,
+        pdb_names=tuple(p.name for p in parsed),
+    )
+
+
+_SEP = "\x01"
+
+
+def _renamer(prep: Prepared) -> Callable[[str], str]:
+    pairs = [(PLACEHOLDER_SET, prep.name)] + [
+        (placeholder_pdb(i), n) for i, n in enumerate(prep.pdb_names)
+    ]
+
+    def sub(text: str) -> str:
+        if "\x00" not in text:
+            return text
+        for old, new in pairs:
+            text = text.replace(old, new)
+        return text
+
+    return sub
+
+
+def _sub_all(texts: list[str], sub: Callable[[str], str]) -> list[str]:
+    """`sub` over many strings with one join, replace and split (falls back per string)."""
+    if not texts:
+        return []
+    joined = _SEP.join(texts)
+    if joined.count(_SEP) == len(texts) - 1:
+        out = sub(joined).split(_SEP)
+        if len(out) == len(texts):
+            return out
+    return [sub(t) for t in texts]
+
+
+def _sub_any(v: Any, sub: Callable[[str], str]) -> Any:
+    if isinstance(v, str):
+        return sub(v)
+    if isinstance(v, list):
+        return [_sub_any(x, sub) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_sub_any(x, sub) for x in v)
+    if isinstance(v, dict):
+        return {_sub_any(k, sub): _sub_any(x, sub) for k, x in v.items()}
+    return v
+
+
+def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
+    """A fresh copy of the placeholder-named `res` with the caller's names."""
+    sub = _renamer(prep)
+    tl = res.timeline
+    events = _sub_all([e.event for e in tl], sub)
+    pods: dict[str | None, str | None] = {None: None}
+    timeline = []
+    for e, text in zip(tl, events, strict=True):
+        pod = e.pod
+        if pod not in pods:
+            pods[pod] = sub(pod) if pod is not None else None
+        timeline.append(TimelineEvent(e.t_s, pods[pod], e.kind, text, e.source))
+    return ScenarioResult(
+        namespace=prep.namespace,
+        name=prep.name,
+        scenario=res.scenario,
+        kube_version=res.kube_version,
+        replicas=res.replicas,
+        recovered=res.recovered,
+        time_to_recovery_s=res.time_to_recovery_s,
+        manual_action_required=res.manual_action_required,
+        max_unavailable=res.max_unavailable,
+        pods={sub(k): PodResult(v.unavailable_s, v.node) for k, v in res.pods.items()},
+        timeline=timeline,
+        verdict=sub(res.verdict),
+        assumptions=_sub_all(list(res.assumptions), sub),
+        placement=sub(res.placement),
+        extra={k: _sub_any(v, sub) for k, v in res.extra.items()},
+    )
+
+
+class ResultCache:
+    """Bounded LRU of placeholder-named results (thread-safe)."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+        self.max_entries = max_entries
+        self._data: OrderedDict[Hashable, ScenarioResult] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable) -> ScenarioResult | None:
+        with self._lock:
+            res = self._data.get(key)
+            if res is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return res
+
+    def put(self, key: Hashable, res: ScenarioResult) -> None:
+        with self._lock:
+            self._data[key] = res
+            self._data.move_to_end(key)
+            while len(self._data) > self.max_entries:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.hits = 0
+            self.misses = 0
+
+    def info(self) -> dict[str, int]:
+        """{"hits", "misses", "size", "max_entries"} since the last clear."""
+        with self._lock:
+            return {
+                "hits": self.hits,
+                "misses": self.misses,
+                "size": len(self._data),
+                "max_entries": self.max_entries,
+            }
+
+
+CACHE = ResultCache()

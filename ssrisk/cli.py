@@ -6,13 +6,16 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
 from .exitcodes import ExitCode
 from .model import Severity
 from .rule import Rule
 from .settings import DEFAULT_KUBE_VERSION, Settings
+
+if TYPE_CHECKING:
+    from .engine import Report
 
 SUPPORTED_MINORS = range(25, 38)
 
@@ -40,6 +43,62 @@ def _severity(value: str) -> Severity:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class _FormatAction(argparse.Action):
+    """``--format F``: adds ``[F, None]`` to ``outputs`` (``--output`` fills in the file)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        outputs = list(getattr(namespace, self.dest, None) or [])
+        outputs.append([str(values), None])
+        setattr(namespace, self.dest, outputs)
+
+
+class _OutputAction(argparse.Action):
+    """``--output FILE``: the file of the ``--format`` just before (or of the default one)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        outputs = list(getattr(namespace, self.dest, None) or [])
+        if not outputs or outputs[-1][1] is not None:
+            outputs.append([None, str(values)])  # the default format, to FILE
+        else:
+            outputs[-1][1] = str(values)
+        setattr(namespace, self.dest, outputs)
+
+
+def _resolve_outputs(
+    outputs: list[list[str | None]] | None, known: Sequence[str]
+) -> list[tuple[str, str | None]]:
+    """``(format, file or None for stdout)`` pairs; the default format is ``github`` when
+    ``GITHUB_ACTIONS=true``, else ``text``.
+
+    Raises:
+        UsageError: an unknown format, or two formats both written to standard output.
+    """
+    import os
+
+    default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    pairs = [(fmt or default, dest) for fmt, dest in (outputs or [[None, None]])]
+    for fmt, _dest in pairs:
+        if fmt not in known:
+            raise UsageError(f"unknown format {fmt!r}; choose from: {', '.join(known)}")
+    if sum(1 for _fmt, dest in pairs if dest is None or dest == "-") > 1:
+        raise UsageError(
+            "more than one --format writes to standard output: give each but one --output FILE"
+        )
+    return pairs
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssrisk",
@@ -52,13 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--kube-version",
         type=kube_version,
-        default=DEFAULT_KUBE_VERSION,
+        default=None,  # None: from the configuration file, else DEFAULT_KUBE_VERSION
         help="Kubernetes version whose defaults to use (1.25 to 1.37, optionally 1.NN.P; "
         f"default {DEFAULT_KUBE_VERSION})",
     )
     common.add_argument(
         "--namespace",
-        default="default",
+        default=None,  # None: from the configuration file, else "default"
         help="namespace of objects that name none (default: default)",
     )
     common.add_argument(
@@ -68,21 +127,92 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="GLOB",
         help="skip files and directories matching GLOB (repeatable)",
     )
+    common.add_argument(
+        "--values",
+        action="append",
+        default=[],
+        dest="helm_values",
+        metavar="FILE",
+        help="Helm values file for every chart rendered (repeatable; later files win)",
+    )
+    common.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        dest="helm_set",
+        metavar="KEY=VALUE",
+        help="Helm value for every chart rendered, as helm --set (repeatable)",
+    )
 
     p = sub.add_parser(
         "check", parents=[common], help="report failover risks of every StatefulSet in PATHs"
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="files, directories (Helm charts and kustomizations are rendered), or - for stdin",
+    )
+    p.add_argument(
+        "--format",
+        action=_FormatAction,
+        dest="outputs",
+        metavar="FORMAT",
+        help="text (default; github when GITHUB_ACTIONS=true), json, sarif, junit or github; "
+        "repeatable, each optionally followed by --output FILE",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        action=_OutputAction,
+        dest="outputs",
+        metavar="FILE",
+        help="write the --format given just before to FILE instead of standard output",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="configuration file (default: .ssrisk.yaml or [tool.ssrisk] in pyproject.toml, "
+        "found by walking up from the working directory)",
+    )
+    p.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also load PATH for related objects (PDBs, Services, StorageClasses) without "
+        "checking its StatefulSets (repeatable; the pre-commit hook passes the repository)",
+    )
+    p.add_argument(
+        "--show-suppressed", action="store_true", help="list suppressed findings in text output"
+    )
+    p.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record today's findings in FILE (findings then do not fail the run)",
+    )
+    p.add_argument("--baseline", metavar="FILE", help="report only findings not in FILE")
+    p.add_argument(
+        "--fail-if-empty",
+        action="store_true",
+        help="exit 2 when the inputs hold no Kubernetes object ssrisk reads (default: a warning)",
+    )
     p.add_argument("--explain", action="store_true", help="print the explanation of each finding")
     p.add_argument(
         "--fail-on",
         type=_severity,
-        default=Severity.ERROR,
+        default=None,  # None: from the configuration file, else error
         metavar="SEVERITY",
         help="exit 1 when a finding has at least this severity: error (default), warning, info",
     )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes for large inputs (default 0: one per core; 1: none)",
+    )
     p.add_argument("--disable", action="append", default=[], metavar="RULE", help="skip a rule")
     p.add_argument(
         "--select", action="append", default=[], metavar="RULE", help="run only these rules"
@@ -134,6 +264,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return ExitCode.ERROR
+    from .baseline import BaselineError
+    from .config import ConfigError
     from .plugins import PluginError
 
     try:
@@ -145,7 +277,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return cmd_rules(args, sys.stdout)
         if args.command == "explain":
             return cmd_explain(args, sys.stdout)
-    except (UsageError, PluginError) as exc:
+    except (UsageError, PluginError, ConfigError, BaselineError) as exc:
         print(f"ssrisk: error: {exc}", file=sys.stderr)
         return ExitCode.ERROR
     parser.error(f"unknown command {args.command}")
@@ -168,21 +300,72 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     for rid in [*args.disable, *args.select]:
         if rid not in known:
             raise UsageError(f"unknown rule {rid!r} (see 'ssrisk rules')")
-    settings = Settings(
+    reporters = collect_reporters(pm)
+    outputs = _resolve_outputs(args.outputs, sorted(reporters))
+    from .config import build_settings, find_config, load_config
+
+    config_path = args.config or find_config()
+    config = load_config(config_path) if config_path else None
+    if config is not None:
+        config.check_rules(sorted(known))
+    settings = build_settings(
+        config,
         kube_version=args.kube_version,
         fail_on=args.fail_on,
         namespace=args.namespace,
-        exclude=tuple(args.exclude),
-        enable=frozenset(args.select),
-        disable=frozenset(args.disable),
+        exclude=args.exclude,
+        select=args.select,
+        disable=args.disable,
+        helm_values=tuple(args.helm_values),
+        helm_set=tuple(args.helm_set),
+        jobs=args.jobs,
     )
-    report = check(args.paths, rules, settings)
-    reporter_cls = collect_reporters(pm)[args.format]
-    reporter_cls(explain=args.explain, rules={r.id: r for r in rules}).write(report, out)
+    report = check(args.paths, rules, settings, context=args.context)
+    _check_not_empty(report, args.paths, args.fail_if_empty)
+    if args.write_baseline:
+        from .baseline import write_baseline
+
+        recorded = write_baseline(args.write_baseline, report.findings)
+        print(f"ssrisk: wrote {recorded} finding(s) to {args.write_baseline}", file=sys.stderr)
+    if args.baseline:
+        from .baseline import filter_new
+
+        report.findings, baselined = filter_new(report.findings, args.baseline)
+        report.baselined = len(baselined)
+    by_id = {r.id: r for r in rules}
+    for fmt, dest in outputs:
+        reporter = reporters[fmt](
+            explain=args.explain, rules=by_id, show_suppressed=args.show_suppressed
+        )
+        if dest is None or dest == "-":
+            reporter.write(report, out)
+            continue
+        try:
+            with open(dest, "w", encoding="utf-8") as fh:
+                reporter.write(report, fh)
+        except OSError as exc:
+            raise UsageError(f"cannot write {fmt} output to {dest}: {exc.strerror}") from None
     code = exit_code(report, settings.fail_on)
-    if args.exit_zero and code == ExitCode.FINDINGS:
+    if (args.exit_zero or args.write_baseline) and code == ExitCode.FINDINGS:
         return ExitCode.OK
     return code
+
+
+def _check_not_empty(report: Report, paths: Sequence[str], fail: bool) -> None:
+    """No Kubernetes object in the inputs: a warning notice, or an input error with ``fail``."""
+    if report.objects or report.errors:  # with an unreadable input the run fails already
+        return
+    from .model import InputError, Notice
+
+    where = ", ".join(paths)
+    message = (
+        "no Kubernetes objects of the kinds ssrisk reads (StatefulSet, Service, "
+        "PodDisruptionBudget, StorageClass, PersistentVolume, PersistentVolumeClaim, Namespace)"
+    )
+    if fail:
+        report.errors.append(InputError(where, message + " (--fail-if-empty)"))
+    else:
+        report.notices.append(Notice(where, message, level="warning"))
 
 
 def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
@@ -199,7 +382,11 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
                 f"unknown scenario {name!r}; choose from: {', '.join(embedded_sim.SCENARIOS)}"
             )
     settings = Settings(
-        kube_version=args.kube_version, namespace=args.namespace, exclude=tuple(args.exclude)
+        kube_version=args.kube_version or DEFAULT_KUBE_VERSION,
+        namespace=args.namespace or "default",
+        exclude=tuple(args.exclude),
+        helm_values=tuple(args.helm_values),
+        helm_set=tuple(args.helm_set),
     )
     loaded, errors = load_all(args.paths, settings)
     for lf in loaded:
@@ -237,7 +424,15 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     rules = _load_rules()
     if args.format == "json":
         json.dump(
-            [{"id": r.id, "severity": str(r.severity), "summary": r.summary} for r in rules],
+            [
+                {
+                    "id": r.id,
+                    "severity": str(r.severity),
+                    "summary": r.summary,
+                    "references": list(r.references),
+                }
+                for r in rules
+            ],
             out,
             indent=2,
         )

@@ -95,6 +95,10 @@ def discover(
                         continue
                     if os.path.isdir(full):  # a link to a directory named like a file
                         continue
+                    special = _special_file(full)
+                    if special is not None:  # reading a FIFO or a device could block forever
+                        errors.append(InputError(full, f"not a regular file ({special}); skipped"))
+                        continue
                     if full not in seen:
                         seen.add(full)
                         files.append(full)
@@ -102,6 +106,23 @@ def discover(
             seen.add(raw)
             files.append(raw)
     return files, errors
+
+
+def _special_file(path: str) -> str | None:
+    """``"FIFO"``, ``"device"`` or ``"socket"`` when ``path`` is one (links followed), else None."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # a dangling link: read_text reports it
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return None
 
 
 def read_text(path: str) -> tuple[str | None, InputError | None]:
@@ -116,7 +137,10 @@ def read_text(path: str) -> tuple[str | None, InputError | None]:
                 path, f"file is {size} bytes, larger than the {MAX_FILE_BYTES} byte limit"
             )
         with open(path, "rb") as fh:
-            raw = fh.read()
+            # bounded: a path named on the command line may be a pipe or a device
+            raw = fh.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            return None, InputError(path, f"larger than the {MAX_FILE_BYTES} byte limit")
     except IsADirectoryError:
         return None, InputError(path, "is a directory, not a manifest file")
     except OSError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -91,12 +92,14 @@ class K8sObject:
     namespace: str | None
     doc_index: int = 0
 
-    @property
+    # Identity fields are read on every cross-object lookup: computed once (objects are not
+    # renamed after loading).
+    @cached_property
     def kind(self) -> str:
         kind = self.data.get("kind")
         return kind if isinstance(kind, str) else ""
 
-    @property
+    @cached_property
     def api_version(self) -> str:
         value = self.data.get("apiVersion")
         return value if isinstance(value, str) else ""
@@ -106,7 +109,7 @@ class K8sObject:
         meta = self.data.get("metadata")
         return meta if isinstance(meta, Mapping) else {}
 
-    @property
+    @cached_property
     def name(self) -> str:
         name = self.metadata.get("name")
         return str(name) if isinstance(name, (str, int)) else ""

@@ -58,6 +58,17 @@ class CheckContext:
         return value if value in ("OrderedReady", "Parallel") else "OrderedReady"
 
     @property
+    def is_fragment(self) -> bool:
+        """True for a kustomize patch or other partial object: no containers, or a container
+        without an image. The API server would reject it on its own (pkg/apis/core/validation:
+        a pod needs a container, a container an image), so rules should not infer defaults
+        for the fields it leaves out."""
+        items = self.sts.get("spec", "template", "spec", "containers")
+        if not isinstance(items, list) or not items:
+            return True
+        return not all(isinstance(c, Mapping) and c.get("image") for c in items)
+
+    @property
     def start_ordinal(self) -> int:
         """``spec.ordinals.start`` (KEP-3335), default 0."""
         start = self.sts.get("spec", "ordinals", "start")

@@ -32,6 +32,12 @@ class Settings:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     profile: ClusterProfile | None = None
     feature_gates: Mapping[str, bool] | None = None
+    #: Helm values for every chart rendered: ``--values FILE`` and ``--set key=value``, in
+    #: command-line order.
+    helm_values: tuple[str, ...] = ()
+    helm_set: tuple[str, ...] = ()
+    #: Worker processes for checking many StatefulSets: 0 = one per core, 1 = no workers.
+    jobs: int = 0
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disable:

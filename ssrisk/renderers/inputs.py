@@ -139,6 +139,10 @@ def load_stdin(namespace: str, stream: BinaryIO | None = None) -> LoadedFile:
     Positions are in the stream (path ``<stdin>``); objects under Helm's ``# Source:``
     comments also name their template.
     """
+    if stream is None and sys.stdin is None:  # file descriptor 0 closed (`<&-`)
+        lf = LoadedFile(STDIN_PATH)
+        lf.errors.append(InputError(STDIN_PATH, "cannot read standard input: it is closed"))
+        return lf
     source = stream if stream is not None else sys.stdin.buffer
     try:
         raw = source.read()

@@ -14,9 +14,18 @@ if TYPE_CHECKING:
 class Reporter:
     """Writes a :class:`~ssrisk.engine.Report` to a stream."""
 
-    def __init__(self, *, explain: bool = False, rules: dict[str, Rule] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        explain: bool = False,
+        rules: dict[str, Rule] | None = None,
+        show_suppressed: bool = False,
+    ) -> None:
         self.explain = explain
         self.rules = rules or {}
+        #: Whether human-oriented formats list suppressed findings (``--show-suppressed``);
+        #: machine formats (json, sarif, junit) always carry them, marked suppressed.
+        self.show_suppressed = show_suppressed
 
     def write(self, report: Report, out: TextIO) -> None:
         raise NotImplementedError
@@ -24,7 +33,16 @@ class Reporter:
 
 @hookimpl
 def ssrisk_reporters() -> dict[str, type[Reporter]]:
+    from .github import GithubReporter
     from .json import JsonReporter
+    from .junit import JunitReporter
+    from .sarif import SarifReporter
     from .text import TextReporter
 
-    return {"text": TextReporter, "json": JsonReporter}
+    return {
+        "text": TextReporter,
+        "json": JsonReporter,
+        "sarif": SarifReporter,
+        "junit": JunitReporter,
+        "github": GithubReporter,
+    }

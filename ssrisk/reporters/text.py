@@ -14,7 +14,7 @@ from . import Reporter
 if TYPE_CHECKING:
     from ..engine import Report
 
-_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "suppressed": "dim"}
 
 
 def _use_colour(out: TextIO) -> bool:
@@ -33,9 +33,16 @@ class TextReporter(Reporter):
             lines.append((str(n), "dim", ""))
         for e in report.errors:
             lines.append((str(e), "bold red", ""))
-        for f in report.findings:
+        active = [f for f in report.findings if not f.suppressed]
+        shown = report.findings if self.show_suppressed else active
+        for f in shown:
             sev = str(f.severity)
             text = f"{f.position}: {sev} {f.rule} {f.message}"
+            if f.position.source and not f.position.path.endswith(f.position.source):
+                text += f" (from {f.position.source})"
+            if f.suppressed:
+                sev = "suppressed"
+                text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"
             extra = ""
             if self.explain and f.explanation:
                 body = textwrap.indent(f.explanation, "    ")
@@ -43,13 +50,16 @@ class TextReporter(Reporter):
                 extra = body + ("\n    References:" + refs if refs else "")
             lines.append((text, _STYLE.get(sev, ""), extra))
         counts = {"error": 0, "warning": 0, "info": 0}
-        for f in report.findings:
+        for f in active:
             counts[str(f.severity)] += 1
         summary = (
-            f"{len(report.findings)} finding(s) ({counts['error']} error, "
+            f"{len(active)} finding(s) ({counts['error']} error, "
             f"{counts['warning']} warning, {counts['info']} info) in {report.statefulsets} "
             f"StatefulSet(s), {report.files} file(s); {len(report.errors)} input error(s)"
         )
+        hidden = len(report.findings) - len(active)
+        if hidden or report.baselined:
+            summary += f"; {hidden} suppressed, {report.baselined} in the baseline"
         if _use_colour(out):
             from rich.console import Console
             from rich.text import Text

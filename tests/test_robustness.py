@@ -1,0 +1,481 @@
+"""Hostile and odd inputs (issue 8): every one gets a clear answer, nothing crashes or hangs.
+
+Each input is a file, as a user would give it: small ones are in ``tests/data/robust`` (and
+``tests/data/bad``); the 100 MB file, the deep nesting, links, pipes and unreadable files are
+made in ``tmp_path`` at test time. For every input that cannot be read the error names the file
+and, where known, the line and column, in every output format, the run exits 2, and the good
+file given beside it is still checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import DATA, ROOT, run_cli, run_process, ssrisk_executable
+
+from ssrisk.loading import MAX_FILE_BYTES, load_path
+from ssrisk.validation import MAX_NODES, to_json_value, validate_object
+
+ROBUST = DATA / "robust"
+BAD = DATA / "bad"
+GOOD = ROBUST / "good.yaml"
+FORMATS = ("text", "json", "sarif", "junit", "github")
+
+
+#: Position not pinned: the nesting limit that stops a deep file is libyaml's (1000 levels).
+ANY = -1
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A file that must be an input error at ``line``:``column`` whose message has ``words``
+    (``None``: the error has no line or column; ``ANY``: not pinned)."""
+
+    path: Path
+    line: int | None
+    column: int | None
+    words: str
+
+
+#: The issue's table of unreadable inputs that can live in the repository.
+BAD_FILES = [
+    Bad(ROBUST / "bad-indentation.yaml", 7, 16, "YAML syntax"),
+    Bad(ROBUST / "tabs.yaml", 4, 1, "cannot start any token"),
+    Bad(ROBUST / "unclosed-quote.yaml", 7, 1, "quoted scalar"),
+    Bad(ROBUST / "unclosed-bracket.yaml", 6, 5, "flow sequence"),
+    Bad(ROBUST / "alias-bomb-statefulset.yaml", 2, 1, f"more than {MAX_NODES} values"),
+    Bad(ROBUST / "recursive-alias.yaml", 1, 1, "recursive YAML alias"),
+    Bad(ROBUST / "python-tags.yaml", 7, 10, "is not allowed"),
+    Bad(ROBUST / "lone-separator.yaml", None, None, "empty file"),
+    Bad(ROBUST / "wrong-type.json", 7, 5, 'spec.replicas: expected integer, got string "three"'),
+    Bad(
+        ROBUST / "replicas-string.yaml", 7, 3, 'spec.replicas: expected integer, got string "three"'
+    ),
+    Bad(ROBUST / "replicas-negative.yaml", 7, 3, "spec.replicas: -1 must be >= 0"),
+    Bad(ROBUST / "replicas-int32-overflow.yaml", 7, 3, "maximum of 2147483647"),
+    Bad(ROBUST / "replicas-nan.yaml", 7, 3, "no JSON form"),
+    Bad(
+        ROBUST / "grace-period-string.yaml",
+        16,
+        7,
+        'terminationGracePeriodSeconds: expected integer, got string "30"',
+    ),
+    Bad(ROBUST / "pod-management-policy-enum.yaml", 8, 3, "'Sequential' is not OrderedReady"),
+    Bad(BAD / "binary.yaml", None, None, "binary file"),
+    Bad(BAD / "latin1.yaml", 6, None, "not valid UTF-8"),
+    Bad(BAD / "empty.yaml", None, None, "empty file"),
+    Bad(BAD / "comments-only.yaml", None, None, "empty file"),
+]
+
+
+def _generated_bad(tmp: Path) -> list[Bad]:
+    """Inputs too big, too odd or too machine-specific to commit, made as files in ``tmp``."""
+    out = []
+    deep = tmp / "deep.yaml"
+    depth = 5000
+    deep.write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: deep\n  annotations:\n"
+        "    x: " + "[" * depth + "]" * depth + "\n"
+    )
+    out.append(Bad(deep, ANY, ANY, "nesting depth"))
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: deep", "data:"]
+    lines += ["  " * i + f"k{i}:" for i in range(1, 3000)]
+    deep_block = tmp / "deep-block.yaml"
+    deep_block.write_text("\n".join(lines) + "\n")
+    out.append(Bad(deep_block, ANY, ANY, "nesting depth"))
+    huge = tmp / "huge.yaml"
+    with open(huge, "wb") as fh:  # 100 MB, sparse: costs no disk and no time
+        fh.truncate(100 * 1024 * 1024)
+    out.append(Bad(huge, None, None, f"larger than the {MAX_FILE_BYTES} byte limit"))
+    return out
+
+
+def _scanned_dir(tmp: Path) -> tuple[Path, list[Bad]]:
+    """A directory with a symlink loop, a dangling link, a pipe, a directory named x.yaml and
+    (when not running as root, who reads everything) an unreadable file, beside a good file."""
+    root = tmp / "repo"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "good.yaml").write_bytes(GOOD.read_bytes())
+    (root / "sub" / "loop").symlink_to(root)  # a link loop: never followed
+    (root / "x.yaml").mkdir()  # a directory named like a manifest: not a file to read
+    (root / "dangling.yaml").symlink_to(root / "nowhere.yaml")
+    os.mkfifo(root / "pipe.yaml")  # reading it would block forever
+    bad = [
+        Bad(root / "dangling.yaml", None, None, "cannot read file"),
+        Bad(root / "pipe.yaml", None, None, "not a regular file (FIFO)"),
+    ]
+    if os.geteuid() != 0:
+        locked = root / "locked.yaml"
+        locked.write_bytes(GOOD.read_bytes())
+        locked.chmod(0)
+        bad.append(Bad(locked, None, None, "cannot read file"))
+    return root, bad
+
+
+# --- reading the errors back out of every output format --------------------------------------
+
+_TEXT_ERROR = re.compile(
+    r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<col>\d+))?: error: (?P<msg>.*)$"
+)
+
+
+def _errors(fmt: str, out: str) -> list[tuple[str, int | None, str]]:
+    """``(path, line, message)`` of every input error in the output of ``--format fmt``."""
+    found: list[tuple[str, int | None, str]] = []
+    if fmt == "json":
+        return [(e["path"], e["line"], e["message"]) for e in json.loads(out)["errors"]]
+    if fmt == "sarif":
+        (run,) = json.loads(out)["runs"]
+        for note in run["invocations"][0].get("toolExecutionNotifications", []):
+            if note["level"] != "error":
+                continue
+            loc = note["locations"][0]["physicalLocation"]
+            line = loc.get("region", {}).get("startLine")
+            found.append((loc["artifactLocation"]["uri"], line, note["message"]["text"]))
+        return found
+    if fmt == "github":
+        for line in out.splitlines():
+            if line.startswith("::error "):
+                props, _, msg = line[len("::error ") :].partition("::")
+                fields = dict(p.split("=", 1) for p in props.split(","))
+                found.append(
+                    (fields["file"], int(fields["line"]) if "line" in fields else None, msg)
+                )
+        return found
+    lines = out.splitlines()
+    if fmt == "junit":
+        root = ET.fromstring(out)
+        lines = [e.get("message", "") for e in root.iter("error")]
+    for line in lines:
+        m = _TEXT_ERROR.match(line)
+        if m:
+            ln = int(m["line"]) if m["line"] else None
+            found.append((m["path"], ln, m["msg"]))
+    return found
+
+
+def _good_file_checked(fmt: str, out: str) -> bool:
+    """Whether the findings of good.yaml are in the output (it has several warnings)."""
+    if fmt == "json":
+        return any(f["path"].endswith("good.yaml") for f in json.loads(out)["findings"])
+    if fmt == "sarif":
+        results = json.loads(out)["runs"][0]["results"]
+        return any(
+            loc["physicalLocation"]["artifactLocation"]["uri"].endswith("good.yaml")
+            for r in results
+            for loc in r["locations"]
+        )
+    if fmt == "junit":
+        return any(
+            (c.get("classname") or "").endswith("good.yaml") and c.find("failure") is not None
+            for c in ET.fromstring(out).iter("testcase")
+        )
+    if fmt == "github":
+        return any(x.startswith("::warning file=") and "good.yaml" in x for x in out.splitlines())
+    return any(re.match(r"^.*good\.yaml:\d+:\d+: warning ", x) for x in out.splitlines())
+
+
+def _assert_reported(fmt: str, out: str, expected: list[Bad]) -> None:
+    errors = _errors(fmt, out)
+    for bad in expected:
+        mine = [e for e in errors if e[0].endswith(bad.path.name)]
+        assert mine, f"{fmt}: no error for {bad.path.name} in {errors}"
+        assert any(bad.words in msg for _, _, msg in mine), (fmt, bad, mine)
+        if bad.line != ANY:
+            assert any(line == bad.line for _, line, _ in mine), (fmt, bad, mine)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_unreadable_input_is_an_error_in_every_format(fmt: str, tmp_path: Path) -> None:
+    expected = [*BAD_FILES, *_generated_bad(tmp_path)]
+    started = time.monotonic()
+    run = run_cli("check", "--format", fmt, *[str(b.path) for b in expected], str(GOOD))
+    assert time.monotonic() - started < 30, "hostile inputs must not slow the run down"
+    assert run.code == 2, run.err
+    assert "Traceback" not in run.out + run.err
+    _assert_reported(fmt, run.out, expected)
+    assert _good_file_checked(fmt, run.out), f"{fmt}: good.yaml was not checked"
+
+
+def test_error_positions_and_messages_in_json(tmp_path: Path) -> None:
+    expected = [*BAD_FILES, *_generated_bad(tmp_path)]
+    report = run_cli("check", "--format", "json", *[str(b.path) for b in expected]).json()
+    by_file: dict[str, list[dict[str, object]]] = {}
+    for e in report["errors"]:
+        by_file.setdefault(Path(str(e["path"])).name, []).append(e)
+    for bad in expected:
+        errs = by_file.get(bad.path.name, [])
+        assert len(errs) == 1, (bad.path.name, errs)  # one clear error, not a cascade
+        (err,) = errs
+        if bad.line != ANY:
+            assert (err["line"], err.get("column")) == (bad.line, bad.column), (bad, err)
+        assert bad.words in str(err["message"]), (bad, err)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_scanned_directory_survives_links_pipes_and_unreadable_files(
+    fmt: str, tmp_path: Path
+) -> None:
+    root, expected = _scanned_dir(tmp_path)
+    started = time.monotonic()
+    run = run_cli("check", "--format", fmt, str(root))
+    assert time.monotonic() - started < 30
+    assert run.code == 2, run.err
+    _assert_reported(fmt, run.out, expected)
+    assert _good_file_checked(fmt, run.out)
+    assert "x.yaml" not in " ".join(e[0] for e in _errors(fmt, run.out))
+
+
+# --- inputs that are odd but readable --------------------------------------------------------
+
+
+def _findings(*paths: Path) -> list[tuple[str, int, int]]:
+    report = run_cli("check", "--format", "json", *map(str, paths)).json()
+    assert report["errors"] == [], report["errors"]
+    return [(f["rule"], f["line"], f["column"]) for f in report["findings"]]
+
+
+def test_crlf_and_utf16_files_read_like_the_utf8_original() -> None:
+    crlf, utf16 = ROBUST / "crlf.yaml", ROBUST / "utf16-bom.yaml"
+    # the files must reach the test as written (no line-ending or encoding conversion)
+    assert b"\r\n" in crlf.read_bytes()
+    assert utf16.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
+    expected = _findings(GOOD)
+    assert expected
+    assert _findings(crlf) == expected
+    assert _findings(utf16) == expected
+
+
+def test_legitimate_anchors_and_merge_keys() -> None:
+    path = ROBUST / "merge-keys.yaml"
+    lf = load_path(str(path))
+    assert lf.errors == [] and [n for n in lf.notices if n.level == "warning"] == []
+    (sts,) = lf.objects
+    containers = sts.get("spec", "template", "spec", "containers")
+    assert [(c["name"], c["image"]) for c in containers] == [
+        ("web", "nginx:1.27"),
+        ("sidecar", "nginx:1.27"),  # the merged key is overridden, not a duplicate
+    ]
+    assert sts.get("spec", "template", "metadata", "labels") == {
+        "app": "web",
+        "tier": "db",
+        "version": "1",
+    }
+    assert validate_object(sts, "1.37").errors == []
+    run = run_cli("check", "--format", "json", str(path))
+    assert run.code == 1  # single-replica, an error finding
+    assert ("single-replica", 15, 3) in [
+        (f["rule"], f["line"], f["column"]) for f in run.json()["findings"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ROBUST / "null-document.yaml",
+        ROBUST / "alias-bomb-configmap.yaml",
+        DATA / "load" / "sts.json",
+    ],
+)
+def test_readable_files_are_not_errors(path: Path) -> None:
+    started = time.monotonic()
+    run = run_cli("check", "--format", "json", str(path))
+    assert time.monotonic() - started < 10
+    assert run.code in (0, 1) and run.json()["errors"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "column", "words"),
+    [
+        ("missing-template.yaml", 5, 1, "spec.template: required field is missing"),
+        ("missing-selector.yaml", 5, 1, "spec.selector: required field is missing"),
+        ("unknown-field.yaml", 16, 7, "spec.template.spec.replicas: unknown field"),
+    ],
+)
+def test_incomplete_objects_and_unknown_fields_are_warnings(
+    name: str, line: int, column: int, words: str
+) -> None:
+    """kubectl rejects these too, but the object still says what it means: ssrisk warns and
+    checks it (a kustomize patch is an incomplete object; the real-world corpus has both)."""
+    report = run_cli("check", "--format", "json", str(ROBUST / name)).json()
+    assert report["errors"] == []
+    warnings = [n for n in report["notices"] if n["level"] == "warning"]
+    assert [(n["line"], n["column"]) for n in warnings if words in n["message"]] == [
+        (line, column)
+    ], warnings
+    assert report["summary"]["statefulsets"] == 1
+
+
+def test_the_objects_around_a_statefulset_are_validated_too() -> None:
+    path = ROBUST / "surroundings-wrong-types.yaml"
+    report = run_cli("check", "--format", "json", str(path), str(GOOD)).json()
+    got = sorted((e["line"], e["column"], e["message"]) for e in report["errors"])
+    assert [(line, col) for line, col, _ in got] == [(6, 3), (17, 3), (26, 1)]
+    assert "PodDisruptionBudget db: spec.minAvailable: expected integer or string" in got[0][2]
+    assert "Service db: spec.ports: expected array" in got[1][2]
+    assert "StorageClass fast: allowVolumeExpansion: expected boolean" in got[2][2]
+
+
+@pytest.mark.parametrize(
+    ("kube_version", "expected"),
+    [
+        ("1.25", ["spec.serviceName: required", "spec.ordinals: unknown field"]),
+        ("1.26", ["spec.serviceName: required"]),
+        ("1.32.4", ["spec.serviceName: required"]),
+        ("1.33", []),
+        ("1.37", []),
+    ],
+)
+def test_schemas_follow_the_selected_kube_version(kube_version: str, expected: list[str]) -> None:
+    """spec.ordinals is in the API from 1.26; serviceName is optional in the schema from 1.33."""
+    path = ROBUST / "version-dependent.yaml"
+    report = run_cli("check", "--format", "json", "--kube-version", kube_version, str(path)).json()
+    warnings = [n["message"] for n in report["notices"] if n["level"] == "warning"]
+    assert len(warnings) == len(expected), warnings
+    for words in expected:
+        assert any(words in w for w in warnings), (words, warnings)
+    assert report["errors"] == [] and report["summary"]["statefulsets"] == 1
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        ("  replicas: 3\n  minReadySeconds: -5", "spec.minReadySeconds: -5 must be >= 0"),
+        ("  replicas: 3\n  ordinals:\n    start: -1", "spec.ordinals.start: -1 must be >= 0"),
+        (
+            "  replicas: 3\n  updateStrategy:\n    rollingUpdate:\n      maxUnavailable: 0",
+            "maxUnavailable: cannot be 0",
+        ),
+        (
+            "  replicas: 3\n  updateStrategy:\n    rollingUpdate:\n      maxUnavailable: 150%",
+            "150% is more than 100%",
+        ),
+        (
+            "  replicas: 3\n  updateStrategy:\n    type: OnDelete\n    rollingUpdate:\n"
+            "      partition: 1",
+            "only allowed for updateStrategy 'RollingUpdate'",
+        ),
+        (
+            "  replicas: 3\n  persistentVolumeClaimRetentionPolicy:\n    whenScaled: Remove",
+            "'Remove' is not Retain or Delete",
+        ),
+    ],
+)
+def test_range_and_enum_checks_of_the_api_server(edit: str, words: str, tmp_path: Path) -> None:
+    path = tmp_path / "sts.yaml"
+    path.write_text(GOOD.read_text().replace("  replicas: 3", edit))
+    report = run_cli("check", "--format", "json", str(path)).json()
+    (err,) = report["errors"]
+    assert words in err["message"] and err["line"] >= 7, err
+
+
+def test_replicas_1e9_is_the_integer_kubectl_sends() -> None:
+    """go-yaml reads ``1e9`` as a float and encoding/json writes it as 1000000000, which
+    decodes into the int32 field: the API server accepts it."""
+    (sts,) = load_path(str(ROBUST / "replicas-1e9.yaml")).objects
+    result = validate_object(sts, "1.37")
+    assert result.errors == [] and result.warnings == []
+    replicas = sts.get("spec", "replicas")
+    assert replicas == 1_000_000_000 and type(replicas) is int
+
+
+def test_huge_replica_count_stays_bounded() -> None:
+    """The simulator refuses sets above its replica limit; the rules fall back to what the
+    manifest alone shows instead of running out of memory."""
+    limit = 1536 * 1024 * 1024
+
+    def cap() -> None:  # runs in the child: a memory cap so a runaway cannot hurt the host
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    p = subprocess.run(
+        [ssrisk_executable(), "check", "--format", "json", str(ROBUST / "replicas-1e9.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=cap,
+    )
+    assert p.returncode in (0, 1), p.stdout[-1000:] + p.stderr[-1000:]
+    report = json.loads(p.stdout)
+    assert report["errors"] == []
+    assert any(f["rule"] == "no-automatic-failover" for f in report["findings"])
+
+
+# --- tags, stdin, and the last guard ---------------------------------------------------------
+
+
+def test_python_tags_never_construct_anything(tmp_path: Path) -> None:
+    marker = tmp_path / "ssrisk-tag-was-constructed"
+    run = run_cli("check", str(ROBUST / "python-tags.yaml"), cwd=tmp_path)
+    assert run.code == 2 and "is not allowed" in run.out
+    assert not marker.exists()
+    # the ConfigMap document alone (a kind that is only syntax-checked) constructs nothing either
+    only_configmap = tmp_path / "configmap.yaml"
+    only_configmap.write_text((ROBUST / "python-tags.yaml").read_text().split("---\n", 1)[1])
+    run_cli("check", str(only_configmap), cwd=tmp_path)
+    assert not marker.exists()
+
+
+def test_to_json_value_is_bounded_and_iterative() -> None:
+    nested: list[object] = []
+    for _ in range(50_000):  # far deeper than Python's recursion limit
+        nested = [nested]
+    with pytest.raises(ValueError, match="levels deep"):
+        to_json_value(nested)
+    wide = ["x"] * 10
+    for _ in range(8):
+        wide = [wide] * 10  # shared, as YAML aliases are: 10^9 leaves
+    with pytest.raises(ValueError, match="values"):
+        to_json_value(wide, max_nodes=10_000)
+
+
+def test_closed_and_empty_stdin() -> None:
+    exe = ssrisk_executable()
+    closed = subprocess.run(
+        ["sh", "-c", f'exec 0<&-; exec "{exe}" check - "{GOOD}"'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert closed.returncode == 2, closed.stderr
+    assert "<stdin>: error: cannot read standard input" in closed.stdout
+    assert "good.yaml:" in closed.stdout and "Traceback" not in closed.stdout + closed.stderr
+    empty = run_process("check", "-", str(GOOD), stdin="")
+    assert empty.code == 2 and "<stdin>: error: empty file" in empty.out
+
+
+def test_an_unexpected_exception_is_an_internal_error_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ssrisk.engine
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("forced failure")
+
+    monkeypatch.setattr(ssrisk.engine, "check", explode)
+    monkeypatch.delenv("SSRISK_DEBUG", raising=False)
+    run = run_cli("check", str(GOOD))
+    assert run.code == 2
+    assert "internal error: RuntimeError: forced failure" in run.err
+    assert "please report it" in run.err and "Traceback" not in run.err
+
+
+def test_the_command_line_never_prints_a_traceback_for_the_table(tmp_path: Path) -> None:
+    """The same table through the installed console script, as CI runs it."""
+    paths = [str(b.path) for b in [*BAD_FILES, *_generated_bad(tmp_path)]]
+    run = run_process("check", *paths, str(GOOD), str(ROOT / "examples"))
+    assert run.code == 2
+    assert "Traceback" not in run.out + run.err and "internal error" not in run.out + run.err
+
+
+if sys.platform == "win32":  # pragma: no cover - FIFOs and symlinks need POSIX
+    pytestmark = pytest.mark.skip("POSIX only")

@@ -22,6 +22,7 @@ from .versions import (
     parse_kube_version,
     version_defaults,
 )
+from .workload import check_replica_limit
 
 __all__ = [
     "DEFAULT_KUBE_VERSION",
@@ -65,10 +66,12 @@ def simulate(
     StatefulSets that differ only in names cost one run; `use_cache=False` always runs.
     The returned object is the caller's own copy.
 
-    Raises ValueError for an unknown scenario, Kubernetes version or feature gate.
+    Raises ValueError for an unknown scenario, Kubernetes version or feature gate, and for
+    more replicas than `workload.MAX_SIMULATED_REPLICAS`.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    check_replica_limit(statefulset)
     prep = None
     if use_cache:
         prep = prepare(

@@ -81,6 +81,14 @@ class ScenarioResult:
         return iter(self.timeline)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (the ``ssrisk simulate --format json`` shape).
+
+        Computed once: a result is not changed after ``simulate()`` returns it, and the dict
+        must be treated as read-only by callers.
+        """
+        cached = self.__dict__.get("_as_dict")
+        if cached is not None:
+            return cached
         d: dict[str, Any] = {
             "object": {"kind": "StatefulSet", "namespace": self.namespace, "name": self.name},
             "scenario": self.scenario,
@@ -98,4 +106,5 @@ class ScenarioResult:
         }
         for k, v in self.extra.items():
             d[k] = _num(v) if isinstance(v, float) else v
+        self.__dict__["_as_dict"] = d
         return d

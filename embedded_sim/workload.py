@@ -339,3 +339,19 @@ def resolve_max_unavailable(raw: Any, replicas: int) -> int:
         except ValueError:
             return 1
     return 1
+
+
+#: The simulator follows every pod individually, and its cost grows faster than linearly
+#: with the pod count: `simulate()` refuses larger sets with ValueError instead of running for
+#: minutes (the step harness used by the controller tests has no such limit).
+MAX_SIMULATED_REPLICAS = 250
+
+
+def check_replica_limit(statefulset: Mapping[str, Any]) -> None:
+    """Raise ValueError when ``spec.replicas`` exceeds :data:`MAX_SIMULATED_REPLICAS`."""
+    replicas = _int(_map(_map(statefulset).get("spec")).get("replicas"), 1)
+    if replicas > MAX_SIMULATED_REPLICAS:
+        raise ValueError(
+            f"replicas {replicas} is more than the {MAX_SIMULATED_REPLICAS} pods the simulator "
+            "models one by one; not simulated"
+        )

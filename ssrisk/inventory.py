@@ -26,8 +26,14 @@ class Inventory:
 
     def __init__(self, objects: Iterable[K8sObject] = ()) -> None:
         self.by_kind: dict[str, list[K8sObject]] = defaultdict(list)
+        # indexes, so that every lookup costs the same however large the repository is
+        self._by_ns: dict[tuple[str, str | None], list[K8sObject]] = defaultdict(list)
+        self._by_name: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
         for obj in objects:
-            self.by_kind[obj.kind].append(obj)
+            kind = obj.kind
+            self.by_kind[kind].append(obj)
+            self._by_ns[(kind, obj.namespace)].append(obj)
+            self._by_name[(kind, obj.name)].append(obj)
 
     def of_kind(self, kind: str) -> list[K8sObject]:
         return self.by_kind.get(kind, [])
@@ -38,13 +44,11 @@ class Inventory:
 
     def service(self, namespace: str | None, name: str) -> K8sObject | None:
         """The Service ``name`` in ``namespace`` (the first one loaded, if defined twice)."""
-        for svc in self.of_kind("Service"):
-            if svc.namespace == namespace and svc.name == name:
-                return svc
-        return None
+        return self.named("Service", namespace, name)
 
     def services_named(self, name: str) -> list[K8sObject]:
-        return [s for s in self.of_kind("Service") if s.name == name]
+        """Every Service called ``name``, in any namespace, in load order."""
+        return list(self._by_name.get(("Service", name), ()))
 
     def pdbs_selecting(
         self, namespace: str | None, pod_labels: Mapping[str, Any]
@@ -56,9 +60,7 @@ class Inventory:
         "Specifying a PodDisruptionBudget"). Invalid selectors select nothing.
         """
         out = []
-        for pdb in self.of_kind("PodDisruptionBudget"):
-            if pdb.namespace != namespace:
-                continue
+        for pdb in self._by_ns.get(("PodDisruptionBudget", namespace), ()):
             sel = pdb.get("spec", "selector")
             if is_empty_selector(sel):
                 if pdb.api_version == "policy/v1":
@@ -72,10 +74,8 @@ class Inventory:
         return out
 
     def storage_class(self, name: str) -> K8sObject | None:
-        for sc in self.of_kind("StorageClass"):
-            if sc.name == name:
-                return sc
-        return None
+        """The StorageClass ``name`` (the first one loaded, if defined twice)."""
+        return self.named("StorageClass", None, name)
 
     def default_storage_class(self) -> K8sObject | None:
         for sc in self.of_kind("StorageClass"):
@@ -85,3 +85,72 @@ class Inventory:
             ):
                 return sc
         return None
+
+    def named(self, kind: str, namespace: str | None, name: str) -> K8sObject | None:
+        """The object of ``kind`` called ``name`` in ``namespace`` (``None`` for cluster-scoped
+        kinds); the first one loaded when it is defined twice."""
+        for obj in self._by_name.get((kind, name), ()):
+            if obj.namespace == namespace:
+                return obj
+        return None
+
+    def in_namespace(self, kind: str, namespace: str | None) -> list[K8sObject]:
+        """Every object of ``kind`` in ``namespace``, in load order."""
+        return list(self._by_ns.get((kind, namespace), ()))
+
+    def namespace(self, name: str) -> K8sObject | None:
+        """The Namespace object ``name``, when the inputs define it."""
+        return self.named("Namespace", None, name)
+
+    def persistent_volume_claim(self, namespace: str | None, name: str) -> K8sObject | None:
+        """The PersistentVolumeClaim ``name`` in ``namespace``, when the inputs define it."""
+        return self.named("PersistentVolumeClaim", namespace, name)
+
+    def persistent_volume(self, name: str) -> K8sObject | None:
+        """The PersistentVolume ``name`` (cluster-scoped), when the inputs define it."""
+        return self.named("PersistentVolume", None, name)
+
+    def persistent_volumes_of_class(self, storage_class: str) -> list[K8sObject]:
+        """PersistentVolumes whose ``spec.storageClassName`` is ``storage_class``."""
+        return [
+            pv
+            for pv in self.of_kind("PersistentVolume")
+            if pv.get("spec", "storageClassName") == storage_class
+        ]
+
+
+#: Node labels a PersistentVolume's node affinity pins a zone with (the second is the
+#: deprecated beta label; docs: reference/labels-annotations-taints/#topologykubernetesiozone).
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+
+def pv_is_local(pv: K8sObject) -> bool:
+    """True for ``local`` and ``hostPath`` PersistentVolumes: their data lives on one node, so
+    a pod using them can only run there (docs: concepts/storage/volumes/#local)."""
+    spec = pv.get("spec")
+    return isinstance(spec, Mapping) and (
+        spec.get("local") is not None or spec.get("hostPath") is not None
+    )
+
+
+def pv_zones(pv: K8sObject) -> frozenset[str]:
+    """Zones a PersistentVolume's ``spec.nodeAffinity.required`` allows (empty: no zone
+    constraint). Terms are ORed, so the result is the union of the zones each term pins with
+    an ``In`` requirement on a zone label (k8s.io/component-helpers/storage/volume/
+    pv_helpers.go, CheckNodeAffinity; a term without a zone requirement allows every zone)."""
+    terms = pv.get("spec", "nodeAffinity", "required", "nodeSelectorTerms")
+    if not isinstance(terms, list):
+        return frozenset()
+    zones: set[str] = set()
+    for term in terms:
+        exprs = term.get("matchExpressions") if isinstance(term, Mapping) else None
+        term_zones = [
+            str(v)
+            for e in (exprs if isinstance(exprs, list) else [])
+            if isinstance(e, Mapping) and e.get("key") in ZONE_LABELS and e.get("operator") == "In"
+            for v in (e.get("values") or [])
+        ]
+        if not term_zones:
+            return frozenset()  # this term does not constrain the zone
+        zones.update(term_zones)
+    return frozenset(zones)

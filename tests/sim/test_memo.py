@@ -148,3 +148,19 @@ def test_cached_call_is_cheaper_than_a_run() -> None:
         simulate(sts, "node-loss-out-of-service", **kw)
     cached = (time.perf_counter() - t0) / n
     assert cached < uncached
+
+
+def test_replica_limit_is_a_clear_value_error() -> None:
+    """A set larger than the simulator models pod by pod is refused, not run for minutes."""
+    from ssrisk.embedded_sim.workload import MAX_SIMULATED_REPLICAS
+
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "big"},
+        "spec": {"replicas": MAX_SIMULATED_REPLICAS + 1},
+    }
+    with pytest.raises(ValueError, match="not simulated"):
+        simulate(sts, "node-loss")
+    sts["spec"]["replicas"] = 3
+    assert simulate(sts, "node-loss").replicas == 3

@@ -50,46 +50,39 @@ _NUMBER_START = frozenset("+-.0123456789")
 class LC:
     """Positions of a mapping or sequence and of its keys or items (0-based).
 
-    Key positions are looked up in the composed node on demand (most are never asked for).
+    Positions are packed as ``line << 20 | column`` integers, so that the composed node tree
+    (two mark objects per node) can be freed as soon as a document is built.
     """
 
-    __slots__ = ("_index", "_node")
+    __slots__ = ("_at", "_keys")
 
-    def __init__(self, node: Node) -> None:
-        self._node = node
-        self._index: dict[Any, tuple[int, int]] | None = None
+    def __init__(self, at: int, keys: dict[Any, int] | list[int]) -> None:
+        self._at = at
+        self._keys = keys
 
     @property
     def line(self) -> int:
-        return int(self._node.start_mark.line)
+        return self._at >> 20
 
     @property
     def col(self) -> int:
-        return int(self._node.start_mark.column)
-
-    def _positions(self) -> dict[Any, tuple[int, int]]:
-        if self._index is None:
-            node = self._node
-            index: dict[Any, tuple[int, int]] = {}
-            if isinstance(node, MappingNode):
-                for key_node, _ in node.value:
-                    m = key_node.start_mark
-                    index[key_node.value] = (m.line, m.column)  # the last one wins, as the value
-            else:
-                for i, child in enumerate(node.value):
-                    index[i] = (child.start_mark.line, child.start_mark.column)
-            self._index = index
-        return self._index
+        return self._at & 0xFFFFF
 
     def key(self, key: Any) -> tuple[int, int]:
         """Line and column of mapping key ``key`` (or of the item at index ``key``)."""
-        return self._positions()[key]
+        at = self._keys[key]
+        return at >> 20, at & 0xFFFFF
 
     def item(self, index: int) -> tuple[int, int]:
-        return self._positions()[index]
+        return self.key(index)
 
     def value(self, key: Any) -> tuple[int, int]:
-        return self._positions()[key]
+        return self.key(key)
+
+
+def _pack(node: Node) -> int:
+    m = node.start_mark
+    return (m.line << 20) | min(m.column, 0xFFFFF)
 
 
 class PosMap(dict[str, Any]):
@@ -187,7 +180,7 @@ class _Builder:
             if node.tag != _SEQ:
                 self._check_tag(node, _SEQ)
             seq = PosList()
-            seq.lc = LC(node)
+            seq.lc = LC(_pack(node), [_pack(child) for child in node.value])
             self.memo[id(node)] = seq
             seq.extend([self.build(child, depth + 1) for child in node.value])
             return seq
@@ -195,7 +188,8 @@ class _Builder:
             if node.tag != _MAP:
                 self._check_tag(node, _MAP)
             mapping = PosMap()
-            mapping.lc = LC(node)
+            keys: dict[Any, int] = {}
+            mapping.lc = LC(_pack(node), keys)
             self.memo[id(node)] = mapping
             pairs = node.value
             own: set[int] | None = None
@@ -217,6 +211,7 @@ class _Builder:
                 key = key_node.value
                 if key in mapping and (own is None or id(key_node) in own):
                     self._duplicate(pairs, key_node, own)
+                keys[key] = _pack(key_node)
                 mapping[key] = self.build(value_node, depth + 1)
             return mapping
         m = node.start_mark

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
+from ssrisk.timeline import fmt_duration
 
 from ._podspec import UNREACHABLE, eviction_for, node_monitor_grace_period_s
 from ._sim import recovery_phrase, timeline_block, unavailable_pods
@@ -32,8 +33,13 @@ class NoAutomaticFailover(Rule):
         n = ctx.replicas
         if n < 1 or (ctx.is_fragment and ctx.sts.get("spec", "replicas") is None):
             return
-        grace_s = node_monitor_grace_period_s(ctx.kube_version)
+        grace_s = _seconds(
+            ctx.profile_setting("node_monitor_grace_period_s")
+            or node_monitor_grace_period_s(ctx.kube_version)
+        )
         ev = eviction_for(ctx.sts, UNREACHABLE)
+        default_s = _seconds(ctx.profile_setting("default_unreachable_toleration_s"))
+        oos_at = fmt_duration(ctx.profile_setting("out_of_service_after_s"))
         if ev.after_s is None:
             eviction = (
                 "a toleration keeps it from ever being deleted, so it is not even marked "
@@ -41,7 +47,7 @@ class NoAutomaticFailover(Rule):
             )
         elif ev.defaulted:
             eviction = (
-                f"the taint eviction deletes it gracefully {ev.after_s} s later (the default "
+                f"the taint eviction deletes it gracefully {default_s} s later (the default "
                 "toleration)"
             )
         else:
@@ -63,7 +69,7 @@ class NoAutomaticFailover(Rule):
             )
             if oos is not None:
                 numbers += (
-                    "; with the out-of-service taint applied at 10 min they are "
+                    f"; with the out-of-service taint applied at {oos_at} they are "
                     f"{recovery_phrase(oos)}"
                 )
         msg = (
@@ -105,3 +111,8 @@ run enough replicas that the application survives one lost pod until then.
 @hookimpl
 def ssrisk_rules() -> list[Rule]:
     return [NoAutomaticFailover()]
+
+
+def _seconds(value: float) -> int | float:
+    """``300.0`` → ``300`` for messages."""
+    return int(value) if float(value).is_integer() else value

@@ -48,7 +48,8 @@ class RwoVolumeReattach(Rule):
         recovery = ""
         if oos is not None and oos.recovered and oos.time_to_recovery_s is not None:
             recovery = (
-                f"; in the simulation, with the out-of-service taint applied at 10 min, "
+                "; in the simulation, with the out-of-service taint applied at "
+                f"{fmt_duration(ctx.profile_setting('out_of_service_after_s'))}, "
                 f"{pod} is back at {fmt_duration(oos.time_to_recovery_s)}"
             )
         msg = (

@@ -79,6 +79,16 @@ class CheckContext:
         """Name of the ``index``-th pod: ``<name>-<start ordinal + index>``."""
         return f"{self.sts.name}-{self.start_ordinal + index}"
 
+    def profile_setting(self, name: str) -> Any:
+        """A cluster-profile value (``out_of_service_after_s``,
+        ``default_unreachable_toleration_s``, ...): the configured one, else the simulator's
+        default, so that messages quote the numbers the simulation used."""
+        if self.profile is not None:
+            return getattr(self.profile, name)
+        from .embedded_sim import ClusterProfile
+
+        return getattr(ClusterProfile(), name)
+
     def pdbs(self) -> list[K8sObject]:
         return self.inventory.pdbs_selecting(self.sts.namespace, self.pod_labels)
 

@@ -129,13 +129,7 @@ pod with its data and make the pinning visible to the scheduler).
             spec = vct.get("spec")
             spec = spec if isinstance(spec, Mapping) else {}
             cls_name = spec.get("storageClassName")
-            sc = (
-                ctx.inventory.storage_class(str(cls_name))
-                if cls_name
-                else ctx.inventory.default_storage_class()
-                if cls_name is None
-                else None
-            )
+            sc = ctx.inventory.storage_class_for_claim(spec)
             reason = self._local_reason(ctx, sc, cls_name)
             if reason is None:
                 continue

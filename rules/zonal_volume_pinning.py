@@ -92,14 +92,7 @@ class ZonalVolumePinning(Rule):
                 continue
             spec = vct.get("spec")
             spec = spec if isinstance(spec, Mapping) else {}
-            cls_name = spec.get("storageClassName")
-            sc = (
-                ctx.inventory.storage_class(str(cls_name))
-                if cls_name
-                else ctx.inventory.default_storage_class()
-                if cls_name is None
-                else None
-            )
+            sc = ctx.inventory.storage_class_for_claim(spec)
             claim = str((vct.get("metadata") or {}).get("name", ""))
             if sc is not None and sc.name not in seen:
                 seen.add(sc.name)

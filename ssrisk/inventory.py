@@ -77,6 +77,18 @@ class Inventory:
         """The StorageClass ``name`` (the first one loaded, if defined twice)."""
         return self.named("StorageClass", None, name)
 
+    def storage_class_for_claim(self, claim_spec: Mapping[str, Any]) -> K8sObject | None:
+        """The StorageClass a PersistentVolumeClaim spec gets, when the inputs define it.
+
+        ``storageClassName: NAME`` names it; unset, the DefaultStorageClass admission plugin
+        fills in the default class (plugin/pkg/admission/storage/storageclass/setdefault);
+        ``""`` asks for no class (static binding only).
+        """
+        name = claim_spec.get("storageClassName")
+        if name is None:
+            return self.default_storage_class()
+        return self.storage_class(str(name)) if name else None
+
     def default_storage_class(self) -> K8sObject | None:
         for sc in self.of_kind("StorageClass"):
             ann = sc.metadata.get("annotations")

@@ -12,12 +12,24 @@ from . import __version__
 from .exitcodes import ExitCode
 from .model import Severity
 from .rule import Rule
-from .settings import DEFAULT_KUBE_VERSION, Settings
+from .settings import DEFAULT_KUBE_VERSION
 
 if TYPE_CHECKING:
     from .engine import Report
 
 SUPPORTED_MINORS = range(25, 38)
+#: The simulator's scenarios (embedded_sim.SCENARIOS; listed here to keep --help import-light).
+SCENARIO_NAMES = (
+    "node-loss",
+    "node-loss-out-of-service",
+    "node-deleted",
+    "graceful-node-shutdown",
+    "node-drain",
+    "rolling-update",
+    "bad-rollout",
+    "scale-down",
+    "zone-loss",
+)
 
 
 class UsageError(Exception):
@@ -223,9 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument(
-        "--scenario", action="append", default=[], metavar="NAME", help="scenario (repeatable)"
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="scenario, repeatable (default node-loss): " + ", ".join(SCENARIO_NAMES),
     )
     s.add_argument("--format", choices=["text", "json"], default="text")
+    s.add_argument(
+        "--config",
+        metavar="FILE",
+        help="configuration file whose kube-version, profile and feature-gates to use "
+        "(default: found as for check)",
+    )
 
     r = sub.add_parser("rules", help="list the rules")
     r.add_argument("--format", choices=["text", "json"], default="text")
@@ -381,10 +403,14 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(
                 f"unknown scenario {name!r}; choose from: {', '.join(embedded_sim.SCENARIOS)}"
             )
-    settings = Settings(
-        kube_version=args.kube_version or DEFAULT_KUBE_VERSION,
-        namespace=args.namespace or "default",
-        exclude=tuple(args.exclude),
+    from .config import build_settings, find_config, load_config
+
+    config_path = args.config or find_config()
+    settings = build_settings(
+        load_config(config_path) if config_path else None,
+        kube_version=args.kube_version,
+        namespace=args.namespace,
+        exclude=args.exclude,
         helm_values=tuple(args.helm_values),
         helm_set=tuple(args.helm_set),
     )
@@ -392,9 +418,17 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     for lf in loaded:
         errors.extend(lf.errors)
     inventory = Inventory(o for lf in loaded for o in lf.objects)
+    if not inventory.statefulsets and not errors:
+        print("ssrisk: warning: no apps/v1 StatefulSet found in the input", file=sys.stderr)
     results = []
     for sts in inventory.statefulsets:
-        ctx = CheckContext(sts=sts, inventory=inventory, kube_version=settings.kube_version)
+        ctx = CheckContext(
+            sts=sts,
+            inventory=inventory,
+            kube_version=settings.kube_version,
+            profile=settings.profile,
+            feature_gates=settings.feature_gates,
+        )
         for name in scenarios:
             try:
                 results.append(ctx.simulate(name))

@@ -131,9 +131,10 @@ def check_loaded(
     for sts in inventory.statefulsets:
         report.statefulsets += 1
         report.checked.append((sts.ref, sts.start()))
-    findings, rule_errors = evaluate(inventory, active, settings)
+    findings, rule_errors, sim_notices = evaluate(inventory, active, settings)
     report.findings.extend(findings)
     report.errors.extend(rule_errors)
+    report.notices.extend(sim_notices)
     from .suppression import apply as apply_suppressions
 
     apply_suppressions(report.findings, objects)
@@ -151,13 +152,15 @@ _WORK: tuple[Inventory, Sequence[Rule], Settings] | None = None
 
 def evaluate(
     inventory: Inventory, rules: Sequence[Rule], settings: Settings
-) -> tuple[list[Finding], list[InputError]]:
+) -> tuple[list[Finding], list[InputError], list[Notice]]:
     """Run ``rules`` on every StatefulSet of ``inventory``.
 
     With ``settings.jobs`` > 1 (0 = one per core) and at least
     :data:`PARALLEL_MIN_STATEFULSETS` StatefulSets, contiguous slices of them are checked in
     forked worker processes; the results are concatenated in order, so the output is
-    identical to a single-process run.
+    identical to a single-process run. Returns the findings, the internal errors of rules and
+    a notice for each StatefulSet the simulator could not run (its rules then say only what the
+    manifest shows).
     """
     import os
 
@@ -183,11 +186,14 @@ def evaluate(
                 _WORK = None
             findings = [f for part in parts for f in part[0]]
             errors = [e for part in parts for e in part[1]]
-            return findings, errors
+            notices = [n for part in parts for n in part[2]]
+            return findings, errors, notices
     return _evaluate_range(inventory, rules, settings, statefulsets)
 
 
-def _evaluate_slice(bounds: tuple[int, int]) -> tuple[list[Finding], list[InputError]]:
+def _evaluate_slice(
+    bounds: tuple[int, int],
+) -> tuple[list[Finding], list[InputError], list[Notice]]:
     assert _WORK is not None
     inventory, rules, settings = _WORK
     return _evaluate_range(
@@ -200,9 +206,10 @@ def _evaluate_range(
     rules: Sequence[Rule],
     settings: Settings,
     statefulsets: Sequence[K8sObject],
-) -> tuple[list[Finding], list[InputError]]:
+) -> tuple[list[Finding], list[InputError], list[Notice]]:
     findings: list[Finding] = []
     errors: list[InputError] = []
+    notices: list[Notice] = []
     for sts in statefulsets:
         ctx = CheckContext(
             sts=sts,
@@ -227,7 +234,20 @@ def _evaluate_range(
                         pos.column,
                     )
                 )
-    return findings, errors
+        failures = ctx.simulation_failures()
+        for reason in sorted({f.reason for f in failures}):
+            scenarios = ", ".join(sorted(f.scenario for f in failures if f.reason == reason))
+            pos = sts.start()
+            notices.append(
+                Notice(
+                    pos.path,
+                    f"{sts.ref} not simulated ({scenarios}): {reason}; its findings say only "
+                    "what the manifest shows",
+                    pos.line,
+                    pos.column,
+                )
+            )
+    return findings, errors, notices
 
 
 def exit_code(report: Report, fail_on: Severity) -> int:

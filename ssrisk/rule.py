@@ -21,7 +21,15 @@ if TYPE_CHECKING:
 
 
 class SimulationUnavailable(Exception):
-    """The simulator could not run this scenario for this StatefulSet."""
+    """The simulator could not run this scenario for this StatefulSet.
+
+    ``reason`` says why without naming the scenario (several scenarios often share it).
+    """
+
+    def __init__(self, message: str, reason: str = "", scenario: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
+        self.scenario = scenario
 
 
 @dataclass
@@ -105,6 +113,10 @@ class CheckContext:
             raise result
         return result
 
+    def simulation_failures(self) -> list[SimulationUnavailable]:
+        """The simulations asked for so far that could not run."""
+        return [r for r in self._sim_cache.values() if isinstance(r, SimulationUnavailable)]
+
     def try_simulate(self, scenario: str) -> ScenarioResult | None:
         """Like :meth:`simulate`, but ``None`` when the scenario cannot be simulated."""
         try:
@@ -132,9 +144,13 @@ class CheckContext:
                 feature_gates=self.feature_gates,
             )
         except NotImplementedError as exc:
-            return SimulationUnavailable(f"scenario {scenario} is not modelled yet: {exc}")
+            return SimulationUnavailable(
+                f"scenario {scenario} is not modelled yet: {exc}", str(exc), scenario
+            )
         except (ValueError, TypeError, KeyError, RecursionError) as exc:
-            return SimulationUnavailable(f"simulation of {scenario} failed: {exc}")
+            return SimulationUnavailable(
+                f"simulation of {scenario} failed: {exc}", str(exc), scenario
+            )
 
 
 class Rule:

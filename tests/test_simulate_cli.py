@@ -46,3 +46,34 @@ def test_same_input_gives_byte_identical_json() -> None:
 def test_unknown_scenario_is_a_usage_error() -> None:
     run = run_cli("simulate", "--scenario", "meteor-strike", POSTGRES)
     assert run.code == 2 and "unknown scenario" in run.err
+
+
+def test_simulate_reads_the_configuration_file(tmp_path) -> None:
+    (tmp_path / ".ssrisk.yaml").write_text(
+        'kube-version: "1.31"\nprofile:\n  default-unreachable-toleration-s: 60\n'
+    )
+    run = run_cli("simulate", "--format", "json", POSTGRES, cwd=tmp_path)
+    (res,) = run.json()["results"]
+    assert res["kube_version"] == "1.31"
+    evicted = next(e for e in res["timeline"] if e["kind"] == "pod-deletion-requested")
+    assert evicted["t_s"] == 97.6  # NotReady at 37.5 s, NoExecute taint +0.1 s, toleration 60 s
+    flag = run_cli("simulate", "--format", "json", "--kube-version", "1.34", POSTGRES, cwd=tmp_path)
+    assert flag.json()["results"][0]["kube_version"] == "1.34"
+
+
+def test_help_lists_the_simulator_scenarios() -> None:
+    from ssrisk.embedded_sim import SCENARIOS
+
+    from ssrisk.cli import SCENARIO_NAMES
+
+    assert tuple(SCENARIO_NAMES) == tuple(SCENARIOS)
+
+
+def test_check_says_when_a_set_is_too_large_to_simulate(tmp_path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text(
+        (ROOT / "examples" / "postgres.yaml").read_text().replace("replicas: 1", "replicas: 400")
+    )
+    run = run_cli("check", str(big))
+    assert "not simulated (" in run.out and "more than the 250 pods" in run.out
+    assert run.code in (0, 1)

@@ -1,7 +1,8 @@
 """`kubectl drain` with default flags (k8s-behavior.md B.6.3).
 
-staging/src/k8s.io/kubectl/pkg/drain/drain.go#evictPods (429 retried every 5 s, then polls
-every 1 s until the pod object is gone; --timeout 0 = wait forever) and
+staging/src/k8s.io/kubectl/pkg/drain/drain.go#evictPods (429 retried every 5 s, any other
+eviction error fails the drain; then polls every 1 s until the pod object is gone; --timeout 0
+= wait forever) and
 staging/src/k8s.io/kubectl/pkg/drain/cordon.go#PatchOrReplace (spec.unschedulable).
 A refused eviction is not re-tried while nothing in the cluster has changed: the answer would
 be the same, so the loop stays short however long the horizon.
@@ -35,6 +36,7 @@ class Drain:
         self.refused: dict[str, tuple[int, str]] = {}  # pod name -> (cluster version, msg)
         self.parked: set[str] = set()
         self.retry: dict[str, Handle] = {}
+        self.failed: str | None = None  # why kubectl drain gave up (a non-429 eviction error)
 
     def start(self, node_name: str) -> None:
         sim = self.sim
@@ -85,12 +87,29 @@ class Drain:
             self.refused.pop(name, None)
             sim.record(name, "drain-evicted", f"{name} evicted by kubectl drain", SRC_EVICT)
             return
+        code = "" if f"HTTP {out.code}" in out.message else f" (HTTP {out.code})"
+        if out.code != 429:
+            # drain.go#evictPods retries only 429 Too Many Requests; any other error ends that
+            # pod's goroutine with an error, and the drain command exits with it after the other
+            # pods are handled: the node stays cordoned, the drain never completes.
+            self.failed = f"error when evicting {name}{code}: {out.message}"
+            self.waiting.pop(name, None)
+            self.refused[name] = (sim.cluster.version, out.message)
+            sim.record(
+                name,
+                "drain-failed",
+                f"kubectl drain fails: error when evicting {name}{code}: {out.message}; only "
+                f"429 is retried, so the command exits with an error and {self.node} stays "
+                "cordoned",
+                SRC_EVICT,
+            )
+            return
         prev = self.refused.get(name)
         if prev is None or prev[1] != out.message:
             sim.record(
                 name,
                 "drain-evict-refused",
-                f"eviction of {name} refused (HTTP {out.code}): {out.message}; retry every "
+                f"eviction of {name} refused{code}: {out.message}; retry every "
                 f"{sim.profile.drain_evict_retry_s:g} s",
                 SRC_EVICT,
             )
@@ -133,7 +152,7 @@ class Drain:
 
     def _check_done(self) -> None:
         sim = self.sim
-        if self.completed_s is not None or self.node is None:
+        if self.completed_s is not None or self.node is None or self.failed is not None:
             return
         for name, uid in self.waiting.items():
             p = sim.cluster.pods.get(name)

@@ -37,6 +37,10 @@ KINDS: tuple[str, ...] = (
     "volume-mounted",
     "pvc-deleted",
     "pvc-created",
+    "pvc-conflicting-controller",
+    "pod-create-failed",
+    "pod-adopted",
+    "pod-released",
     "eviction-scheduled",
     "eviction-cancelled",
     "toleration-forever",
@@ -49,6 +53,7 @@ KINDS: tuple[str, ...] = (
     "drain-evict-refused",
     "drain-evicted",
     "drain-complete",
+    "drain-failed",
     "operator-action",
 )
 

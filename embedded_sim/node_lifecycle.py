@@ -56,8 +56,13 @@ class NodeLifecycleController:
         sim.record(
             None,
             "node-unknown",
-            f"{node.name} Ready=Unknown: no Lease renewal for {sim.grace_s:g} s "
-            "(node-monitor-grace-period)",
+            f"{node.name} Ready=Unknown: its last Lease renewal is older than "
+            f"node-monitor-grace-period ({sim.grace_s:g} s); the Lease is renewed every "
+            f"{sim.profile.lease_renew_interval_s:g} s and checked every "
+            f"{sim.profile.node_monitor_period_s:g} s, so this comes "
+            f"{sim.grace_s + sim.profile.nlc_detection_offset_s:g} s after the fault typically "
+            f"(range {sim.grace_s - sim.profile.lease_renew_interval_s:g}–"
+            f"{sim.grace_s + sim.profile.node_monitor_period_s:g} s)",
             SRC_HEALTH,
         )
         self._after_not_ready(node, TAINT_UNREACHABLE)

@@ -242,6 +242,8 @@ def _setup(sim: Simulation, scenario: str) -> dict[str, Callable[[], Any]]:
 
 def _blocker(sim: Simulation) -> str:
     """Why the set is not back, as one phrase (first unavailable ordinal)."""
+    if sim.drain.failed is not None:
+        return f"kubectl drain fails ({sim.drain.failed}) and must be retried by hand"
     if sim.drain.node is not None and sim.drain.completed_s is None and sim.drain.refused:
         name, (_, msg) = sorted(sim.drain.refused.items())[0]
         return f"kubectl drain never finishes: eviction of {name} refused: {msg}"

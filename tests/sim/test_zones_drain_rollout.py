@@ -93,10 +93,13 @@ def test_drain_with_pdb_one_serialises_evictions() -> None:
 
 
 def test_two_pdbs_refuse_with_500() -> None:
+    """HTTP 500 is not retried by kubectl drain (drain.go#evictPods retries 429 only)."""
     i = load("web-parallel.yaml", "pdb-one.yaml", "pdb-zero.yaml")
     r = simulate(i.sts, "node-drain", kube_version="1.34", **i.kwargs())
-    ev = r.first("drain-evict-refused")
+    ev = r.first("drain-failed")
     assert ev is not None and "500" in ev.event
+    assert r.first("drain-evict-refused") is None
+    assert r.to_dict()["drain_completed"] is False
 
 
 def test_bad_rollout_ordered_ready_stuck_after_revert() -> None:

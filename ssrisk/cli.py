@@ -48,6 +48,17 @@ def kube_version(value: str) -> str:
     return ".".join(str(int(p)) for p in parts)
 
 
+def _jobs(value: str) -> int:
+    """``--jobs``: a whole number ≥ 0 (argparse type)."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = -1
+    if jobs < 0:
+        raise argparse.ArgumentTypeError(f"--jobs takes a whole number ≥ 0, not {value!r}")
+    return jobs
+
+
 def _severity(value: str) -> Severity:
     try:
         return Severity.parse(value)
@@ -220,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument(
         "--jobs",
-        type=int,
+        type=_jobs,
         default=0,
         metavar="N",
         help="worker processes for large inputs (default 0: one per core; 1: none)",

@@ -113,7 +113,7 @@ class AttachDetachController:
                 vol.mounted_on_dead_node = False
                 vol.detach_requested_s = sim.now
                 sim.loop.after(
-                    sim.profile.adc_reaction_s,
+                    sim.profile.volumes_in_use_report_s + sim.profile.adc_reaction_s,
                     partial(self._detach, vol, node_name, "unmounted by the kubelet"),
                     "adc-detach",
                 )

@@ -77,6 +77,11 @@ class ClusterProfile:
     app_shutdown_s: float = 5.0
     prestop_hook_s: float = 0.0
     kubelet_cleanup_s: float = 0.5
+    # The attach/detach controller detaches a cleanly unmounted volume only once the node's
+    # status no longer lists it in volumesInUse (reconciler.go#reconcile, MountedByNode); the
+    # kubelet reports that on its next status update (nodeStatusUpdateFrequency 10 s): half of
+    # it on average. A pod scheduled to the same node before then keeps the volume attached.
+    volumes_in_use_report_s: float = 5.0
     kubelet_nodestatus_s: float = 0.5
     # A returning kubelet acts on its pods this long after it starts; with kubelet_cleanup_s
     # the pod of a rebooted node is gone 10 s after the return (k8s-behavior.md B.9.1).
@@ -125,6 +130,10 @@ ASSUMPTIONS: tuple[tuple[str, str], ...] = (
     ),
     ("app_shutdown_s", "app shutdown on SIGTERM min({v:g} s, terminationGracePeriodSeconds)"),
     ("kubelet_cleanup_s", "kubelet unmount + object removal after containers stop {v:g} s"),
+    (
+        "volumes_in_use_report_s",
+        "the kubelet reports an unmounted volume out of volumesInUse {v:g} s later",
+    ),
     ("podgc_phase_s", "PodGC passes at {v:g} s + k×20 s"),
 )
 

@@ -68,6 +68,23 @@ class Pdb:
         return 0
 
 
+class ApiError(Exception):
+    """A write the API server refused (injected by tests: `ApiServer.inject_fault`).
+
+    Upstream controllers return such errors from a sync and are requeued with rate-limited
+    backoff (pkg/controller/statefulset/stateful_set.go#processNextWorkItem).
+    """
+
+    def __init__(self, verb: str, target: str, reason: str = "InternalError (HTTP 500)") -> None:
+        super().__init__(f"{verb} {target}: {reason}")
+        self.verb = verb
+        self.target = target
+
+
+#: Verbs that count calls and can be made to fail.
+VERBS = ("create-pod", "delete-pod", "update-pod", "update-status", "update-claim")
+
+
 @dataclass(frozen=True)
 class EvictionOutcome:
     allowed: bool
@@ -79,12 +96,39 @@ class ApiServer:
     def __init__(self, sim: Simulation, pdbs: list[Pdb]) -> None:
         self.sim = sim
         self.pdbs = pdbs
+        self.calls: dict[str, int] = dict.fromkeys(VERBS, 0)
+        self._faults: dict[str, set[int]] = {}
+        self._always: set[str] = set()
+
+    # --- fault injection (step harness) -----------------------------------------------
+    def inject_fault(self, verb: str, nth: int | None = 1) -> None:
+        """Make the `nth` call of `verb` from now fail with ApiError (None: every call until
+        `clear_faults`). Verbs: VERBS. Raises ValueError for another verb."""
+        if verb not in VERBS:
+            raise ValueError(f"unknown verb {verb!r}; expected one of {', '.join(VERBS)}")
+        if nth is None:
+            self._always.add(verb)
+        else:
+            self._faults.setdefault(verb, set()).add(self.calls[verb] + nth)
+
+    def clear_faults(self) -> None:
+        """Forget every injected fault."""
+        self._faults.clear()
+        self._always.clear()
+
+    def call(self, verb: str, target: str) -> None:
+        """Count one write; raise ApiError when a fault was injected for it."""
+        self.calls[verb] += 1
+        if verb in self._always or self.calls[verb] in self._faults.get(verb, ()):
+            raise ApiError(verb, target)
 
     # --- pods -------------------------------------------------------------------------
     def create_pod(self, ordinal: int, revision: str, source: str) -> Pod:
         sim = self.sim
         name = sim.wl.pod_name(ordinal)
-        assert name not in sim.cluster.pods, f"duplicate pod name {name}"
+        self.call("create-pod", name)
+        if name in sim.cluster.pods:  # e.g. a released pod still carries the name
+            raise ApiError("create-pod", name, f"pods {name!r} already exists (HTTP 409)")
         pod = Pod(
             name=name,
             ordinal=ordinal,
@@ -107,6 +151,7 @@ class ApiServer:
             return
         if pod.terminating:
             return
+        self.call("delete-pod", pod.name)
         # strategy.go#CheckGracefulDelete: grace 0 for unscheduled or terminal pods.
         grace = sim.wl.termination_grace_period_s if grace_s is None else grace_s
         if pod.node is None or pod.terminal or (sim.instant_delete):

@@ -2,7 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+#: UID of the simulated StatefulSet (one set per simulation).
+SET_UID = "uid-statefulset"
+
+# stateful_set_utils.go#statefulPodRegex / #getParentNameAndOrdinal.
+_STATEFUL_POD_RE = re.compile(r"(.*)-([0-9]+)$")
+
+
+@lru_cache(maxsize=4096)
+def parent_and_ordinal(name: str) -> tuple[str, int]:
+    """stateful_set_utils.go#getParentNameAndOrdinal: ("", -1) when the name has no ordinal."""
+    m = _STATEFUL_POD_RE.fullmatch(name)
+    if m is None:
+        return "", -1
+    return m.group(1), int(m.group(2))
+
+
+@dataclass(frozen=True)
+class OwnerRef:
+    """metav1.OwnerReference (apiVersion folded into kind)."""
+
+    kind: str  # "StatefulSet", "Pod", "ConfigMap", ...
+    name: str
+    uid: str
+    controller: bool = False
 
 
 @dataclass
@@ -58,6 +85,15 @@ class Pod:
     containers_running: bool = False
     broken: bool = False
     claims: tuple[str, ...] = ()
+    # metadata.ownerReferences controller: SET_UID (owned by the set), None (orphan) or the
+    # UID of another controller.
+    controller_uid: str | None = SET_UID
+    labels_match: bool = True  # the pod's labels match the set's selector
+    identity_drift: bool = False  # pod-name label no longer matches (#identityMatches)
+
+    @property
+    def uid_str(self) -> str:
+        return f"uid-pod-{self.uid}"
 
     @property
     def terminating(self) -> bool:
@@ -97,6 +133,10 @@ class Volume:
     detach_requested_s: float | None = None
     mounted_on_dead_node: bool = False
     deleted: bool = False
+    # KEP-1847: metadata.ownerReferences maintained by the StatefulSet controller.
+    owner_refs: list[OwnerRef] = field(default_factory=list)
+    finalizers: tuple[str, ...] = ()
+    deletion_requested: bool = False  # deletionTimestamp set, kept by a finalizer
 
     @property
     def sort_key(self) -> tuple[str, str]:
@@ -121,6 +161,8 @@ class Cluster:
     pods: dict[str, Pod] = field(default_factory=dict)
     volumes: dict[str, Volume] = field(default_factory=dict)
     version: int = 0  # bumped on every mutation (used to detect fixed points)
+    # Other objects that exist and can own claims: (kind, name, uid).
+    others: set[tuple[str, str, str]] = field(default_factory=set)
     _uid: int = 0
 
     def next_uid(self) -> int:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .apiserver import ApiServer, Pdb
+from .apiserver import ApiError, ApiServer, Pdb
 from .attach_detach import AttachDetachController
 from .clock import EventLoop
-from .cluster import Cluster, Node, Pod, Volume
+from .cluster import SET_UID, Cluster, Node, Pod, Volume
 from .drain import Drain
 from .events import Timeline
+from .garbage_collector import GarbageCollector
 from .kubelet import Kubelet
 from .node_lifecycle import NodeLifecycleController
 from .podgc import PodGC
@@ -169,6 +170,7 @@ class Simulation:
         self.adc = AttachDetachController(self)
         self.drain = Drain(self)
         self.stsc = StatefulSetController(self)
+        self.gc = GarbageCollector(self)
         self.placement = ""
         self.initial_nodes: dict[int, str] = {}
         self.failed_nodes: list[str] = []
@@ -369,7 +371,9 @@ class StepHarness:
         *,
         kube_version: str = "1.34",
         feature_gates: Mapping[str, bool] | None = None,
+        gc: bool = True,
     ) -> None:
+        """`gc=False`: no garbage collector, like upstream's unit-test harness."""
         self.sim = Simulation(
             statefulset,
             kube_version=kube_version,
@@ -377,6 +381,7 @@ class StepHarness:
             instant_delete=True,
             manual_sync=True,
         )
+        self.sim.gc.enabled = gc
         self._revs = 1
         # Checks run after every controller pass (the upstream invariants, in tests).
         self.after_sync: list[Callable[[StepHarness], None]] = []
@@ -385,16 +390,61 @@ class StepHarness:
     def stsc(self) -> StatefulSetController:
         return self.sim.stsc
 
-    def sync(self) -> None:
-        self.sim.stsc.sync()
+    def sync(self) -> ApiError | None:
+        """One controller pass, then the checks; returns the pass's API error or None."""
+        err = self.sim.stsc.sync()
         for check in self.after_sync:
             check(self)
+        return err
 
-    def add_pod(self, ordinal: int, *, ready: bool = True, terminating: bool = False) -> Pod:
-        """Plant a pod of the current revision (Running, Ready for an hour unless told)."""
+    def fail(self, verb: str, nth: int | None = 1) -> None:
+        """The `nth` `verb` call from now fails (None: every one until `heal`); see
+        apiserver.VERBS."""
+        self.sim.api.inject_fault(verb, nth)
+
+    def heal(self) -> None:
+        """Forget every injected API fault."""
+        self.sim.api.clear_faults()
+
+    def calls(self, verb: str) -> int:
+        """How many `verb` calls reached the API server so far (failed ones included)."""
+        return self.sim.api.calls[verb]
+
+    def claim(self, ordinal: int, template: str | None = None) -> Volume:
+        """The PVC object of an ordinal (first claim template unless named)."""
+        wl = self.sim.wl
+        t = template or wl.claim_templates[0].name
+        return self.sim.cluster.volumes[f"{t}-{wl.name}-{ordinal}"]
+
+    def delete_set(self) -> None:
+        """DELETE the StatefulSet (background propagation): the object is gone and the garbage
+        collector deletes the pods it controls and the claims only it (or they) owned."""
+        self.sim.stsc.exists = False
+        self.sim.gc.collect_pods()
+        self.sim.gc.collect_claims()
+
+    def collect_garbage(self) -> None:
+        """One garbage-collector pass over pods and claims."""
+        self.sim.gc.collect_pods()
+        self.sim.gc.collect_claims()
+
+    def add_pod(
+        self,
+        ordinal: int,
+        *,
+        ready: bool = True,
+        terminating: bool = False,
+        name: str | None = None,
+        owned: bool = True,
+        labels_match: bool = True,
+    ) -> Pod:
+        """Plant a pod of the current revision (Running, Ready for an hour unless told).
+
+        `owned=False` plants an orphan (no controller reference); `name` overrides
+        `<set>-<ordinal>`; `labels_match=False` gives it labels the selector does not match."""
         sim = self.sim
         pod = Pod(
-            name=sim.wl.pod_name(ordinal),
+            name=name or sim.wl.pod_name(ordinal),
             ordinal=ordinal,
             revision=sim.stsc.current_revision,
             uid=sim.cluster.next_uid(),
@@ -404,6 +454,8 @@ class StepHarness:
             ready_since_s=sim.now - 3600.0 if ready else None,
             containers_running=True,
             claims=sim.claims_for(ordinal),
+            controller_uid=SET_UID if owned else None,
+            labels_match=labels_match,
         )
         sim.cluster.pods[pod.name] = pod
         if terminating:
@@ -429,7 +481,8 @@ class StepHarness:
         return sum(1 for p in self.pods().values() if not p.terminating and p.available(now, mrs))
 
     def pods(self) -> dict[int, Pod]:
-        return {p.ordinal: p for p in self.sim.cluster.pods.values()}
+        """The set's pods (those it controls) by ordinal."""
+        return self.sim.stsc._pods()
 
     def ordinals(self) -> list[int]:
         return sorted(self.pods())
@@ -460,6 +513,7 @@ class StepHarness:
         p.deletion_grace_s = 30.0
 
     def remove(self, ordinal: int) -> None:
+        """The pod object is gone (deleted by someone else, finalizers done)."""
         del self.sim.cluster.pods[self.pod(ordinal).name]
 
     def scale(self, replicas: int) -> None:

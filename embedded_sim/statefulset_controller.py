@@ -5,13 +5,31 @@ pkg/controller/statefulset/stateful_set_control.go (k8s-behavior.md B.4, E.3, E.
 #updateStatefulSetAfterInvariantEstablished; helpers in stateful_set_utils.go
 (#newVersionedStatefulSetPod, #isRunningAndReady, #isRunningAndAvailable, #allowsBurst,
 #getStatefulSetMaxUnavailable). The controller never force-deletes.
+
+Around the pass (stateful_set.go#sync): adoption and release of pods by controller reference
+(controller_ref_manager.go#ClaimPods), ControllerRevision history (history.py), KEP-1847 claim
+owner references (claim_owners.py), a set being deleted (only its status is written), and API
+errors: a failed write ends the pass (in Parallel after the #slowStartBatch batch it was in),
+the status is still written, and `sync()` returns the error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .cluster import Pod
+from .apiserver import ApiError
+from .claim_owners import (
+    Obj,
+    Policy,
+    claim_is_stale,
+    has_unexpected_controller,
+    is_claim_owner_up_to_date,
+    update_claim_owner_refs,
+)
+from .cluster import SET_UID, Pod, Volume, parent_and_ordinal
+from .history import History
 from .versions import (
     MAX_UNAVAILABLE_STATEFULSET,
     STATEFULSET_AUTO_DELETE_PVC,
@@ -33,7 +51,27 @@ SRC_RECREATE = f"{_F}#updateStatefulSet (Recreate, KEP-3541)"
 SRC_PVC_CREATE = (
     "pkg/controller/statefulset/stateful_pod_control.go#createMissingPersistentVolumeClaims"
 )
-SRC_PVC = "pkg/controller/statefulset/stateful_pod_control.go#PersistentVolumeClaimRetentionPolicy"
+SRC_PVC_CREATE_ALL = (
+    "pkg/controller/statefulset/stateful_pod_control.go#createPersistentVolumeClaims"
+)
+SRC_POD_CLAIM = (
+    "pkg/controller/statefulset/stateful_pod_control.go#UpdatePodClaimForRetentionPolicy"
+)
+SRC_CLAIM = "pkg/controller/controller_ref_manager.go#ClaimPods"
+MAX_BATCH_SIZE = 500  # stateful_set_control.go#MaxBatchSize
+
+
+@dataclass
+class StatefulSetStatus:
+    """status of the set as last written (stateful_set_control.go#computeReplicaStatus)."""
+
+    replicas: int = 0
+    ready_replicas: int = 0
+    available_replicas: int = 0
+    current_replicas: int = 0
+    updated_replicas: int = 0
+    current_revision: str = ""
+    update_revision: str = ""
 
 
 class StatefulSetController:
@@ -47,6 +85,12 @@ class StatefulSetController:
         self.syncs = 0
         self.creates = 0
         self.deletes = 0
+        self.exists = True  # False once the set is deleted (the garbage collector takes over)
+        self.deleting = False  # metadata.deletionTimestamp as the informer cache shows it
+        self.deleting_fresh: bool | None = None  # as a quorum read shows it (None: same)
+        self.history = History()
+        self.status = StatefulSetStatus()
+        self.last_error: ApiError | None = None
 
     # --- spec helpers -------------------------------------------------------------------
     @property
@@ -95,7 +139,16 @@ class StatefulSetController:
 
     # --- the sync ----------------------------------------------------------------------
     def _pods(self) -> dict[int, Pod]:
-        return {p.ordinal: p for p in self.sim.cluster.pods.values()}
+        """The set's pods by ordinal: those it controls (after #ClaimPods)."""
+        return {
+            p.ordinal: p
+            for p in self.sim.cluster.pods.values()
+            if p.controller_uid == SET_UID and p.ordinal >= 0 and self._member(p)
+        }
+
+    def _member(self, pod: Pod) -> bool:
+        """The selector matches and stateful_set_utils.go#isMemberOf (the name's parent)."""
+        return pod.labels_match and parent_and_ordinal(pod.name)[0] == self.sim.wl.name
 
     def _healthy(self, p: Pod | None) -> bool:
         # isHealthy: running, ready and not terminating.
@@ -116,9 +169,116 @@ class StatefulSetController:
             return
         sim.timeline.once(f"stall-{pod.uid}", sim.now, pod.name, "rollout-stalled", why, source)
 
-    def sync(self) -> None:
-        sim = self.sim
+    # --- the sync ----------------------------------------------------------------------
+    def sync(self) -> ApiError | None:
+        """One reconcile: stateful_set.go#sync, then stateful_set_control.go#UpdateStatefulSet.
+
+        Adopts orphaned ControllerRevisions and pods, releases pods that no longer match
+        (#adoptOrphanRevisions, #getPodsForStatefulSet -> ClaimPods), records the revision
+        (#getStatefulSetRevisions), runs one pass (#updateStatefulSet), writes the status even
+        when the pass failed (#performUpdate) and prunes the history (#truncateHistory).
+        Returns the first API error of the pass (the pass's own error wins over the status
+        write's), or None; upstream requeues the set with backoff on an error.
+        """
+        if not self.exists:
+            return None
         self.syncs += 1
+        try:
+            self._adopt_orphan_revisions()
+            self.claim_pods()
+        except ApiError as e:
+            self.last_error = e
+            return e
+        self.history.record(self.update_revision)
+        err: ApiError | None = None
+        try:
+            self._update()
+        except ApiError as e:
+            err = e
+        serr = self._write_status()
+        live = {self.current_revision, self.update_revision}
+        live.update(p.revision for p in self._pods().values())
+        self.history.truncate(live, self.sim.wl.revision_history_limit)
+        self.last_error = err or serr
+        return self.last_error
+
+    def _can_adopt(self) -> None:
+        """controller.RecheckDeletionTimestamp: a quorum read of the set before adopting."""
+        fresh = self.deleting if self.deleting_fresh is None else self.deleting_fresh
+        if fresh:
+            raise ApiError(
+                "adopt",
+                self.sim.wl.name,
+                "the StatefulSet has just been deleted: nothing is adopted "
+                "(controller_ref_manager.go#RecheckDeletionTimestamp)",
+            )
+
+    def _adopt_orphan_revisions(self) -> None:
+        orphans = self.history.orphans()
+        if orphans:
+            self._can_adopt()
+            for r in orphans:
+                r.owned = True
+
+    def claim_pods(self) -> None:
+        """controller_ref_manager.go#ClaimPods with stateful_set.go's filter #isMemberOf: owned
+        pods that no longer match are released, matching orphans (not terminating) adopted.
+        Raises ApiError when an adoption's quorum read shows the set deleted (nothing adopted).
+        """
+        sim = self.sim
+        if all(p.controller_uid == SET_UID and self._member(p) for p in sim.cluster.pods.values()):
+            return
+        err: ApiError | None = None
+        for pod in sorted(sim.cluster.pods.values(), key=lambda p: p.name):
+            match = self._member(pod)
+            if pod.controller_uid == SET_UID:
+                if match or self.deleting:  # a set being deleted releases nothing
+                    continue
+                pod.controller_uid = None
+                sim.record(pod.name, "pod-released", f"{pod.name} released", SRC_CLAIM)
+            elif pod.controller_uid is None:
+                if self.deleting or not match or pod.terminating:
+                    continue
+                try:
+                    self._can_adopt()
+                except ApiError as e:
+                    err = err or e
+                    continue
+                pod.controller_uid = SET_UID
+                sim.record(pod.name, "pod-adopted", f"{pod.name} adopted", SRC_CLAIM)
+        if err is not None:
+            raise err
+
+    def compute_status(self) -> StatefulSetStatus:
+        """#computeReplicaStatus over the set's pods (in range and condemned)."""
+        sim = self.sim
+        st = StatefulSetStatus(
+            current_revision=self.current_revision, update_revision=self.update_revision
+        )
+        for p in self._pods().values():
+            st.replicas += 1
+            if p.running_and_ready():
+                st.ready_replicas += 1
+                if p.available(sim.now, sim.wl.min_ready_seconds):
+                    st.available_replicas += 1
+            if not p.terminating:
+                st.current_replicas += p.revision == self.current_revision
+                st.updated_replicas += p.revision == self.update_revision
+        return st
+
+    def _write_status(self) -> ApiError | None:
+        st = self.compute_status()
+        try:
+            self.sim.api.call("update-status", self.sim.wl.name)
+        except ApiError as e:
+            return e
+        self.status = st
+        return None
+
+    def _update(self) -> None:
+        sim = self.sim
+        if self.deleting:
+            return  # #updateStatefulSet: a set being deleted only gets its status updated
         pods = self._pods()
         start, end = self.start, self.start + self.replicas
         monotonic = sim.wl.monotonic
@@ -128,53 +288,26 @@ class StatefulSetController:
         )
 
         # Replica pass (#processReplica), ascending ordinal.
-        for o in range(start, end):
-            pod = pods.get(o)
-            if pod is not None and pod.terminal:
-                if not pod.terminating:
-                    self.deletes += 1
-                    sim.api.delete_pod(pod, SRC_REPLICA, f"phase {pod.phase}: delete to recreate")
-                if monotonic:
-                    return
-                continue
-            if pod is None:
-                if recreate_wait:
-                    if monotonic:
-                        return
-                    continue
-                rev = self.update_revision
-                if strategy == "RollingUpdate" and o < start + self.partition:
-                    rev = self.current_revision  # #newVersionedStatefulSetPod
-                self.creates += 1
-                sim.api.create_pod(o, rev, SRC_REPLICA)
-                if monotonic:
-                    return
-                continue
-            if pod.phase == "Pending" and not pod.terminating:
-                # processReplica: a Pending pod gets its missing PVCs recreated.
-                sim.ensure_claims(o, SRC_PVC_CREATE)
-            if not monotonic:
-                continue
-            if pod.terminating:
-                self._stall(
-                    pod, f"OrderedReady: sync waits for {pod.name} to terminate", SRC_REPLICA
-                )
-                return
-            if not pod.running_and_ready() or not pod.available(sim.now, sim.wl.min_ready_seconds):
-                self._stall(
-                    pod,
-                    f"OrderedReady: every sync stops at {pod.name}, "
-                    "which is not Running and Ready; "
-                    "the update step is never reached",
-                    SRC_REPLICA,
-                )
-                return
+        def replica(o: int) -> bool:
+            return self._process_replica(o, pods, monotonic, strategy, recreate_wait)
 
-        # PVC retention for condemned ordinals (KEP-1847).
-        self._retention(pods, end)
+        if self._run_for_all(list(range(start, end)), replica, monotonic):
+            return
+
+        # KEP-1847: fix the claims of condemned pods (#updateStatefulSet "Fix pod claims").
+        condemned = sorted(o for o in pods if not (start <= o < end))
+        if self._auto_delete_pvc():
+
+            def fix(o: int) -> bool:
+                if not self._claims_match(pods[o]):
+                    self._update_claims(pods[o])
+                return False
+
+            self._run_for_all(list(reversed(condemned)), fix, monotonic)
+        # Claims whose owners are gone (whenScaled: Delete via the pod's reference).
+        sim.gc.collect_claims()
 
         # Condemned pass (#processCondemned), descending ordinal.
-        condemned = sorted(o for o in pods if not (start <= o < end))
         first_unhealthy: int | None = None
         for o in range(start, end):
             if not self._healthy(pods.get(o)):
@@ -185,18 +318,19 @@ class StatefulSetController:
                 if not self._healthy(pods[o]):
                     first_unhealthy = o
                     break
-        for o in reversed(condemned):
+
+        def condemn(o: int) -> bool:
             pod = pods[o]
             if pod.terminating:
-                if monotonic:
-                    return
-                continue
+                return monotonic
             if monotonic and not self._available(pod) and o != first_unhealthy:
-                return
+                return True
             self.deletes += 1
             sim.api.delete_pod(pod, SRC_CONDEMNED, "scale-down: ordinal out of range")
-            if monotonic:
-                return
+            return monotonic
+
+        if self._run_for_all(list(reversed(condemned)), condemn, monotonic):
+            return
 
         if strategy == "OnDelete":
             self._status()
@@ -211,6 +345,159 @@ class StatefulSetController:
             return
         self.rolling_update_step()
         self._status()
+
+    @staticmethod
+    def _run_for_all(items: list[int], fn: Callable[[int], bool], monotonic: bool) -> bool:
+        """#runForAll: monotonic stops at the first item that blocks (True) or fails; burst
+        runs #slowStartBatch (batches of 1, 2, 4, ... at most MaxBatchSize 500), finishing the
+        batch in which a call failed and then stopping with that error."""
+        if monotonic:
+            return any(fn(it) for it in items)
+        i, size = 0, 1
+        while i < len(items):
+            batch = items[i : i + size]
+            errs: list[ApiError] = []
+            for it in batch:
+                try:
+                    fn(it)
+                except ApiError as e:
+                    errs.append(e)
+            if errs:
+                raise errs[0]
+            i += len(batch)
+            size = min(2 * size, len(items) - i, MAX_BATCH_SIZE)
+        return False
+
+    def _process_replica(
+        self, o: int, pods: dict[int, Pod], monotonic: bool, strategy: str, recreate_wait: bool
+    ) -> bool:
+        """#processReplica for one ordinal; True = stop here (monotonic only)."""
+        sim = self.sim
+        pod = pods.get(o)
+        if pod is not None and pod.terminal:
+            if not pod.terminating:
+                self.deletes += 1
+                sim.api.delete_pod(pod, SRC_REPLICA, f"phase {pod.phase}: delete to recreate")
+            return True
+        if pod is None:
+            if recreate_wait:
+                return True
+            if self._auto_delete_pvc() and self._claim_stale(o):
+                return True  # #PodClaimIsStale: no more work this round
+            rev = self.update_revision
+            if strategy == "RollingUpdate" and o < self.start + self.partition:
+                rev = self.current_revision  # #newVersionedStatefulSetPod
+            self._check_claims_not_deleting(o)
+            self.creates += 1
+            created = sim.api.create_pod(o, rev, SRC_REPLICA)
+            if self._auto_delete_pvc():
+                self._update_claims(created)  # #CreateStatefulPod
+            return True
+        if pod.phase == "Pending" and not pod.terminating:
+            # processReplica: a Pending pod gets its missing PVCs recreated.
+            self._check_claims_not_deleting(o)
+            sim.ensure_claims(o, SRC_PVC_CREATE)
+            if self._auto_delete_pvc():
+                self._update_claims(pod)  # #createMissingPersistentVolumeClaims
+        if not monotonic:
+            self._enforce(pod)
+            return False
+        if pod.terminating:
+            self._stall(pod, f"OrderedReady: sync waits for {pod.name} to terminate", SRC_REPLICA)
+            return True
+        if not pod.running_and_ready() or not pod.available(sim.now, sim.wl.min_ready_seconds):
+            self._stall(
+                pod,
+                f"OrderedReady: every sync stops at {pod.name}, "
+                "which is not Running and Ready; "
+                "the update step is never reached",
+                SRC_REPLICA,
+            )
+            return True
+        self._enforce(pod)
+        return False
+
+    # --- pod invariants and claim owner references (KEP-1847) --------------------------
+    def _auto_delete_pvc(self) -> bool:
+        return bool(self.sim.vd.gates.get(STATEFULSET_AUTO_DELETE_PVC, False))
+
+    def _policy(self) -> Policy:
+        return Policy(self.sim.wl.when_scaled, self.sim.wl.when_deleted)
+
+    def set_obj(self) -> Obj:
+        return Obj("StatefulSet", self.sim.wl.name, SET_UID)
+
+    def _claim_vols(self, ordinal: int) -> list[Volume | None]:
+        vols = self.sim.cluster.volumes
+        out: list[Volume | None] = []
+        for ct in self.sim.wl.claim_templates:
+            v = vols.get(f"{ct.name}-{self.sim.wl.name}-{ordinal}")
+            out.append(v if v is not None and not v.deleted else None)
+        return out
+
+    def _claim_stale(self, o: int) -> bool:
+        pod = Obj("Pod", self.sim.wl.pod_name(o), "")
+        if not claim_is_stale(self._claim_vols(o), pod, self._policy()):
+            return False
+        # The garbage collector removes a claim whose pod is gone; the simulator runs its
+        # claim pass at controller syncs, so give it its turn before waiting.
+        self.sim.gc.collect_claims()
+        return claim_is_stale(self._claim_vols(o), pod, self._policy())
+
+    def _check_claims_not_deleting(self, o: int) -> None:
+        """stateful_pod_control.go#createPersistentVolumeClaims: "pvc ... is being deleted"."""
+        for v in self._claim_vols(o):
+            if v is not None and v.deletion_requested:
+                name = self.sim.wl.pod_name(o)
+                self.sim.record(
+                    name,
+                    "pod-create-failed",
+                    f"create Pod {name} failed: pvc {v.claim} is being deleted",
+                    SRC_PVC_CREATE_ALL,
+                )
+                raise ApiError("create-pod", name, f"pvc {v.claim} is being deleted")
+
+    def _claims_match(self, pod: Pod) -> bool:
+        """stateful_pod_control.go#ClaimsMatchRetentionPolicy (missing claims match)."""
+        s, po, pol = self.set_obj(), Obj("Pod", pod.name, pod.uid_str), self._policy()
+        condemned = not self.in_range(pod.ordinal)
+        return all(
+            v is None or is_claim_owner_up_to_date(v.owner_refs, s, po, pol, condemned)
+            for v in self._claim_vols(pod.ordinal)
+        )
+
+    def _update_claims(self, pod: Pod) -> None:
+        """stateful_pod_control.go#UpdatePodClaimForRetentionPolicy."""
+        sim = self.sim
+        s, po, pol = self.set_obj(), Obj("Pod", pod.name, pod.uid_str), self._policy()
+        condemned = not self.in_range(pod.ordinal)
+        for v in self._claim_vols(pod.ordinal):
+            if v is None:
+                continue  # picked up in a later pass
+            if has_unexpected_controller(v.owner_refs, s, po, pol):
+                sim.timeline.once(
+                    f"conflicting-{v.claim}",
+                    sim.now,
+                    None,
+                    "pvc-conflicting-controller",
+                    f"PersistentVolumeClaim {v.claim} has a conflicting OwnerReference that acts "
+                    "as a managing controller, the retention policy is ignored for this claim",
+                    SRC_POD_CLAIM,
+                )
+            if not is_claim_owner_up_to_date(v.owner_refs, s, po, pol, condemned):
+                sim.api.call("update-claim", v.claim)
+                v.owner_refs = update_claim_owner_refs(v.owner_refs, s, po, pol, condemned)
+
+    def _enforce(self, pod: Pod) -> None:
+        """#processReplica "Enforce the StatefulSet invariants" -> #UpdateStatefulPod: identity,
+        storage and (KEP-1847) claim references; one pod update when anything was off."""
+        match = not self._auto_delete_pvc() or self._claims_match(pod)
+        if match and not pod.identity_drift:
+            return
+        if not match:
+            self._update_claims(pod)
+        self.sim.api.call("update-pod", pod.name)
+        pod.identity_drift = False  # #updateIdentity
 
     def rolling_update_step(self) -> None:
         """B.4.2 step 7 / E.3: the update part of one sync (callable alone, as upstream tests)."""
@@ -284,23 +571,6 @@ class StatefulSetController:
             )
             budget -= 1
 
-    def _retention(self, pods: dict[int, Pod], end: int) -> None:
-        sim = self.sim
-        if sim.wl.when_scaled != "Delete" or not sim.vd.gates.get(
-            STATEFULSET_AUTO_DELETE_PVC, False
-        ):
-            return
-        for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.sort_key):
-            if vol.deleted or self.start <= vol.ordinal < end or vol.ordinal in pods:
-                continue
-            vol.deleted = True
-            sim.record(
-                None,
-                "pvc-deleted",
-                f"PVC {vol.claim} deleted (whenScaled: Delete) after its pod was removed",
-                SRC_PVC,
-            )
-
     def _status(self) -> None:
         if self._strategy() != "RollingUpdate" or self.current_revision == self.update_revision:
             if self._strategy() != "RollingUpdate":
@@ -310,7 +580,7 @@ class StatefulSetController:
 
     def _complete_if_done(self) -> None:
         sim = self.sim
-        pods = list(sim.cluster.pods.values())
+        pods = list(self._pods().values())
         if self.current_revision == self.update_revision:
             return
         if len(pods) != self.replicas:

@@ -120,6 +120,8 @@ class Workload:
     prestop_s: float | None  # parsed `sleep N`, 0 if no hook, None = hook of unknown length
     labels: Mapping[str, str]
     has_empty_dir: bool = False
+    # spec.revisionHistoryLimit (SetDefaults_StatefulSet: 10).
+    revision_history_limit: int = 10
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -316,6 +318,7 @@ def parse_statefulset(
         prestop_s=_prestop_seconds(containers),
         labels=labels,
         has_empty_dir=any("emptyDir" in _map(v) for v in _list(pspec.get("volumes"))),
+        revision_history_limit=_int(spec.get("revisionHistoryLimit"), 10),
         notes=notes,
     )
 

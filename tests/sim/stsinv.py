@@ -2,8 +2,8 @@
 
 sts-controller-scenarios.md, "Invariants upstream checks after every unit sync", from
 pkg/controller/statefulset/stateful_set_control_test.go#assertMonotonicInvariants and
-#assertUpdateInvariants. Owner references of claims (second half of INV-CLAIMS) are not
-modelled by the simulator and are not checked.
+#assertUpdateInvariants; the claim owner references (second half of INV-CLAIMS) follow
+#checkClaimInvarients and the table of S44.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ssrisk.embedded_sim.claim_owners import Obj, Policy, has_unexpected_controller, wanted_refs
+from ssrisk.embedded_sim.cluster import OwnerRef
 from ssrisk.embedded_sim.simulation import StepHarness
 
 
@@ -31,6 +33,47 @@ def check_claims(h: StepHarness) -> None:
     for p in h.pods().values():
         for c in p.claims:
             assert c in vols and not vols[c].deleted, f"claim {c} of {p.name} missing"
+
+
+def expected_refs(h: StepHarness, ordinal: int) -> set[OwnerRef]:
+    """The set and pod references S44's table wants on a claim of `ordinal` (in range or
+    condemned), as controller references."""
+    pod = h.sim.cluster.pods[h.sim.wl.pod_name(ordinal)]
+    wl = h.sim.wl
+    want_set, want_pod = wanted_refs(
+        Policy(wl.when_scaled, wl.when_deleted), not h.stsc.in_range(ordinal)
+    )
+    out: set[OwnerRef] = set()
+    if want_set:
+        out.add(h.stsc.set_obj().ref())
+    if want_pod:
+        out.add(Obj("Pod", pod.name, pod.uid_str).ref())
+    return out
+
+
+def own_refs(h: StepHarness, ordinal: int) -> set[OwnerRef]:
+    """References of the claim of `ordinal` to the set or one of its pods."""
+    wl = h.sim.wl
+    refs = h.claim(ordinal).owner_refs
+    return {r for r in refs if (r.kind, r.name) == ("StatefulSet", wl.name) or r.kind == "Pod"}
+
+
+def check_claim_owners(h: StepHarness) -> None:
+    """INV-CLAIMS (owner half, #checkClaimInvarients): once a pod, in range or condemned, is
+    Running+Ready its claim carries the references of S44's table (StatefulSetAutoDeletePVC
+    on). A claim another object controls is left alone by the controller and skipped here."""
+    if not h.sim.vd.gates.get("StatefulSetAutoDeletePVC", False) or not h.sim.wl.claim_templates:
+        return
+    for o, p in h.pods().items():
+        if not p.running_and_ready():
+            continue
+        vol = h.claim(o)
+        pod = Obj("Pod", p.name, p.uid_str)
+        wl = h.sim.wl
+        pol = Policy(wl.when_scaled, wl.when_deleted)
+        if vol.deleted or has_unexpected_controller(vol.owner_refs, h.stsc.set_obj(), pod, pol):
+            continue  # another controller rules this claim: left alone (S44)
+        assert own_refs(h, o) == expected_refs(h, o), (p.name, h.claim(o).owner_refs)
 
 
 def check_order(h: StepHarness) -> None:
@@ -69,14 +112,15 @@ def harness(
     update: bool = True,
     kube_version: str = "1.34",
     feature_gates: dict[str, bool] | None = None,
+    gc: bool = True,
 ) -> StepHarness:
     """A StepHarness with the invariants checked after every sync.
 
     INV-IDENTITY and INV-CLAIMS always; INV-ORDER and INV-UPDATE unless the scenario itself
     breaks them by hand (upstream checks those only in its scale and update helpers).
     """
-    h = StepHarness(spec, kube_version=kube_version, feature_gates=feature_gates)
-    h.after_sync += [check_identity, check_claims]
+    h = StepHarness(spec, kube_version=kube_version, feature_gates=feature_gates, gc=gc)
+    h.after_sync += [check_identity, check_claims, check_claim_owners]
     if order:
         h.after_sync.append(check_order)
     if update:

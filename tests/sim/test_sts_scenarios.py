@@ -105,18 +105,25 @@ def test_S09_lower_ordinal_recreated_while_higher_unhealthy() -> None:
     assert h.pod(0).claims == ("datadir-ss-0",)
 
 
+@pytest.mark.parametrize("delete_fails", [False, True])
 @pytest.mark.parametrize("phase", ["Failed", "Succeeded"])
 @pytest.mark.parametrize("policy", POLICIES)
-def test_S12_failed_pod_deleted_and_recreated(policy: str, phase: str) -> None:
+def test_S12_failed_pod_deleted_and_recreated(policy: str, phase: str, delete_fails: bool) -> None:
     h = harness(sts(3, policy))
     h.sync()
+    assert h.calls("delete-pod") == 0
     first = h.ordinals()[0]
     h.set_phase(first, phase)
+    if delete_fails:  # ...WithDeleteFailure: one sync whose pod DELETE fails
+        h.fail("delete-pod")
+        err = h.sync()
+        assert err is not None and err.verb == "delete-pod"
+        assert h.calls("delete-pod") == 1 and first in h.ordinals()
     h.sync()
     assert first not in h.ordinals()
-    assert h.stsc.deletes == 1
+    assert h.calls("delete-pod") == 1 + delete_fails
     h.sync()
-    assert h.stsc.deletes == 1
+    assert h.calls("delete-pod") == 1 + delete_fails
     assert h.pod(first).phase == "Pending"
     assert h.stsc.creates == (2 if policy == "OrderedReady" else 4)
 

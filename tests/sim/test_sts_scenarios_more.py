@@ -1,7 +1,6 @@
-"""More S-scenarios of sts-controller-scenarios.md (S01-S04, S08, S14-S20, S22, S26-S28,
-S31-S33, S35, S37, S39-S40, S42-S43, S46, S54, S56), invariants checked after every pass.
-
-Scenarios outside the model are skipped with the reason, never faked.
+"""More S-scenarios of sts-controller-scenarios.md (S01-S04, S08, S14-S15, S17-S20, S22,
+S26-S28, S31-S33, S35, S37, S39-S40, S42-S43, S46, S54, S56), invariants checked after every
+pass. The rest are in test_sts_scenarios_rest.py and test_sts_events.py.
 """
 
 from __future__ import annotations
@@ -131,14 +130,6 @@ def test_S08_terminating_pods_outside_range_left_alone() -> None:
     assert h.ordinals() == []
 
 
-def test_S10_api_errors() -> None:
-    pytest.skip("API write errors and retries are outside the model (the API never fails)")
-
-
-def test_S11_set_being_deleted() -> None:
-    pytest.skip("deletion of the StatefulSet itself and orphan adoption are not modelled")
-
-
 # --- 2. Failure and recreation -----------------------------------------------------------
 
 
@@ -172,10 +163,6 @@ def test_S15_missing_pvc_of_pending_pod_recreated(
     assert "datadir-ss-0" in h.live_claims()
     ev = [e for e in h.sim.timeline.events if e.kind == "pvc-created"]
     assert ev and ev[0].source.endswith("#createMissingPersistentVolumeClaims")
-
-
-def test_S16_pvc_being_deleted() -> None:
-    pytest.skip("a PVC with a deletionTimestamp (finalizer) is not modelled: claims go at once")
 
 
 def _partition_observer(
@@ -270,10 +257,6 @@ def test_S20_identity_and_storage_across_restart() -> None:
     assert {c: id(v) for c, v in h.sim.cluster.volumes.items()} == vols  # same claims reused
 
 
-def test_S21_adoption() -> None:
-    pytest.skip("controller references, adoption and release of pods are not modelled")
-
-
 # --- 3. Rolling update and partition -----------------------------------------------------
 
 S22_CASES = [(3, 3), (3, 5), (5, 3)]
@@ -291,10 +274,6 @@ def test_S22_rolling_update_with_scale(policy: str, start: int, to: int, seed: i
     assert h.ordinals() == list(range(to))
     assert all(p.revision == new for p in h.pods().values())
     assert h.stsc.current_revision == new
-
-
-def test_S23_delete_failure() -> None:
-    pytest.skip("failed API deletes are outside the model (the API never fails)")
 
 
 def _partition(h: StepHarness, value: int) -> None:
@@ -355,14 +334,6 @@ def test_S28_rollback_to_oldest_revision(policy: str, start: int, to: int) -> No
     random_run(h, 2)
     assert all(p.revision == "rev-1" for p in h.pods().values())
     assert h.stsc.current_revision == "rev-1"
-
-
-def test_S29_revision_bookkeeping() -> None:
-    pytest.skip("ControllerRevision objects and their numbering are not modelled")
-
-
-def test_S30_revision_history_limit() -> None:
-    pytest.skip("ControllerRevision history and its pruning are not modelled")
 
 
 # --- 4. OnDelete -------------------------------------------------------------------------
@@ -555,14 +526,6 @@ def test_S43_raising_min_ready_seconds_drops_availability() -> None:
 # --- 7. PVC retention --------------------------------------------------------------------
 
 
-def test_S44_claim_owner_references() -> None:
-    pytest.skip("owner references on PVCs are not modelled (only whether a claim exists)")
-
-
-def test_S45_when_deleted() -> None:
-    pytest.skip("deletion of the StatefulSet itself is not modelled")
-
-
 @pytest.mark.parametrize("policy", POLICIES)
 def test_S46_when_scaled_delete_removes_claims(policy: str) -> None:
     h = harness(_sts(3, policy, {"whenScaled": "Delete", "whenDeleted": "Retain"}), order=False)
@@ -583,11 +546,6 @@ def test_S46_when_scaled_delete_removes_claims(policy: str) -> None:
     for _ in range(6):
         h26.sync()
     assert len(h26.live_claims()) == 3
-
-
-@pytest.mark.parametrize("sid", ["S47", "S48", "S49", "S50", "S51", "S52"])
-def test_S47_to_S52_claim_ownership(sid: str) -> None:
-    pytest.skip(f"{sid}: PVC owner references (orphans, foreign or stale owners) not modelled")
 
 
 # --- 8. Start ordinal --------------------------------------------------------------------
@@ -619,10 +577,6 @@ def test_S54_changing_start_ordinal(
 
 
 # --- 9. Other ----------------------------------------------------------------------------
-
-
-def test_S55_event_routing() -> None:
-    pytest.skip("informer event routing between several sets is not modelled (one set)")
 
 
 def test_S56_identity_and_running_ready_helpers() -> None:

@@ -6,13 +6,18 @@ line or message, so it survives edits that move lines or change simulated number
 stored relative to the baseline file's directory (with ``/``), so a baseline at the root of a
 repository matches whether ssrisk runs as ``ssrisk check .`` or ``ssrisk check deploy/``.
 When one object has several findings of the same rule the entry counts them, and only the
-findings beyond that count are new.
+findings beyond that count are new. A finding on an object built by kustomize also records the
+kustomization directory (relative like the path), because several overlays of one base give
+findings on the same file and object; an entry without it (written before it was recorded)
+matches such findings from any kustomization.
 
 File shape (JSON)::
 
     {"ssrisk-baseline": 1,
      "findings": [{"path": "deploy/db.yaml", "object": "StatefulSet shop/postgres",
-                   "rule": "single-replica", "count": 1}]}
+                   "rule": "single-replica", "count": 1},
+                  {"path": "kz/base/sts.yaml", "object": "StatefulSet default/db",
+                   "rule": "pdb-missing", "kustomization": "kz/overlays/prod", "count": 1}]}
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from typing import Any
 from .model import Finding
 
 FORMAT_VERSION = 1
-Key = tuple[str, str, str]  # (path relative to the baseline's directory, object, rule)
+#: (path relative to the baseline's directory, object, rule, kustomization directory relative
+#: to the baseline's directory or ``""``)
+Key = tuple[str, str, str, str]
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -43,6 +50,7 @@ _SCHEMA: dict[str, Any] = {
                     "path": {"type": "string"},
                     "object": {"type": "string"},
                     "rule": {"type": "string"},
+                    "kustomization": {"type": "string"},
                     "count": {"type": "integer", "minimum": 1},
                 },
             },
@@ -60,8 +68,15 @@ def _rel(path: str, base_dir: Path) -> str:
 
 
 def key_of(finding: Finding, base_dir: Path) -> Key:
-    """The baseline key of ``finding``: (relative path, ``"Kind namespace/name"``, rule)."""
-    return (_rel(finding.position.path, base_dir), str(finding.obj), finding.rule)
+    """The baseline key of ``finding``: (relative path, ``"Kind namespace/name"``, rule,
+    relative kustomization directory or ``""``)."""
+    k = finding.position.kustomization
+    return (
+        _rel(finding.position.path, base_dir),
+        str(finding.obj),
+        finding.rule,
+        _rel(k, base_dir) if k else "",
+    )
 
 
 def write_baseline(path: str | Path, findings: Iterable[Finding]) -> int:
@@ -76,8 +91,8 @@ def write_baseline(path: str | Path, findings: Iterable[Finding]) -> int:
     doc = {
         "ssrisk-baseline": FORMAT_VERSION,
         "findings": [
-            {"path": p, "object": o, "rule": r, "count": n}
-            for (p, o, r), n in sorted(counts.items())
+            {"path": p, "object": o, "rule": r, **({"kustomization": k} if k else {}), "count": n}
+            for (p, o, r, k), n in sorted(counts.items())
         ],
     }
     try:
@@ -115,7 +130,9 @@ def read_baseline(path: str | Path) -> Counter[Key]:
         )
     out: Counter[Key] = Counter()
     for e in doc["findings"]:
-        out[(e["path"], e["object"], e["rule"])] += int(e.get("count", 1))
+        out[(e["path"], e["object"], e["rule"], e.get("kustomization", ""))] += int(
+            e.get("count", 1)
+        )
     return out
 
 
@@ -136,6 +153,8 @@ def filter_new(
     baselined: list[Finding] = []
     for finding in findings:
         key = key_of(finding, base_dir)
+        if key[3] and remaining[key] <= 0:
+            key = (*key[:3], "")  # an entry that does not name the kustomization
         if not finding.suppressed and remaining[key] > 0:
             remaining[key] -= 1
             baselined.append(finding)

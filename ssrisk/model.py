@@ -7,6 +7,7 @@ The pipeline runs in one direction (see ``engine``): loading produces :class:`K8
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -48,9 +49,36 @@ class Position:
     #: The Helm template the object was rendered from (``chart/templates/x.yaml``), when
     #: known: from a ``# Source:`` comment or from rendering a chart.
     source: str | None = field(default=None, compare=False)
+    #: The kustomization directory the object was built from (``kz/overlays/prod``, shown
+    #: like the path), when it came out of ``kustomize build``: one base file can be part of
+    #: several overlays, and this tells their findings apart.
+    kustomization: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
+
+    def rendered_from(self) -> str | None:
+        """The Helm template or kustomization to name after the position, or ``None``.
+
+        ``None`` also when the path already says it: the position is in that template, or
+        in a file inside that kustomization directory.
+        """
+        if self.source and not self.path.endswith(self.source):
+            return self.source
+        k = self.kustomization
+        if k and not _inside(self.path, k):
+            return k
+        return None
+
+
+def _inside(path: str, directory: str) -> bool:
+    """Whether ``path`` names a file below ``directory`` (compared as written, both relative
+    to the working directory or both absolute)."""
+    try:
+        rel = os.path.relpath(path, directory)
+    except ValueError:  # another drive (Windows)
+        return False
+    return rel != os.pardir and not rel.startswith(os.pardir + os.sep)
 
 
 @dataclass(frozen=True)
@@ -249,9 +277,9 @@ class Finding:
     suppression_kind: str | None = None
     suppression_reason: str | None = None
 
-    def sort_key(self) -> tuple[str, int, int, str, str]:
+    def sort_key(self) -> tuple[str, int, int, str, str, str]:
         p = self.position
-        return (p.path, p.line, p.column, self.rule, self.obj.name)
+        return (p.path, p.line, p.column, self.rule, self.obj.name, p.kustomization or "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -265,6 +293,11 @@ class Finding:
             "explanation": self.explanation,
             "references": list(self.references),
             **({"source_template": self.position.source} if self.position.source else {}),
+            **(
+                {"kustomization": self.position.kustomization}
+                if self.position.kustomization
+                else {}
+            ),
             **(
                 {
                     "suppressed": True,

@@ -37,12 +37,14 @@ class RenderedObject(K8sObject):
     """A Kubernetes object that came out of a renderer (Helm, kustomize) or a rendered stream.
 
     ``source`` is the Helm template that produced it (``chart/templates/x.yaml``, from the
-    ``# Source:`` comment or the renderer), ``locator`` maps its fields to the file the user
-    edits. Positions carry ``source`` so reporters can name the template.
+    ``# Source:`` comment or the renderer), ``kustomization`` the kustomization directory
+    built (shown like the path), ``locator`` maps its fields to the file the user edits.
+    Positions carry ``source`` and ``kustomization`` so reporters can name them.
     """
 
     source: str | None = None
     locator: Locator | None = None
+    kustomization: str | None = None
 
     def pos(self, *keys: str | int) -> Position:
         """Position of the field at ``keys`` in the file the user edits, or in the stream."""
@@ -56,7 +58,9 @@ class RenderedObject(K8sObject):
 
     def _tag(self, position: Position) -> Position:
         if self.source and position.source is None:
-            return replace(position, source=self.source)
+            position = replace(position, source=self.source)
+        if self.kustomization and position.kustomization is None:
+            position = replace(position, kustomization=self.kustomization)
         return position
 
 
@@ -66,6 +70,7 @@ def rendered(
     source: str | None = None,
     locator: Locator | None = None,
     path: str | None = None,
+    kustomization: str | None = None,
 ) -> RenderedObject:
     """Wrap a loaded object as a :class:`RenderedObject` (keeping its data and positions)."""
     return RenderedObject(
@@ -76,6 +81,7 @@ def rendered(
         doc_index=obj.doc_index,
         source=source,
         locator=locator,
+        kustomization=kustomization,
     )
 
 

@@ -12,6 +12,10 @@ Discovery rules:
   to check it alone.
 * Every other ``*.yaml``/``*.yml``/``*.json`` file is read as plain YAML
   (:func:`ssrisk.loading.discover`, which also applies ``--exclude`` and the default excludes).
+* ``--exclude`` globs (matched against the name and the path, as for files) leave out a
+  chart or kustomization found in a walk when they match its directory or the file that makes
+  it one (``Chart.yaml``, ``kustomization.yaml``), so ``*/p2/*`` leaves out ``overlays/p2``
+  just as it leaves out the plain files below a directory ``p2``.
 """
 
 from __future__ import annotations
@@ -59,6 +63,12 @@ def plan_inputs(paths: Sequence[str], excludes: Sequence[str] = ()) -> InputPlan
         name = os.path.basename(p)
         return any(fnmatch(name, pat) or fnmatch(p, pat) for pat in excludes)
 
+    def excluded_build(d: str, marker: str) -> bool:
+        """A chart or kustomization directory ``d`` is excluded like its files: when a glob
+        matches the directory or the file that makes it one (``*/p2/*`` and
+        ``*/p2/kustomization.yaml`` as well as ``p2`` and ``*/p2``)."""
+        return excluded(d) or excluded(os.path.join(d, os.path.basename(marker)))
+
     for raw in paths:
         if raw == STDIN:
             plan.stdin = True
@@ -79,13 +89,16 @@ def plan_inputs(paths: Sequence[str], excludes: Sequence[str] = ()) -> InputPlan
             )
             for d in list(dirs):
                 sub = os.path.join(root, d)
+                kfile = kustomization_file(sub)
                 if is_chart(sub):
-                    plan.charts.append(sub)
-                    rendered_roots.append(sub)
+                    rendered_roots.append(sub)  # never read as plain YAML, even if excluded
                     dirs.remove(d)
-                elif kustomization_file(sub) is not None:
-                    walked_kustomizations.append(sub)
-                    rendered_roots.append(sub)
+                    if not excluded_build(sub, "Chart.yaml"):
+                        plan.charts.append(sub)
+                elif kfile is not None:
+                    rendered_roots.append(sub)  # its files are never read as plain YAML
+                    if not excluded_build(sub, kfile):
+                        walked_kustomizations.append(sub)
                     # keep walking: charts and unrelated kustomizations may sit below
     included = {ref for k in walked_kustomizations for ref in local_references(k)}
     for k in walked_kustomizations:

@@ -14,14 +14,17 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..loading import LoadedFile, load_text, read_text
 from ..model import K8sObject, Position
 from .common import RenderError, display_path, error, rendered, run_tool
-from .locate import JsonPatch, ObjectLocator
+from .locate import FieldValue, InlineText, JsonPatch, ObjectLocator, PatchDocument
 
 #: kustomize api/konfig/general.go, RecognizedKustomizationFileNames (in this order).
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -100,6 +103,7 @@ def render_kustomization(directory: str, namespace: str) -> LoadedFile:
         return error(directory, f"cannot build kustomization: {exc}")
     lf = load_text(text, directory, namespace) if text.strip() else LoadedFile(directory)
     resolver = _Resolver(directory)
+    shown = display_path(os.path.abspath(directory), directory)  # findings name the build
     objects = []
     for obj in lf.objects:
         origin = _pop_origin(obj.data)
@@ -109,7 +113,8 @@ def render_kustomization(directory: str, namespace: str) -> LoadedFile:
             if wrapper is not None and origin_path and not origin.get("repo")
             else None
         )
-        objects.append(rendered(obj, locator=resolver.locator(obj, origin_file)))
+        locator = resolver.locator(obj, origin_file)
+        objects.append(rendered(obj, locator=locator, kustomization=shown))
     lf.objects = list(objects)
     return lf
 
@@ -136,10 +141,57 @@ def _pop_origin(data: Any) -> Mapping[str, Any]:
 
 @dataclass
 class _Patch:
-    file: str
+    """One patch of a kustomization: a file, or text written inline in the kustomization."""
+
+    file: str  # the patch file, or the kustomization file that holds the patch inline
+    shown: str  # ``file`` as shown to the user
     kind: str | None  # target kind (from ``target`` or the patch document)
     name: str | None
     json6902: bool
+    inline: str | None = None  # the patch text, when written inline
+    place: InlineText = field(default_factory=InlineText)
+
+    @cached_property
+    def documents(self) -> list[K8sObject]:
+        """The strategic-merge patch documents, with positions in the file shown."""
+        text = self.inline if self.inline is not None else _read(self.file)
+        if not text:
+            return []
+        return [
+            PatchDocument(
+                data=o.data,
+                path=self.shown,
+                line_offset=o.line_offset,
+                namespace=None,
+                doc_index=o.doc_index,
+                text=self.place,
+            )
+            for o in load_text(text, self.shown, None).objects
+        ]
+
+    @cached_property
+    def json_patch(self) -> JsonPatch | None:
+        """The JSON 6902 operations, with positions; ``None`` when they cannot be read
+        (kustomize reports a broken patch)."""
+        text = self.inline if self.inline is not None else _read(self.file)
+        if not text:
+            return None
+        try:
+            from ..yamlpos import build, compose_documents
+
+            ops = next((build(node)[0] for node in compose_documents(text)), None)
+        except Exception:
+            return None
+        return JsonPatch(self.shown, ops, self.place) if isinstance(ops, list) else None
+
+
+@dataclass
+class _Replicas:
+    """A kustomization's ``replicas: [{name, count}]`` entry (kustomize's ReplicaCountTransformer,
+    api/filters/replicacount/replicacount.go: it sets ``spec.replicas`` of the named object)."""
+
+    name: str
+    at: Position
 
 
 class _Resolver:
@@ -149,23 +201,26 @@ class _Resolver:
         self.directory = directory
         self.root = os.path.realpath(directory)
         self._files: dict[str, list[K8sObject]] = {}
-        self._patches: list[_Patch] | None = None
+        self._patches: list[_Patch | _Replicas] | None = None
 
     def locator(self, obj: K8sObject, origin_file: str | None) -> ObjectLocator:
         kfile = kustomization_file(self.directory)
         fallback = Position(self._shown(os.path.abspath(kfile or self.directory)), 1, 1)
         base = self._document(origin_file, obj) if origin_file else None
         names = {obj.name} | ({base.name} if base is not None else set())
-        patches: list[K8sObject | JsonPatch] = []
+        patches: list[K8sObject | JsonPatch | FieldValue] = []
         for patch in self.patches():
+            if isinstance(patch, _Replicas):
+                if patch.name in names:
+                    patches.append(FieldValue(("spec", "replicas"), patch.at))
+                continue
             if patch.kind not in (None, obj.kind) or (patch.name and patch.name not in names):
                 continue
             if patch.json6902:
-                jp = self._json_patch(patch.file)
-                if jp is not None:
-                    patches.append(jp)
+                if patch.json_patch is not None:
+                    patches.append(patch.json_patch)
                 continue
-            for doc in self._objects(patch.file):
+            for doc in patch.documents:
                 if doc.kind == obj.kind and (doc.name in names or patch.name in names):
                     patches.append(doc)
         return ObjectLocator(base=base, patches=patches, fallback=fallback)
@@ -175,11 +230,9 @@ class _Resolver:
 
     def _objects(self, path: str) -> list[K8sObject]:
         if path not in self._files:
-            text, err = read_text(path)
+            text = _read(path)
             self._files[path] = (
-                load_text(text, self._shown(os.path.abspath(path)), None).objects
-                if err is None and text is not None
-                else []
+                load_text(text, self._shown(os.path.abspath(path)), None).objects if text else []
             )
         return self._files[path]
 
@@ -194,32 +247,26 @@ class _Resolver:
         )
         return inner[0] if inner else (docs[0] if len(docs) == 1 else None)
 
-    def _json_patch(self, path: str) -> JsonPatch | None:
-        text, err = read_text(path)
-        if err is not None or text is None:
-            return None
-        try:
-            from ..yamlpos import build, compose_documents
-
-            ops = next((build(node)[0] for node in compose_documents(text)), None)
-        except Exception:  # a broken patch file fails the build; kustomize reports it
-            return None
-        return JsonPatch(self._shown(os.path.abspath(path)), ops) if isinstance(ops, list) else None
-
-    def patches(self) -> list[_Patch]:
-        """Patches of the kustomization and every local kustomization it includes, the
-        outermost first (its patches are applied last, so they win)."""
+    def patches(self) -> list[_Patch | _Replicas]:
+        """What sets fields in the kustomization and every local kustomization it includes,
+        the outermost first (its transformers run last, so they win)."""
         if self._patches is None:
-            self._patches = list(_walk_patches(self.root, set()))
+            shown = lambda path: self._shown(os.path.abspath(path))  # noqa: E731
+            self._patches = list(_walk_patches(self.root, set(), shown))
         return self._patches
+
+
+def _read(path: str) -> str | None:
+    text, err = read_text(path)
+    return text if err is None else None
 
 
 def _load_kustomization(directory: str) -> Mapping[str, Any]:
     kfile = kustomization_file(directory)
     if kfile is None:
         return {}
-    text, err = read_text(kfile)
-    if err is not None or text is None:
+    text = _read(kfile)
+    if text is None:
         return {}
     try:
         import yaml
@@ -245,11 +292,79 @@ def local_references(directory: str) -> list[str]:
     return out
 
 
-def _walk_patches(directory: str, seen: set[str]) -> Iterator[_Patch]:
+class _Tree:
+    """A kustomization file read with positions: the entries of its top-level lists."""
+
+    def __init__(self, directory: str, shown: Callable[[str], str]) -> None:
+        self.file = kustomization_file(directory) or os.path.join(directory, KUSTOMIZATION_FILES[0])
+        self.shown = shown(self.file)
+        text = _read(self.file) or ""
+        self.lines = text.splitlines()
+        self.root: Any = None
+        try:
+            import yaml
+
+            self.root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except Exception:  # kustomize itself reports a broken kustomization
+            pass
+
+    def entries(self, key: str) -> list[Any]:
+        """The nodes of the list under the top-level ``key`` (``[]`` when there is none)."""
+        node = _child(self.root, key)
+        return list(node.value) if isinstance(node, SequenceNode) else []
+
+    def inline(self, node: Any) -> tuple[str, InlineText] | None:
+        """Patch text written inline as the scalar ``node``, and where it sits in the file."""
+        if not isinstance(node, ScalarNode) or not isinstance(node.value, str):
+            return None
+        text = node.value
+        start, end = node.start_mark, node.end_mark
+        at = InlineText(at=Position(self.shown, start.line + 1, start.column + 1))
+        if node.style == "|":
+            # A literal block: the text starts on the line after the indicator, every line
+            # stripped of the same indentation (YAML 1.2 spec, 8.1.1.1 Block Indentation).
+            first = start.line + 1
+            for i, content in enumerate(text.split("\n")):
+                if content.strip():
+                    src = self.lines[first + i] if first + i < len(self.lines) else ""
+                    if src.endswith(content):
+                        return text, InlineText(first, len(src) - len(content))
+                    break
+            return text, at
+        if "\n" not in text and start.line == end.line and start.line < len(self.lines):
+            col = start.column + (1 if node.style in ("'", '"') else 0)
+            if self.lines[start.line][col : col + len(text)] == text:  # no escapes
+                return text, InlineText(start.line, col)
+        return text, at
+
+
+def _child(node: Any, key: str, *, key_node: bool = False) -> Any:
+    """The value node (or with ``key_node`` the key node) of ``key`` in the mapping node
+    ``node`` (the last one, as YAML readers keep), or ``None``."""
+    found = None
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value == key:
+                found = k if key_node else v
+    return found
+
+
+def _walk_patches(
+    directory: str, seen: set[str], shown: Callable[[str], str]
+) -> Iterator[_Patch | _Replicas]:
+    """What sets fields in the kustomization at ``directory``, then in those it includes.
+
+    kustomize runs a kustomization's transformers in a fixed order (api/internal/target/
+    kusttarget.go, configureBuiltinTransformers): ``patchesStrategicMerge``, ``patches``, ...,
+    ``patchesJson6902``, ``replicas``; each list in order. The one that runs last wins, so
+    they are yielded in the reverse order. Included kustomizations (bases, components) are
+    built before the overlay's transformers run, so theirs come after.
+    """
     if directory in seen:
         return
     seen.add(directory)
     data = _load_kustomization(directory)
+    tree = _Tree(directory, shown)
 
     def target(entry: Mapping[str, Any]) -> tuple[str | None, str | None]:
         t = entry.get("target")
@@ -258,27 +373,65 @@ def _walk_patches(directory: str, seen: set[str]) -> Iterator[_Patch]:
         kind, name = t.get("kind"), t.get("name")
         return (str(kind) if kind else None, str(name) if name else None)
 
-    for entry in data.get("patches") or []:
-        if isinstance(entry, Mapping) and isinstance(entry.get("path"), str):
-            file = os.path.join(directory, entry["path"])
+    def listed(key: str) -> list[tuple[Any, Any]]:
+        """(entry, its node) of the list ``key``, the last entry first."""
+        values = data.get(key)
+        entries = list(values) if isinstance(values, list) else []
+        nodes = tree.entries(key)
+        if len(nodes) != len(entries):  # anchors or merge keys: no positions
+            nodes = [None] * len(entries)
+        return list(reversed(list(zip(entries, nodes, strict=True))))
+
+    def from_file(relative: str, kind: str | None, name: str | None, json: bool | None) -> _Patch:
+        file = os.path.join(directory, relative)
+        is_json = _looks_like_json6902(_read(file) or "") if json is None else json
+        return _Patch(file, shown(file), kind, name, json6902=is_json)
+
+    def inline(node: Any, kind: str | None, name: str | None, json: bool | None) -> _Patch | None:
+        found = tree.inline(node)
+        if found is None:
+            return None
+        text, place = found
+        is_json = _looks_like_json6902(text) if json is None else json
+        return _Patch(tree.file, tree.shown, kind, name, is_json, inline=text, place=place)
+
+    for entry, node in listed("replicas"):
+        if isinstance(entry, Mapping) and "count" in entry and entry.get("name"):
+            count = _child(node, "count", key_node=True)
+            mark = count.start_mark if count is not None else None
+            at = Position(tree.shown, mark.line + 1, mark.column + 1) if mark else None
+            yield _Replicas(str(entry["name"]), at or Position(tree.shown, 1, 1))
+    for entry, node in listed("patchesJson6902"):
+        if isinstance(entry, Mapping):
             kind, name = target(entry)
-            yield _Patch(file, kind, name, json6902=_is_json6902(file))
-    for entry in data.get("patchesStrategicMerge") or []:
+            if isinstance(entry.get("path"), str):
+                yield from_file(entry["path"], kind, name, json=True)
+            elif isinstance(entry.get("patch"), str):
+                found = inline(_child(node, "patch"), kind, name, json=True)
+                if found is not None:
+                    yield found
+    for entry, node in listed("patches"):
+        if isinstance(entry, Mapping):
+            kind, name = target(entry)
+            if isinstance(entry.get("path"), str):
+                yield from_file(entry["path"], kind, name, json=None)
+            elif isinstance(entry.get("patch"), str):
+                found = inline(_child(node, "patch"), kind, name, json=None)
+                if found is not None:
+                    yield found
+    for entry, node in listed("patchesStrategicMerge"):
         if isinstance(entry, str) and "\n" not in entry:
-            yield _Patch(os.path.join(directory, entry), None, None, json6902=False)
-    for entry in data.get("patchesJson6902") or []:
-        if isinstance(entry, Mapping) and isinstance(entry.get("path"), str):
-            kind, name = target(entry)
-            yield _Patch(os.path.join(directory, entry["path"]), kind, name, json6902=True)
+            yield from_file(entry, None, None, json=False)
+        elif isinstance(entry, str):
+            found = inline(node, None, None, json=False)
+            if found is not None:
+                yield found
     for ref in local_references(directory):
-        yield from _walk_patches(ref, seen)
+        yield from _walk_patches(ref, seen, shown)
 
 
-def _is_json6902(path: str) -> bool:
-    """A patch file holding a list of operations (``- op: replace``) rather than objects."""
-    text, err = read_text(path)
-    if err is not None or text is None:
-        return False
+def _looks_like_json6902(text: str) -> bool:
+    """Patch text holding a list of operations (``- op: replace``) rather than objects."""
     for line in text.splitlines():
         s = line.strip()
         if s and not s.startswith("#") and s != "---":

@@ -156,45 +156,112 @@ def _end(lines: list[_Line], index: int, stops: Callable[[_Line], bool]) -> int:
 # -- kustomize -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class InlineText:
+    """Where patch text sits in the file shown to the user.
+
+    For a patch file nothing is shifted. For text written inline in a kustomization file,
+    ``line_offset`` is the number of file lines before the text's first line and
+    ``column_offset`` the indentation a literal block scalar (``patch: |-``) strips from every
+    line. ``at`` is set instead when the text's lines do not map to the file's (a folded or
+    quoted scalar): every field is then placed at the scalar.
+    """
+
+    line_offset: int = 0
+    column_offset: int = 0
+    at: Position | None = None
+
+    def place(self, path: str, line: int, col: int) -> Position:
+        """The 1-based file position of 0-based ``line``/``col`` in the text."""
+        if self.at is not None:
+            return self.at
+        return Position(path, line + 1 + self.line_offset, col + 1 + self.column_offset)
+
+
 @dataclass
 class JsonPatch:
-    """A JSON 6902 patch file: its operations, loaded with positions."""
+    """A JSON 6902 patch (a file, or text inline in a kustomization): its operations, loaded
+    with positions (:mod:`ssrisk.yamlpos`)."""
 
     path: str
     ops: Sequence[Any]
-    line_offset: int = 0
+    text: InlineText = field(default_factory=InlineText)
 
-    def locate(self, pointer: str) -> Position | None:
-        for op in self.ops:
-            if isinstance(op, Mapping) and op.get("path") == pointer:
-                lc = getattr(op, "lc", None)
+    def locate(self, keys: Sequence[str | int]) -> Position | None:
+        """Where the operation that sets the field at ``keys`` writes it, or ``None``.
+
+        The last operation wins (RFC 6902 applies them in order). An ``add``/``replace``
+        whose ``path`` is the field points at its ``value``; one whose ``path`` is a parent
+        of the field points at the field inside its ``value``; ``copy``/``move`` at ``from``.
+        """
+        wanted = [str(k) for k in keys]
+        for op in reversed(self.ops):
+            if not isinstance(op, Mapping) or op.get("op") in ("test", "remove"):
+                continue
+            target = op.get("path")
+            if not isinstance(target, str) or not target.startswith("/"):
+                continue
+            tokens = [t.replace("~1", "/").replace("~0", "~") for t in target[1:].split("/")]
+            if tokens != wanted[: len(tokens)]:
+                continue
+            rest = tuple(keys[len(tokens) :])
+            lc = getattr(op, "lc", None)
+            if not rest:
                 if lc is None:
-                    return Position(self.path, 1, 1)
-                line, col = lc.key("value") if "value" in op else (lc.line, lc.col)
-                return Position(self.path, int(line) + 1 + self.line_offset, int(col) + 1)
+                    return self.text.place(self.path, 0, 0)
+                key = "value" if "value" in op else "from" if "from" in op else None
+                line, col = lc.key(key) if key is not None else (lc.line, lc.col)
+                return self.text.place(self.path, int(line), int(col))
+            value: Any = op.get("value")
+            if dig(value, *rest) is not None:
+                inner = K8sObject(data=value, path=self.path, line_offset=0, namespace=None)
+                found = inner.pos(*rest)
+                return self.text.place(self.path, found.line - 1, found.column - 1)
         return None
+
+
+@dataclass
+class PatchDocument(K8sObject):
+    """A strategic-merge patch document, from a file or inline in a kustomization."""
+
+    text: InlineText = field(default_factory=InlineText)
+
+    def pos(self, *keys: str | int) -> Position:
+        found = super().pos(*keys)
+        return self.text.place(found.path, found.line - 1, found.column - 1)
+
+
+@dataclass
+class FieldValue:
+    """A field a kustomization sets directly (``replicas: [{name, count}]``), at a position."""
+
+    keys: tuple[str, ...]
+    at: Position
+
+    def locate(self, keys: Sequence[str | int]) -> Position | None:
+        return self.at if tuple(keys) == self.keys else None
 
 
 @dataclass
 class ObjectLocator:
     """Fields of a kustomize-built object, found in the files that define them.
 
-    ``patches`` are strategic-merge patch documents and JSON 6902 patches that apply to the
-    object, the overlay's first (they win); ``base`` is the object's document in its resource
-    file (kustomize's ``config.kubernetes.io/origin``); ``fallback`` is used when neither is
-    known (for example the kustomization file itself).
+    ``patches`` are strategic-merge patch documents, JSON 6902 patches and fields the
+    kustomization sets that apply to the object, the one kustomize applies last first (it
+    wins); ``base`` is the object's document in its resource file (kustomize's
+    ``config.kubernetes.io/origin``); ``fallback`` is used when neither is known (for example
+    the kustomization file itself).
     """
 
     base: K8sObject | None
-    patches: list[K8sObject | JsonPatch] = field(default_factory=list)
+    patches: list[K8sObject | JsonPatch | FieldValue] = field(default_factory=list)
     fallback: Position | None = None
 
     def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
         if keys:
-            pointer = "/" + "/".join(str(k).replace("~", "~0").replace("/", "~1") for k in keys)
             for patch in self.patches:
-                if isinstance(patch, JsonPatch):
-                    found = patch.locate(pointer)
+                if isinstance(patch, (JsonPatch, FieldValue)):
+                    found = patch.locate(keys)
                     if found is not None:
                         return found
                     continue

@@ -63,10 +63,11 @@ class GithubReporter(Reporter):
                 lines.append(command("warning", n.message, file=n.path, line=n.line, col=n.column))
         shown = [f for f in report.findings if not f.suppressed]
         for f in shown:
+            origin = f.position.rendered_from()  # a Helm template or a kustomization
             lines.append(
                 command(
                     COMMANDS[f.severity],
-                    f"{f.message} ({f.obj})",
+                    f"{f.message} ({f.obj}{f', from {origin}' if origin else ''})",
                     file=f.position.path,
                     line=f.position.line,
                     col=f.position.column,

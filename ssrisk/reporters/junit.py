@@ -1,7 +1,9 @@
 """``--format junit``: JUnit XML for GitLab, Jenkins and other CI that read test reports.
 
 One ``<testsuite name="ssrisk">``; one ``<testcase>`` per checked StatefulSet and rule that
-ran, named ``"<rule-id>: StatefulSet <namespace>/<name>"`` with the file as ``classname``.
+ran, named ``"<rule-id>: StatefulSet <namespace>/<name>"`` with the file as ``classname``
+(plus `` (from <kustomization directory>)`` for an object built by kustomize, since overlays
+of one base give objects of the same name).
 A case with findings has one ``<failure>`` (``type`` is the highest severity; the text lists
 every finding with its position and explanation); a case whose findings are all suppressed
 is ``<skipped>`` with the reason; an unreadable input is a case ``read <path>`` with an
@@ -22,8 +24,8 @@ if TYPE_CHECKING:
     from ..model import Finding, ObjectRef
 
 
-def _case_name(rule_id: str, obj: ObjectRef) -> str:
-    return f"{rule_id}: {obj}"
+def _case_name(rule_id: str, obj: ObjectRef, kustomization: str | None = None) -> str:
+    return f"{rule_id}: {obj}" + (f" (from {kustomization})" if kustomization else "")
 
 
 def _failure_text(findings: list[Finding]) -> str:
@@ -44,21 +46,22 @@ def junit_xml(report: Report) -> str:
 
     suite = TestSuite("ssrisk")
     suite.add_property("kube_version", report.kube_version)
-    by_case: dict[tuple[str, ObjectRef], list[Finding]] = defaultdict(list)
+    # Keyed by the kustomization too: overlays of one base give objects of the same name.
+    by_case: dict[tuple[str, ObjectRef, str | None], list[Finding]] = defaultdict(list)
     for f in report.findings:
-        by_case[(f.rule, f.obj)].append(f)
-    cases: list[tuple[str, ObjectRef, str]] = []  # (rule, object, file)
-    seen: set[tuple[str, ObjectRef]] = set()
+        by_case[(f.rule, f.obj, f.position.kustomization)].append(f)
+    cases: list[tuple[tuple[str, ObjectRef, str | None], str]] = []  # (case key, file)
+    seen: set[tuple[str, ObjectRef, str | None]] = set()
     for ref, pos in report.checked:
         for rule_id in report.rules_run:
-            cases.append((rule_id, ref, pos.path))
-            seen.add((rule_id, ref))
-    for (rule_id, ref), found in by_case.items():
-        if (rule_id, ref) not in seen:
-            cases.append((rule_id, ref, found[0].position.path))
-    for rule_id, ref, path in cases:
-        case = TestCase(_case_name(rule_id, ref), classname=path, time=0.0)
-        found = by_case.get((rule_id, ref), [])
+            cases.append(((rule_id, ref, pos.kustomization), pos.path))
+            seen.add((rule_id, ref, pos.kustomization))
+    for key, found in by_case.items():
+        if key not in seen:
+            cases.append((key, found[0].position.path))
+    for key, path in cases:
+        case = TestCase(_case_name(*key), classname=path, time=0.0)
+        found = by_case.get(key, [])
         active = [f for f in found if not f.suppressed]
         if active:
             worst = max(active, key=lambda f: f.severity)

@@ -111,9 +111,12 @@ def artifact_location(path: str) -> dict[str, Any]:
 
 
 def fingerprint(finding: Finding) -> str:
-    """Stable identity of a finding across runs: path, object and rule (not line)."""
+    """Stable identity of a finding across runs: path, object and rule (not line), plus the
+    kustomization it was built from when there is one (overlays of one base share a path)."""
     loc = artifact_location(finding.position.path)["uri"]
     raw = f"{loc}\0{finding.obj}\0{finding.rule}"
+    if finding.position.kustomization:
+        raw += "\0" + artifact_location(finding.position.kustomization)["uri"]
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
 
 
@@ -169,7 +172,7 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
         "ruleId": f.rule,
         "ruleIndex": rule_index,
         "level": LEVELS[f.severity],
-        "message": {"text": f.message},
+        "message": {"text": _message(f)},
         "locations": [
             {
                 "physicalLocation": {
@@ -190,6 +193,7 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
             "object": f.obj.to_dict(),
             "explanation": f.explanation,
             "references": list(f.references),
+            **({"kustomization": f.position.kustomization} if f.position.kustomization else {}),
         },
     }
     if f.suppressed:
@@ -199,6 +203,13 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
         suppression["properties"] = {"ssriskSuppressionKind": f.suppression_kind}
         result["suppressions"] = [suppression]
     return result
+
+
+def _message(f: Finding) -> str:
+    """The finding's message, naming the Helm template or kustomization it came from when the
+    location does not (as the text format does)."""
+    origin = f.position.rendered_from()
+    return f"{f.message} (from {origin})" if origin else f.message
 
 
 def _notification(

@@ -38,8 +38,9 @@ class TextReporter(Reporter):
         for f in shown:
             sev = str(f.severity)
             text = f"{f.position}: {sev} {f.rule} {f.message}"
-            if f.position.source and not f.position.path.endswith(f.position.source):
-                text += f" (from {f.position.source})"
+            origin = f.position.rendered_from()  # a Helm template or a kustomization
+            if origin:
+                text += f" (from {origin})"
             if f.suppressed:
                 sev = "suppressed"
                 text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"

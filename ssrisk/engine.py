@@ -125,6 +125,7 @@ def check_loaded(
         report.notices.extend(lf.notices)
         objects.extend(lf.objects)
     report.objects = len(objects)
+    report.notices.extend(duplicate_definitions(objects))
     inventory = Inventory([*objects, *context_objects])
     active = [r for r in rules if settings.rule_enabled(r.id)]
     report.rules_run = [r.id for r in active]
@@ -141,6 +142,37 @@ def check_loaded(
     report.findings.sort(key=Finding.sort_key)
     report.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
     return report
+
+
+def duplicate_definitions(objects: Sequence[K8sObject]) -> list[Notice]:
+    """A notice for each plain-file object whose kind, namespace and name an earlier one has.
+
+    Applied to one cluster, the later manifest replaces the earlier one; ssrisk checks both
+    and resolves references (Services, PDBs) to the first. Objects rendered from a chart or a
+    kustomization are left out: several overlays of one base legitimately share identities.
+    """
+    first: dict[tuple[str, str | None, str], Position] = {}
+    out: list[Notice] = []
+    for obj in objects:
+        start = obj.start()
+        if start.rendered_from() or not obj.name:
+            continue
+        key = (obj.kind, obj.namespace, obj.name)
+        if key not in first:
+            first[key] = start
+            continue
+        seen = first[key]
+        out.append(
+            Notice(
+                start.path,
+                f"{obj.ref} is also defined at {seen.path}:{seen.line}: in one cluster the "
+                "later manifest replaces the earlier; if they are for different clusters, check "
+                "them in separate runs (Services and PDBs are looked up within one run)",
+                start.line,
+                start.column,
+            )
+        )
+    return out
 
 
 #: Below this many StatefulSets a second process costs more than it saves.
@@ -211,6 +243,7 @@ def _evaluate_range(
     errors: list[InputError] = []
     notices: list[Notice] = []
     for sts in statefulsets:
+        start = sts.start()
         ctx = CheckContext(
             sts=sts,
             inventory=inventory,
@@ -222,6 +255,7 @@ def _evaluate_range(
             try:
                 for finding in rule.check(ctx):
                     finding.severity = settings.severity_for(rule.id, finding.severity)
+                    finding.checked_at = start
                     findings.append(finding)
             except Exception as exc:  # a broken rule must not hide the other findings
                 pos: Position = sts.start()

@@ -276,6 +276,9 @@ class Finding:
     suppressed: bool = False
     suppression_kind: str | None = None
     suppression_reason: str | None = None
+    #: Where the StatefulSet that was being checked starts (set by the engine); tells apart
+    #: findings at one place (a shared PDB, say) about different StatefulSets.
+    checked_at: Position | None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         p = self.position

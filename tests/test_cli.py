@@ -110,3 +110,15 @@ def test_unrendered_helm_template_is_a_notice_not_an_error() -> None:
     run = run_cli("check", str(DATA / "load" / "chart"))
     assert run.code == 0
     assert "notice: skipped: unrendered Helm template" in run.out
+
+
+def test_same_object_in_two_files_is_noticed_and_findings_say_which_set() -> None:
+    envs = DATA / "load" / "envs"
+    run = run_cli("check", "--format", "json", str(envs))
+    notices = [n for n in run.json()["notices"] if "is also defined at" in n["message"]]
+    assert len(notices) == 1 and notices[0]["path"].endswith("staging/db.yaml")
+    text = run_cli("check", str(envs)).out
+    # the staging PDB concerns both StatefulSets default/db: one line each, told apart
+    pdb_lines = [x for x in text.splitlines() if " pdb-blocks-drain " in x]
+    assert len(pdb_lines) == 2 and len(set(pdb_lines)) == 2
+    assert any("prod/db.yaml:1]" in x for x in pdb_lines)

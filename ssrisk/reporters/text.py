@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
 from . import Reporter
@@ -35,12 +36,18 @@ class TextReporter(Reporter):
             lines.append((str(e), "bold red", ""))
         active = [f for f in report.findings if not f.suppressed]
         shown = report.findings if self.show_suppressed else active
+        # One PDB or StorageClass can concern several StatefulSets: the same rule at the same
+        # place then gets a line per StatefulSet, which must say which one it is about.
+        seen = Counter((f.position, f.rule, f.position.rendered_from()) for f in shown)
         for f in shown:
             sev = str(f.severity)
             text = f"{f.position}: {sev} {f.rule} {f.message}"
             origin = f.position.rendered_from()  # a Helm template or a kustomization
             if origin:
                 text += f" (from {origin})"
+            if seen[(f.position, f.rule, origin)] > 1:
+                where = f.checked_at
+                text += f" [{f.obj}" + (f" at {where.path}:{where.line}]" if where else "]")
             if f.suppressed:
                 sev = "suppressed"
                 text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"

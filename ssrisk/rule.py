@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -18,6 +19,13 @@ from .model import Finding, K8sObject, ObjectRef, Position, Severity
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
+
+
+@lru_cache(maxsize=1)
+def _default_profile() -> ClusterProfile:
+    from .embedded_sim import ClusterProfile
+
+    return ClusterProfile()
 
 
 class SimulationUnavailable(Exception):
@@ -91,11 +99,7 @@ class CheckContext:
         """A cluster-profile value (``out_of_service_after_s``,
         ``default_unreachable_toleration_s``, ...): the configured one, else the simulator's
         default, so that messages quote the numbers the simulation used."""
-        if self.profile is not None:
-            return getattr(self.profile, name)
-        from .embedded_sim import ClusterProfile
-
-        return getattr(ClusterProfile(), name)
+        return getattr(self.profile or _default_profile(), name)
 
     def pdbs(self) -> list[K8sObject]:
         return self.inventory.pdbs_selecting(self.sts.namespace, self.pod_labels)

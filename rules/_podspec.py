@@ -140,8 +140,12 @@ def suppresses_default(t: Mapping[str, Any], key: str) -> bool:
     return _s(t.get("key")) in (key, "") and _s(t.get("effect")) in ("NoExecute", "")
 
 
-def eviction_for(sts: K8sObject, taint: str) -> Eviction:
+def eviction_for(sts: K8sObject, taint: str, default_s: float = DEFAULT_TOLERATION_S) -> Eviction:
     """When a pod of ``sts`` is deleted after the NoExecute taint ``taint`` appears.
+
+    ``default_s`` is the toleration DefaultTolerationSeconds adds (kube-apiserver
+    --default-unreachable-toleration-seconds / --default-not-ready-toleration-seconds, 300 s
+    unless the cluster profile says otherwise); a whole number of seconds is returned as int.
 
     Sources: admission as in :func:`suppresses_default`; k8s: pkg/controller/tainteviction/
     taint_eviction.go#processPodOnNode and #getMinTolerationTime (a NoExecute taint that is not
@@ -154,7 +158,8 @@ def eviction_for(sts: K8sObject, taint: str) -> Eviction:
         (i, t) for i, t in enumerate(tols) if tolerates(t, taint, "NoExecute")
     ]
     if defaulted:
-        matching.append((None, {"tolerationSeconds": DEFAULT_TOLERATION_S}))
+        added = int(default_s) if float(default_s).is_integer() else math.ceil(default_s)
+        matching.append((None, {"tolerationSeconds": added}))
     if not matching:
         return Eviction(taint, 0, None, defaulted)
     best: tuple[int | None, int] | None = None
@@ -169,6 +174,15 @@ def eviction_for(sts: K8sObject, taint: str) -> Eviction:
     if best is None:
         return Eviction(taint, None, matching[0][0], defaulted)
     return Eviction(taint, best[1], best[0], defaulted)
+
+
+def tolerated_for_ever(sts: K8sObject, taint: str, value: str = "") -> bool:
+    """Whether pods of ``sts`` tolerate the NoExecute taint ``taint=value`` without any
+    tolerationSeconds, so the taint never deletes them (k8s: pkg/controller/tainteviction/
+    taint_eviction.go#getMinTolerationTime). No admission default applies: use
+    :func:`eviction_for` for the unreachable and not-ready taints."""
+    matching = [t for t in tolerations(sts) if tolerates(t, taint, "NoExecute", value)]
+    return bool(matching) and all(as_int(t.get("tolerationSeconds")) is None for t in matching)
 
 
 # --- selectors and spreading -----------------------------------------------------------------
@@ -205,15 +219,19 @@ def term_selects_own_pods(
 class Spread:
     """How a template limits replicas per topology domain.
 
-    ``max_per_domain`` is 1 for a required anti-affinity, ``maxSkew`` for a DoNotSchedule
-    topology spread constraint, ``None`` when nothing limits it. ``path`` is the field that
-    does it (or the soft one that does not), for positions.
+    ``max_per_domain`` is 1 for a required anti-affinity (``anti``), ``maxSkew`` for a
+    DoNotSchedule topology spread constraint, ``None`` when nothing limits it. ``path`` is the
+    field that does it (or the soft one that does not), for positions. ``min_domains`` is the
+    constraint's ``minDomains`` (1 when unset, as the scheduler reads it: k8s: pkg/scheduler/
+    framework/plugins/podtopologyspread/common.go#filterTopologySpreadConstraints).
     """
 
     key: str
     max_per_domain: int | None
     path: tuple[str | int, ...] | None
     soft: tuple[str | int, ...] | None
+    min_domains: int = 1
+    anti: bool = False
 
 
 def spread_over(sts: K8sObject, keys: tuple[str, ...], labels: Mapping[str, Any]) -> Spread:
@@ -227,6 +245,7 @@ def spread_over(sts: K8sObject, keys: tuple[str, ...], labels: Mapping[str, Any]
     best: int | None = None
     path: tuple[str | int, ...] | None = None
     soft: tuple[str | int, ...] | None = None
+    min_domains = 1
     anti = ("spec", "template", "spec", "affinity", "podAntiAffinity")
     required = sts.get(*anti, "requiredDuringSchedulingIgnoredDuringExecution")
     if isinstance(required, list):
@@ -259,7 +278,9 @@ def spread_over(sts: K8sObject, keys: tuple[str, ...], labels: Mapping[str, Any]
             skew = as_int(c.get("maxSkew")) or 1
             if best is None or skew < best:
                 best, path = max(skew, 1), where
-    return Spread(keys[0], best, path, soft)
+                min_domains = max(as_int(c.get("minDomains")) or 1, 1)
+    is_anti = path is not None and "podAntiAffinity" in path
+    return Spread(keys[0], best, path, soft, 1 if is_anti else min_domains, is_anti)
 
 
 def pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:

@@ -9,19 +9,19 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
+from ._cluster import default_toleration_s, node_monitor_grace_s, out_of_service_works, seconds
 from ._podspec import (
-    DEFAULT_TOLERATION_S,
     NOT_READY,
     OUT_OF_SERVICE,
     POD,
     UNREACHABLE,
     Eviction,
     eviction_for,
-    node_monitor_grace_period_s,
     tolerates,
     tolerations,
 )
 from ._sim import timeline_block
+from ._text import paragraph
 
 #: A tolerationSeconds of at least this many seconds (1 h) counts as "very long".
 LONG_TOLERATION_S = 3600
@@ -31,6 +31,8 @@ SOURCES = (
     "k8s: pkg/controller/tainteviction/taint_eviction.go#processPodOnNode",
     "k8s: pkg/controller/tainteviction/taint_eviction.go#getMinTolerationTime",
     "web: docs/concepts/scheduling-eviction/taint-and-toleration.md (Taint based Evictions)",
+    "k8s: pkg/controller/podgc/gc_controller.go#gcTerminating",
+    "k8s: pkg/controller/podgc/gc_controller.go#gcOrphaned",
 )
 
 
@@ -48,7 +50,7 @@ class EvictionDisabledByToleration(Rule):
             return
         reported: set[int | None] = set()
         for taint in (UNREACHABLE, NOT_READY):
-            ev = eviction_for(ctx.sts, taint)
+            ev = eviction_for(ctx.sts, taint, default_toleration_s(ctx, taint))
             if ev.index in reported:
                 continue
             if ev.after_s is None or (ev.after_s or 0) >= LONG_TOLERATION_S:
@@ -84,37 +86,56 @@ class EvictionDisabledByToleration(Rule):
                 f"{'recovered' if sim.recovered else 'no recovery'}"
                 f"{', manual action required' if sim.manual_action_required else ''}"
             )
+        default = seconds(default_toleration_s(ctx, ev.taint))
         oos = ""
         if catch_all and tolerates(tol, OUT_OF_SERVICE, "NoExecute", "nodeshutdown"):
-            oos = (
-                "; it also tolerates node.kubernetes.io/out-of-service, so the non-graceful "
-                "shutdown runbook does not release the pod either (only a force delete does)"
-            )
+            oos = "; " + _released_by(ctx, pod)
+        if catch_all:
+            node = "an unreachable or not-ready node"
+        else:
+            node = "an unreachable node" if ev.taint == UNREACHABLE else "a not-ready node"
         msg = (
-            f"{what}: on an unreachable or not-ready node {pod} {when} (the default is "
-            f"{DEFAULT_TOLERATION_S} s); it stays bound to the dead node, NotReady, {delay}{oos}"
+            f"{what}: on {node} {pod} {when} (the default toleration "
+            f"is {default}); it stays bound to the dead node, NotReady, {delay}{oos}"
             f"{quoted}"
         )
-        grace_s = node_monitor_grace_period_s(ctx.kube_version)
+        grace_s = seconds(node_monitor_grace_s(ctx))
         timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
-        explanation = f"""
+        if out_of_service_works(ctx):
+            role = """and scripts or remediation tools that force-delete pods stuck
+Terminating on a dead node never see this one. The out-of-service taint still releases it
+unless the toleration also covers node.kubernetes.io/out-of-service (a catch-all toleration
+does): the taint's own NoExecute effect deletes the pods that do not tolerate it, and PodGC
+then force-deletes the Terminating ones (gc_controller.go#gcTerminating)."""
+        else:
+            role = f"""and on Kubernetes {ctx.kube_version}, where the out-of-service taint
+does not work yet (NodeOutOfServiceVolumeDetach is off), it changes little: a force delete
+or Node deletion is needed either way. Scripts or remediation tools that force-delete pods
+stuck Terminating on a dead node never see this one, though."""
+        role = paragraph(
+            "For a StatefulSet the eviction alone does not bring the pod back (see "
+            "no-automatic-failover), " + role
+        )
+        taints = paragraph(
+            f"""
 When a node stops reporting, the node lifecycle controller marks it Unknown after
-node-monitor-grace-period ({grace_s} s on Kubernetes {ctx.kube_version}) and taints it
+node-monitor-grace-period ({grace_s} on Kubernetes {ctx.kube_version}) and taints it
 node.kubernetes.io/unreachable:NoExecute (not-ready when the kubelet reports NotReady). The
 taint eviction controller deletes every pod that does not tolerate the taint, or whose
 tolerationSeconds ran out; a matching toleration without tolerationSeconds tolerates it for
 ever (taint_eviction.go#getMinTolerationTime). Because the pod already tolerates the taint,
-the DefaultTolerationSeconds admission plugin does not add its {DEFAULT_TOLERATION_S} s
-default (admission.go#Admit: any toleration with that key or an empty key, and effect
-NoExecute or empty, suppresses it).
+the DefaultTolerationSeconds admission plugin does not add its {default} default
+(admission.go#Admit: any toleration with that key or an empty key, and effect NoExecute or
+empty, suppresses it; the value is the kube-apiserver default of the cluster profile)."""
+        )
+        explanation = f"""
+{taints}
 
-For a StatefulSet the eviction alone does not bring the pod back (see no-automatic-failover),
-but it is the first step of every automatic recovery: the out-of-service taint and the
-runbooks built on it rely on the pod being deleted.
+{role}
 {timeline}
 Fix: tolerate only the taints the workload needs, with an explicit effect (NoSchedule for
 node-pool taints), and give unreachable / not-ready tolerations a tolerationSeconds (or drop
-them to keep the {DEFAULT_TOLERATION_S} s default).
+them to keep the {default} default).
 """
         return self.finding(ctx, at, msg, explanation)
 
@@ -129,28 +150,52 @@ them to keep the {DEFAULT_TOLERATION_S} s default).
                 "PreferNoSchedule",
             ):
                 continue
-            ev = eviction_for(ctx.sts, key)
+            default = seconds(default_toleration_s(ctx, key))
+            ev = eviction_for(ctx.sts, key, default_toleration_s(ctx, key))
             if not ev.defaulted:
                 continue
             at = ctx.sts.pos(*POD, "tolerations", i, "effect")
             msg = (
                 f"the toleration for {key} has effect {effect}: it only affects scheduling, "
                 f"so the DefaultTolerationSeconds admission plugin still adds the "
-                f"{DEFAULT_TOLERATION_S} s NoExecute toleration and pods are evicted "
-                f"{DEFAULT_TOLERATION_S} s after the node fails"
+                f"{default} NoExecute toleration and pods are evicted "
+                f"{default} after the node fails"
             )
-            explanation = f"""
+            explanation = paragraph(
+                f"""
 The DefaultTolerationSeconds admission plugin only counts a toleration with effect NoExecute
 (or no effect) as covering {key} (admission.go#Admit). This toleration has effect {effect}, so
 every pod still gets {{key: {key}, operator: Exists, effect: NoExecute, tolerationSeconds:
-{DEFAULT_TOLERATION_S}}} and is deleted {DEFAULT_TOLERATION_S} s after the NoExecute taint
-appears. If a different eviction delay was intended, add a NoExecute toleration with the
-wanted tolerationSeconds; otherwise this toleration only lets pods schedule onto a node that
-is already failing.
-"""
+{ev.after_s}}} and is deleted {default} after the NoExecute taint appears (the
+kube-apiserver default in the cluster profile). If a different eviction delay was intended,
+add a NoExecute toleration with the wanted tolerationSeconds; otherwise this toleration only
+lets pods schedule onto a node that is already failing."""
+            )
             f = self.finding(ctx, at, msg, explanation)
             f.severity = Severity.INFO
             yield f
+
+
+def _released_by(ctx: CheckContext, pod: str) -> str:
+    """What still releases a pod that tolerates every NoExecute taint, on this version.
+
+    PodGC force-deletes pods bound to a Node that no longer exists whatever they tolerate
+    (k8s: pkg/controller/podgc/gc_controller.go#gcOrphaned); on a not-Ready node with the
+    out-of-service taint it force-deletes only pods that already have a deletionTimestamp
+    (#gcTerminating, behind NodeOutOfServiceVolumeDetach).
+    """
+    if out_of_service_works(ctx):
+        return (
+            "it also tolerates node.kubernetes.io/out-of-service, so that taint alone does not "
+            f"delete {pod} either; only a force delete, deleting the Node (PodGC then "
+            f"force-deletes its pods) or a plain delete of {pod} while the node has the taint "
+            "(PodGC force-deletes Terminating pods on out-of-service nodes) releases it"
+        )
+    return (
+        f"it also tolerates node.kubernetes.io/out-of-service (which does nothing on Kubernetes "
+        f"{ctx.kube_version} anyway); only a force delete or deleting the Node (PodGC then "
+        f"force-deletes its pods) releases {pod}"
+    )
 
 
 @hookimpl

@@ -9,8 +9,19 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
-from ._podspec import UNREACHABLE, eviction_for, node_monitor_grace_period_s
+from ._cluster import (
+    default_toleration_s,
+    force_detach_phrase,
+    node_monitor_grace_s,
+    operator_actions,
+    out_of_service_off,
+    out_of_service_tolerated,
+    out_of_service_works,
+    seconds,
+)
+from ._podspec import UNREACHABLE, eviction_for
 from ._sim import recovery_phrase, timeline_block, unavailable_pods
+from ._text import paragraph
 
 
 class NoAutomaticFailover(Rule):
@@ -26,6 +37,10 @@ class NoAutomaticFailover(Rule):
         "k8s: pkg/controller/tainteviction/taint_eviction.go#processPodOnNode",
         "k8s: pkg/registry/core/pod/strategy.go#CheckGracefulDelete",
         "k8s: pkg/controller/podgc/gc_controller.go#gcTerminating",
+        "k8s: pkg/controller/podgc/gc_controller.go#gcOrphaned",
+        "k8s: pkg/controller/volume/attachdetach/reconciler/reconciler.go#reconcile",
+        "KEP-2268 (non-graceful node shutdown: NodeOutOfServiceVolumeDetach beta and on from "
+        "1.26, GA in 1.28)",
         "kubernetes/kubernetes#74689",
     )
 
@@ -33,13 +48,9 @@ class NoAutomaticFailover(Rule):
         n = ctx.replicas
         if n < 1 or (ctx.is_fragment and ctx.sts.get("spec", "replicas") is None):
             return
-        grace_s = _seconds(
-            ctx.profile_setting("node_monitor_grace_period_s")
-            or node_monitor_grace_period_s(ctx.kube_version)
-        )
-        ev = eviction_for(ctx.sts, UNREACHABLE)
-        default_s = _seconds(ctx.profile_setting("default_unreachable_toleration_s"))
-        oos_at = fmt_duration(ctx.profile_setting("out_of_service_after_s"))
+        grace = seconds(node_monitor_grace_s(ctx))
+        default_s = default_toleration_s(ctx, UNREACHABLE)
+        ev = eviction_for(ctx.sts, UNREACHABLE, default_s)
         if ev.after_s is None:
             eviction = (
                 "a toleration keeps it from ever being deleted, so it is not even marked "
@@ -47,8 +58,8 @@ class NoAutomaticFailover(Rule):
             )
         elif ev.defaulted:
             eviction = (
-                f"the taint eviction deletes it gracefully {default_s} s later (the default "
-                "toleration)"
+                f"the taint eviction deletes it gracefully {seconds(default_s)} later (the "
+                "default toleration)"
             )
         else:
             eviction = (
@@ -58,8 +69,10 @@ class NoAutomaticFailover(Rule):
             )
         pod = ctx.pod_name(0)
         lost = "the only pod" if n == 1 else "each pod on the lost node"
+        oos_ok = out_of_service_works(ctx) and not out_of_service_tolerated(ctx)
         sim = ctx.try_simulate("node-loss")
-        oos = ctx.try_simulate("node-loss-out-of-service")
+        # the operator action quoted: the out-of-service taint where it works, else Node deletion
+        fix = ctx.try_simulate("node-loss-out-of-service" if oos_ok else "node-deleted")
         numbers = ""
         if sim is not None:
             hit, never = unavailable_pods(sim)
@@ -67,22 +80,69 @@ class NoAutomaticFailover(Rule):
                 f"; simulated node loss on Kubernetes {ctx.kube_version}: {hit} of {n} pod(s) "
                 f"unavailable, {never} {'is' if never == 1 else 'are'} never replaced"
             )
-            if oos is not None:
+            if fix is not None and oos_ok:
+                oos_at = fmt_duration(ctx.profile_setting("out_of_service_after_s"))
                 numbers += (
                     f"; with the out-of-service taint applied at {oos_at} they are "
-                    f"{recovery_phrase(oos)}"
+                    f"{recovery_phrase(fix)}"
                 )
+            elif fix is not None:
+                deleted_at = fmt_duration(ctx.profile_setting("node_deleted_after_s"))
+                numbers += (
+                    f"; with the Node deleted at {deleted_at} they are {recovery_phrase(fix)}"
+                )
+        off = out_of_service_off(ctx)
         msg = (
             f"no automatic failover: when a node is lost, {lost} (e.g. {pod}) turns NotReady "
-            f"after node-monitor-grace-period ({grace_s} s), {eviction}, and the replacement "
-            "is only created once an operator force-deletes the pod, taints the node "
-            f"node.kubernetes.io/out-of-service or deletes the Node{numbers}"
+            f"after node-monitor-grace-period ({grace}), {eviction}, and the replacement "
+            f"is only created once an operator {operator_actions(ctx)}"
+            f"{f' ({off})' if off else ''}{numbers}"
         )
         timeline = ""
         if sim is not None:
             timeline = "\n" + timeline_block(ctx, sim)
-        if oos is not None:
-            timeline += "\n" + timeline_block(ctx, oos)
+        if fix is not None:
+            timeline += "\n" + timeline_block(ctx, fix)
+        detach = force_detach_phrase(ctx)
+        common = """What ends it: the kubelet coming back; the Node object being deleted (by an
+operator, or by the cloud node controller when the VM is gone), after which PodGC force-deletes
+the pod within about a minute (gc_controller.go#gcOrphaned) and a ReadWriteOnce volume is
+force-detached {detach}; a force delete (kubectl delete pod {pod} --grace-period=0 --force),
+with the same wait for the volume (reconciler.go#reconcile, maxWaitForUnmountDuration)"""
+        common = common.format(detach=detach, pod=pod)
+        if oos_ok:
+            ends = """; or the node.kubernetes.io/out-of-service taint (non-graceful node
+shutdown, KEP-2268: beta 1.26, GA 1.28), after which PodGC force-deletes the pod
+(gc_controller.go#gcTerminating) and the attach/detach controller releases its volumes at
+once. Only do the last three once the node is really down: a partitioned node may still run
+the old pod, and the StatefulSet would then run two copies of one identity."""
+            fix_text = """write the runbook (confirm the node is off, then apply the
+out-of-service taint: kubectl taint node NODE
+node.kubernetes.io/out-of-service=nodeshutdown:NoExecute) or automate it with a
+node-remediation controller; let the cloud provider delete Nodes of terminated VMs; run
+enough replicas that the application survives one lost pod until then."""
+        else:
+            if out_of_service_works(ctx):  # the pods tolerate the taint
+                why = """a toleration of the pod also covers it, so the taint's NoExecute
+effect never deletes the pod, and PodGC only force-deletes pods that are already Terminating
+on an out-of-service node (gc_controller.go#gcTerminating)"""
+                later = """; or drop the toleration of node.kubernetes.io/out-of-service so
+that the out-of-service taint releases pod and volumes at once"""
+            else:
+                why = f"""on Kubernetes {ctx.kube_version} PodGC's cleanup of terminating pods on
+out-of-service nodes (gc_controller.go#gcTerminating) and the immediate detach are behind the
+NodeOutOfServiceVolumeDetach gate, alpha and off until it turned beta and on in 1.26
+(KEP-2268)"""
+                later = """; from Kubernetes 1.26 the out-of-service taint releases pod and
+volumes at once"""
+            ends = f""". The node.kubernetes.io/out-of-service taint does not help: {why}. Only
+delete the Node or force-delete the pod once the node is really down: a partitioned node may
+still run the old pod, and the StatefulSet would then run two copies of one identity."""
+            fix_text = f"""write the runbook (confirm the node is off, then delete the Node object:
+kubectl delete node NODE, or force-delete the pod; a ReadWriteOnce volume is detached
+{detach}); let the cloud provider delete Nodes of terminated VMs; run enough replicas that the
+application survives one lost pod until then{later}."""
+        ends = paragraph(common + ends)
         explanation = f"""
 A StatefulSet pod has a fixed name, and the StatefulSet controller creates {pod} again only
 when the old {pod} object is gone (stateful_set_control.go#processReplica). On a lost node the
@@ -91,18 +151,9 @@ kubelet cannot confirm that the containers stopped, so a graceful deletion never
 however short the tolerations are. Deployments do not have this problem because their
 replacement pods get new names.
 
-What ends it: the kubelet coming back; the Node object being deleted (by an operator, or by the
-cloud node controller when the VM is gone), after which PodGC force-deletes the pod within
-about a minute; a force delete (kubectl delete pod {pod} --grace-period=0 --force); or the
-node.kubernetes.io/out-of-service taint (non-graceful node shutdown, GA in 1.28), after which
-PodGC force-deletes the pod and the attach/detach controller releases its volumes at once.
-Only do the last two once the node is really down: a partitioned node may still run the old
-pod, and the StatefulSet would then run two copies of one identity.
+{ends}
 {timeline}
-Fix: write the runbook (confirm the node is off, then apply the out-of-service taint:
-kubectl taint node NODE node.kubernetes.io/out-of-service=nodeshutdown:NoExecute) or automate
-it with a node-remediation controller; let the cloud provider delete Nodes of terminated VMs;
-run enough replicas that the application survives one lost pod until then.
+{paragraph("Fix: " + fix_text)}
 """
         at = ctx.sts.start()
         yield self.finding(ctx, at, msg, explanation)
@@ -111,8 +162,3 @@ run enough replicas that the application survives one lost pod until then.
 @hookimpl
 def ssrisk_rules() -> list[Rule]:
     return [NoAutomaticFailover()]
-
-
-def _seconds(value: float) -> int | float:
-    """``300.0`` → ``300`` for messages."""
-    return int(value) if float(value).is_integer() else value

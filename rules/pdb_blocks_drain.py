@@ -8,7 +8,8 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import budget, minor
+from ._cluster import PDB_UNHEALTHY_POD_EVICTION_POLICY, gate_enabled
+from ._podspec import budget
 from ._sim import timeline_block
 
 EVICTION_SOURCE = "k8s: pkg/registry/core/pod/storage/eviction.go#Create"
@@ -108,7 +109,7 @@ these pods.
         )
 
     def _unhealthy_policy(self, ctx: CheckContext, pdb: K8sObject) -> Finding | None:
-        if minor(ctx.kube_version) < 27:  # PDBUnhealthyPodEvictionPolicy beta (on) from 1.27
+        if not gate_enabled(ctx, PDB_UNHEALTHY_POD_EVICTION_POLICY):  # beta and on from 1.27
             return None
         if pdb.get("spec", "unhealthyPodEvictionPolicy") == "AlwaysAllow":
             return None

@@ -8,7 +8,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import minor
+from ._cluster import STATEFULSET_AUTO_DELETE_PVC, gate_enabled
 
 WHAT = {
     "whenScaled": (
@@ -36,7 +36,8 @@ class PvcRetentionDelete(Rule):
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        if minor(ctx.kube_version) < 27:  # the gate is off by default before 1.27
+        if not gate_enabled(ctx, STATEFULSET_AUTO_DELETE_PVC):
+            # off by default before 1.27: the API server then drops the field (KEP-1847)
             return
         if not ctx.sts.get("spec", "volumeClaimTemplates"):
             return

@@ -1,31 +1,99 @@
-"""replicas-share-failure-domain: nothing stops several replicas landing on one node or zone."""
+"""replicas-share-failure-domain: nothing stops several replicas landing on one node or zone.
+
+The static numbers are the most replicas the scheduler's filters let into one node or zone
+(k8s: pkg/scheduler/framework/plugins/interpodaffinity/filtering.go#Filter and
+podtopologyspread/filtering.go#Filter); the simulated ones come from the simulator's worst
+placement on the cluster profile's nodes. The message gives both and says why they differ.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
+from ._cluster import min_domains_honoured
 from ._podspec import HOSTNAME_KEY, POD, ZONE_KEYS, Spread, pinned_hostname, spread_over
 from ._sim import timeline_block
+from ._text import paragraph
 
 #: From this many replicas the set is expected to survive a zone loss as well.
 ZONE_MIN_REPLICAS = 3
 
+_COUNT = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
 
 def _lost(n: int, k: int) -> str:
     """``"2 of 3 replicas (a majority)"`` for ``k`` of ``n`` replicas lost together."""
-    majority = k > n // 2
-    tail = (
-        " (all of them)"
-        if k >= n
-        else " (a majority: a quorum of the rest is lost)"
-        if majority
-        else ""
-    )
-    return f"{min(k, n)} of {n} replicas{tail}"
+    k = min(k, n)
+    if k >= n:
+        tail = " (all of them)"
+    elif k > n // 2:
+        tail = " (a majority: a quorum of the rest is lost)"
+    else:
+        tail = ""
+    return f"{k} of {n} replicas{tail}"
+
+
+def _word(n: int) -> str:
+    return _COUNT[n] if 0 <= n < len(_COUNT) else str(n)
+
+
+def _zones(low: int, high: int) -> str:
+    """``"one zone"``, ``"two zones"``, ``"one or two zones"``, ``"two to four zones"``."""
+    if low == high:
+        return f"{_word(low)} zone{'s' if low != 1 else ''}"
+    joiner = " or " if high == low + 1 else " to "
+    return f"{_word(low)}{joiner}{_word(high)} zones"
+
+
+def per_node_cap(n: int, host: Spread) -> int:
+    """Most replicas on one node allowed by the hostname constraint alone, in a cluster with at
+    least ``n`` nodes: 1 for a required anti-affinity, ``maxSkew`` for a DoNotSchedule spread
+    (some node still holds none, so the global minimum is 0), ``n`` without either."""
+    return n if host.max_per_domain is None else min(host.max_per_domain, n)
+
+
+def per_zone_cap(n: int, zone: Spread, zones: int, min_domains_on: bool) -> int:
+    """Most of ``n`` replicas the zone constraint lets into one zone when the Nodes the pods
+    may use (their node affinity, carrying the zone label) are in ``zones`` zones.
+
+    PodTopologySpread only counts domains that have such Nodes
+    (podtopologyspread/filtering.go#calPreFilterState) and admits a node when
+    ``matching pods in its zone + 1 - global minimum <= maxSkew``; while fewer than ``minDomains``
+    zones exist the global minimum is taken as 0 (#minMatchNum; minDomains is honoured from 1.27).
+    A zone reaches ``M`` replicas only if every other zone then holds at least ``M - maxSkew``,
+    so ``M - 1 + (zones - 1) * (M - maxSkew) <= n - 1``; the largest such ``M`` (and at least
+    ``maxSkew``, reachable while other zones are empty) is the cap.
+    """
+    k = zone.max_per_domain
+    if k is None:
+        return n
+    if zone.anti:
+        return min(1, n)
+    m = zone.min_domains if min_domains_on else 1
+    if zones < m:
+        return min(k, n)
+    return min(n, max(k, (n + (zones - 1) * k) // zones))
+
+
+def _cluster_shape(nodes: Sequence[Any]) -> tuple[int, int, str]:
+    """``(zones, most nodes in one zone, "3 zones × 2 nodes")`` of the profile's nodes."""
+    per_zone: dict[str, int] = {}
+    for node in nodes:
+        zone = str(getattr(node, "zone", ""))
+        per_zone[zone] = per_zone.get(zone, 0) + 1
+    if not per_zone:
+        return 0, 0, "no nodes"
+    counts = set(per_zone.values())
+    z, most = len(per_zone), max(counts)
+    zones = f"{z} zone{'s' if z != 1 else ''}"
+    if len(counts) == 1:
+        return z, most, f"{zones} × {most} node{'s' if most != 1 else ''}"
+    return z, most, f"{sum(per_zone.values())} nodes in {zones}"
 
 
 class ReplicasShareFailureDomain(Rule):
@@ -41,6 +109,8 @@ class ReplicasShareFailureDomain(Rule):
         "(Inter-pod affinity and anti-affinity)",
         "k8s: pkg/scheduler/framework/plugins/interpodaffinity/filtering.go#Filter",
         "k8s: pkg/scheduler/framework/plugins/podtopologyspread/filtering.go#Filter",
+        "k8s: pkg/scheduler/framework/plugins/podtopologyspread/filtering.go#calPreFilterState "
+        "(only zones with Nodes the pod may use are domains; minDomains)",
         "k8s: pkg/scheduler/framework/plugins/podtopologyspread/plugin.go (system default "
         "constraints are ScheduleAnyway)",
     )
@@ -54,61 +124,178 @@ class ReplicasShareFailureDomain(Rule):
         labels = ctx.pod_labels
         host = spread_over(ctx.sts, (HOSTNAME_KEY,), labels)
         zone = spread_over(ctx.sts, ZONE_KEYS, labels)
-        if zone.max_per_domain == 1 and zone.path is not None and "podAntiAffinity" in zone.path:
-            host = Spread(HOSTNAME_KEY, 1, zone.path, None)  # one per zone is one per node
-        problems: list[str] = []
-        host_k = host.max_per_domain
-        if host_k is None or host_k > 1:
-            k = n if host_k is None else min(host_k, n)
-            how = (
-                "nothing requires one replica per node"
-                if host_k is None
-                else f"the DoNotSchedule constraint on {HOSTNAME_KEY} allows maxSkew {host_k}"
-            )
-            if host.soft is not None and host_k is None:
-                how += " (a preferred anti-affinity or ScheduleAnyway constraint only ranks nodes)"
-            problems.append(f"{how}: one node failure can take {_lost(n, k)}")
-        zone_k = zone.max_per_domain
-        if n >= ZONE_MIN_REPLICAS and (zone_k is None or zone_k > 1):
-            k = n if zone_k is None else min(zone_k, n)
-            how = (
-                "nothing spreads the replicas over zones (topology.kubernetes.io/zone)"
-                if zone_k is None
-                else f"the zone constraint allows maxSkew {zone_k}"
-            )
-            problems.append(f"{how}: one zone failure can take {_lost(n, k)}")
-        if not problems:
+        md_on = min_domains_honoured(ctx)
+        sim_zones, sim_nodes_per_zone, shape = _cluster_shape(ctx.profile_setting("nodes"))
+        h_cap = per_node_cap(n, host)
+
+        def node_cap(zones: int) -> int:
+            return min(h_cap, per_zone_cap(n, zone, zones, md_on))
+
+        fewest = max(1, zone.min_domains if md_on else 1)  # zone count of the worst case
+        node_worst = node_cap(fewest)
+        zone_bad = (
+            n >= ZONE_MIN_REPLICAS
+            and not zone.anti
+            and (zone.max_per_domain is None or zone.max_per_domain > 1)
+        )
+        host_bad = node_worst > 1
+        if not host_bad and not zone_bad:
             return
-        sim = ctx.try_simulate("node-loss")
-        quoted = ""
-        if sim is not None:
-            d = sim.to_dict()
-            quoted = (
-                f"; in the simulation (Kubernetes {ctx.kube_version}, placement "
-                f"{d.get('placement') or 'as scheduled'}) node loss made "
-                f"{d.get('max_unavailable', '?')} of {n} replicas unavailable at once"
+
+        problems: list[str] = []
+        sims: list[str] = []
+        timelines: list[str] = []
+        placement = ""
+        if host_bad:
+            problems.append(self._node_claim(n, host, zone, node_cap, fewest))
+            sim = ctx.try_simulate("node-loss")
+            if sim is not None:
+                took = int(sim.to_dict().get("max_unavailable") or 0)
+                why = ""
+                if took < node_worst and node_cap(sim_zones) <= took:
+                    why = (
+                        f", not {node_worst}, because the zone constraint spreads them over the "
+                        f"{_word(sim_zones)} zones there"
+                    )
+                sims.append(f"node loss took {_lost(n, took)}{why}")
+                timelines.append(timeline_block(ctx, sim))
+                placement = placement or str(sim.to_dict().get("placement") or "")
+        if zone_bad:
+            problems.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
+            static = per_zone_cap(n, zone, sim_zones, md_on)
+            sim = ctx.try_simulate("zone-loss")
+            if sim is not None:
+                took = int(sim.to_dict().get("max_unavailable") or 0)
+                why = ""
+                capacity = h_cap * sim_nodes_per_zone
+                if took < static and capacity <= took:
+                    per_node = (
+                        "one replica per node" if h_cap == 1 else f"{h_cap} replicas per node"
+                    )
+                    why = (
+                        f", not {static}, because a zone there has only {sim_nodes_per_zone} "
+                        f"node{'s' if sim_nodes_per_zone != 1 else ''} and the hostname "
+                        f"constraint allows {per_node}"
+                    )
+                sims.append(f"zone loss took {_lost(n, took)}{why}")
+                timelines.append(timeline_block(ctx, sim))
+                placement = placement or str(sim.to_dict().get("placement") or "")
+
+        msg = "; ".join(problems)
+        if sims:
+            msg += (
+                f"; simulated on Kubernetes {ctx.kube_version} with {shape} and the worst "
+                f"placement the constraints allow: " + ", ".join(sims)
             )
-        msg = "; ".join(problems) + quoted
-        timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
-        explanation = f"""
-The scheduler only guarantees what filters enforce: a requiredDuringScheduling pod
+        yield self.finding(
+            ctx,
+            ctx.sts.pos(*self._position(ctx, host, zone, host_bad)),
+            msg,
+            self._explanation(n, shape, placement, timelines),
+        )
+
+    @staticmethod
+    def _node_claim(
+        n: int, host: Spread, zone: Spread, node_cap: Callable[[int], int], fewest: int
+    ) -> str:
+        """What one node failure can take, by the number of zones when a zone constraint
+        limits it."""
+        if host.max_per_domain is None:
+            how = "nothing requires one replica per node"
+            if host.soft is not None:
+                how += " (a preferred anti-affinity or ScheduleAnyway constraint only ranks nodes)"
+        else:
+            how = (
+                f"the DoNotSchedule constraint on {HOSTNAME_KEY} allows maxSkew "
+                f"{host.max_per_domain} (with at least {n} nodes)"
+            )
+        worst = node_cap(fewest)
+        if zone.max_per_domain is None or node_cap(max(n, fewest)) == worst:
+            return f"{how}: one node failure can take up to {_lost(n, worst)}"
+        groups: list[tuple[int, int, int]] = []  # (first zone count, last zone count, cap)
+        for zones in range(fewest, max(n, fewest) + 1):
+            cap = node_cap(zones)
+            if groups and groups[-1][2] == cap:
+                groups[-1] = (groups[-1][0], zones, cap)
+            else:
+                groups.append((zones, zones, cap))
+            if cap <= 1 or len(groups) > 4:
+                break
+        groups = groups[:4]
+        text = (
+            f"{how}, and the DoNotSchedule zone constraint (maxSkew {zone.max_per_domain}) "
+            "counts only zones that have Nodes for the pods when a replica is scheduled, with "
+            "replicas of one zone free to share a node: one node failure can take up to "
+            f"{_lost(n, worst)} when those Nodes are in {_zones(groups[0][0], groups[0][1])}"
+        )
+        for i, (low, high, cap) in enumerate(groups[1:], start=1):
+            last = i == len(groups) - 1
+            span = f"{_word(low)} zones or more" if last and cap <= 1 else _zones(low, high)
+            text += f", {_lost(n, cap).replace(' replicas', '')} with {span}"
+        return text
+
+    @staticmethod
+    def _zone_claim(n: int, h_cap: int, zone: Spread, sim_zones: int, md_on: bool) -> str:
+        """What one zone failure can take in a cluster with enough nodes per zone."""
+        if zone.max_per_domain is None:
+            need = -(-n // h_cap)
+            room = f"in a zone with {need} or more nodes " if need > 1 else ""
+            return (
+                "nothing spreads the replicas over zones (topology.kubernetes.io/zone): "
+                f"{room}one zone failure can take up to {_lost(n, n)}"
+            )
+        cap = per_zone_cap(n, zone, sim_zones, md_on)
+        return (
+            f"the DoNotSchedule zone constraint allows maxSkew {zone.max_per_domain}: with "
+            f"{_word(sim_zones)} zones one zone failure can take up to {_lost(n, cap)}"
+        )
+
+    @staticmethod
+    def _position(
+        ctx: CheckContext, host: Spread, zone: Spread, host_bad: bool
+    ) -> tuple[str | int, ...]:
+        path = (host.soft or host.path) if host_bad else (zone.soft or zone.path or host.path)
+        if path is None:
+            spec = ctx.sts.get(*POD)
+            path = (*POD, "affinity") if spec and "affinity" in spec else POD
+        return path
+
+    @staticmethod
+    def _explanation(n: int, shape: str, placement: str, timelines: list[str]) -> str:
+        rules = paragraph(
+            """The scheduler only guarantees what filters enforce: a requiredDuringScheduling pod
 anti-affinity term (interpodaffinity filtering) or a topologySpreadConstraint with
 whenUnsatisfiable: DoNotSchedule (podtopologyspread filtering). A preferred anti-affinity and
 ScheduleAnyway constraints, including the cluster's default spreading, only score nodes: when
 nodes are short (a small cluster, a drain, a node pool being replaced) the scheduler puts
-replicas together, and from then on one node or zone failure takes all of them at once. With
-{n} replicas a quorum system needs {n // 2 + 1} alive.
-{timeline}
-Fix: add to the pod template a required anti-affinity on kubernetes.io/hostname selecting the
-pods' own labels, or a topologySpreadConstraint (maxSkew: 1, whenUnsatisfiable: DoNotSchedule)
-on kubernetes.io/hostname; from 3 replicas add one on topology.kubernetes.io/zone too.
-"""
-        host_bad = host_k is None or host_k > 1
-        path = (host.soft or host.path) if host_bad else (zone.soft or host.path)
-        if path is None:
-            spec = ctx.sts.get(*POD)
-            path = (*POD, "affinity") if spec and "affinity" in spec else POD
-        yield self.finding(ctx, ctx.sts.pos(*path), msg, explanation)
+replicas together and never moves them apart again."""
+        )
+        spread = paragraph(
+            """A DoNotSchedule constraint admits a node when the matching pods in its domain, plus
+the new one, exceed the smallest count of any domain by at most maxSkew. Domains are only the
+zones (or nodes) that have a Node the pod may use when it is scheduled, and Terminating pods
+are not counted (podtopologyspread/filtering.go#calPreFilterState, common.go). So a zone
+constraint keeps one replica per zone only while every zone has Nodes; when a zone's nodes
+are gone (a node pool replaced or scaled to zero) replacements pile into the other zones and
+stay there. minDomains (honoured from Kubernetes 1.27) makes the scheduler treat missing zones
+as empty, leaving such pods Pending instead."""
+        )
+        sim = paragraph(
+            f"""The simulation uses the cluster profile's nodes ({shape}) and places the
+replicas as badly as the hard constraints allow{f" ({placement})" if placement else ""}.
+Its numbers can be lower than the worst case above because it has a fixed number of zones
+and of nodes per zone. With {n} replicas a quorum system needs
+{n // 2 + 1} alive."""
+        )
+        fix = paragraph(
+            """Fix: add to the pod template a required anti-affinity on kubernetes.io/hostname
+selecting the pods' own labels, or a topologySpreadConstraint (maxSkew: 1, whenUnsatisfiable:
+DoNotSchedule) on kubernetes.io/hostname; from 3 replicas add one on topology.kubernetes.io/zone
+too (with minDomains set to the number of zones if a Pending replacement is better than two
+replicas in one zone)."""
+        )
+        blocks = "".join("\n" + t for t in timelines)
+        return f"{rules}\n\n{spread}\n\n{sim}\n{blocks}\n{fix}\n"
 
 
 @hookimpl

@@ -9,6 +9,9 @@ from ssrisk.model import Finding, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration, timeline_lines
 
+from ._cluster import force_detach_after_s, out_of_service_works
+from ._text import paragraph
+
 SINGLE_NODE_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
 
 
@@ -17,12 +20,16 @@ class RwoVolumeReattach(Rule):
     severity = Severity.WARNING
     summary = (
         "ReadWriteOnce volumeClaimTemplates: after node loss the replacement cannot attach "
-        "the volume until the old pod is gone and the volume is detached (up to 6 min more)"
+        "the volume until the old pod is gone and the volume is detached (by default up to 6 min "
+        "more)"
     )
     references = (
         "k8s: pkg/controller/volume/attachdetach/reconciler/reconciler.go#reconcile",
         "k8s: pkg/controller/volume/attachdetach/util/util.go#DetermineVolumeAction",
         "web: docs/concepts/cluster-administration/node-shutdown.md (Non-graceful node shutdown)",
+        "k8s: pkg/controller/podgc/gc_controller.go#gcOrphaned",
+        "KEP-2268 (non-graceful node shutdown: NodeOutOfServiceVolumeDetach beta and on from "
+        "1.26, GA in 1.28)",
         "kubernetes/kubernetes#65392",
     )
 
@@ -44,39 +51,74 @@ class RwoVolumeReattach(Rule):
 
     def _finding(self, ctx: CheckContext, at: Position, claim: str, mode: str) -> Finding:
         pod = ctx.pod_name(0)
-        oos = ctx.try_simulate("node-loss-out-of-service")
+        oos_ok = out_of_service_works(ctx)
+        # the operator action quoted: the out-of-service taint where it works, else Node deletion
+        scenario = "node-loss-out-of-service" if oos_ok else "node-deleted"
+        fix = ctx.try_simulate(scenario)
         recovery = ""
-        if oos is not None and oos.recovered and oos.time_to_recovery_s is not None:
+        if fix is not None and fix.recovered and fix.time_to_recovery_s is not None:
+            if oos_ok:
+                when = fmt_duration(ctx.profile_setting("out_of_service_after_s"))
+                action = f"with the out-of-service taint applied at {when}"
+            else:
+                when = fmt_duration(ctx.profile_setting("node_deleted_after_s"))
+                action = f"with the Node deleted at {when}"
             recovery = (
-                "; in the simulation, with the out-of-service taint applied at "
-                f"{fmt_duration(ctx.profile_setting('out_of_service_after_s'))}, "
-                f"{pod} is back at {fmt_duration(oos.time_to_recovery_s)}"
+                f"; in the simulation, {action}, {pod} is back at "
+                f"{fmt_duration(fix.time_to_recovery_s)}"
             )
+        after = force_detach_after_s(ctx)
+        if after is None:
+            alone = (
+                "a force delete alone leaves Multi-Attach errors until the node returns "
+                "(--disable-force-detach-on-timeout is set)"
+            )
+        else:
+            alone = f"a force delete alone leaves Multi-Attach errors for {fmt_duration(after)}"
         msg = (
             f"volume claim {claim!r} is {mode}: after node loss {pod}'s replacement cannot "
-            "attach it until the old pod object is gone and the volume is detached (a force "
-            f"delete alone leaves Multi-Attach errors for 6 min){recovery}"
+            "attach it until the old pod object is gone and the volume is detached "
+            f"({alone}){recovery}"
         )
         timeline = ""
-        if oos is not None:
+        if fix is not None:
             timeline = (
-                "\nSimulated timeline (scenario node-loss-out-of-service, Kubernetes "
-                f"{ctx.kube_version}):\n" + "\n".join(timeline_lines(oos)) + "\n"
+                f"\nSimulated timeline (scenario {scenario}, Kubernetes "
+                f"{ctx.kube_version}):\n" + "\n".join(timeline_lines(fix)) + "\n"
             )
-        explanation = f"""
+        wait = (
+            "until the node returns (--disable-force-detach-on-timeout is set)"
+            if after is None
+            else f"until the controller's maximum wait for unmount ({fmt_duration(after)}, "
+            "maxWaitForUnmountDuration) expires (only for a node that is not Ready)"
+        )
+        if oos_ok:
+            release = """With the
+node.kubernetes.io/out-of-service taint (non-graceful node shutdown, KEP-2268: beta 1.26, GA
+1.28) PodGC force-deletes the pod and the volume is detached at once."""
+            fix_text = """automate the out-of-service taint for nodes confirmed down (or
+rely on the cloud deleting the Node object), and document the runbook; replication in the
+application lets the other replicas serve meanwhile."""
+        else:
+            release = f"""Deleting the
+Node object removes the pod (PodGC, gc_controller.go#gcOrphaned) but the volume still waits
+for that timeout. The node.kubernetes.io/out-of-service taint, which detaches at once, does
+nothing on Kubernetes {ctx.kube_version}: NodeOutOfServiceVolumeDetach (KEP-2268) is off
+until it turned beta and on in 1.26."""
+            fix_text = """document the runbook (confirm the node is down, delete the Node object
+or force-delete the pod, then expect the detach wait), or let the cloud delete Nodes of
+terminated VMs; replication in the application lets the other replicas serve meanwhile; from
+1.26 the out-of-service taint releases the volume at once."""
+        body = paragraph(
+            f"""
 A {mode} volume can be attached to one node at a time. The attach/detach controller keeps it
 attached to the lost node while a pod using it exists there, and the pod on a lost node stays
 Terminating until the kubelet returns. After an operator force-deletes the pod, the volume is
-still recorded as mounted on the lost node: the new pod gets "Multi-Attach error" until the
-controller's 6-minute maximum wait for unmount expires (only for a node that is not Ready, and
-never with --disable-force-detach-on-timeout, 1.30+). With the
-node.kubernetes.io/out-of-service taint (non-graceful node shutdown, GA in 1.28) PodGC
-force-deletes the pod and the volume is detached at once.
-{timeline}
-Fix: automate the out-of-service taint for nodes confirmed down (or rely on the cloud
-deleting the Node object), and document the runbook; replication in the application lets the
-other replicas serve meanwhile.
-"""
+still recorded as mounted on the lost node: the new pod gets "Multi-Attach error" {wait}
+(reconciler.go#reconcile; --disable-force-detach-on-timeout, from 1.30, turns the force detach
+off). {release}"""
+        )
+        explanation = f"{body}\n{timeline}\n{paragraph('Fix: ' + fix_text)}\n"
         return self.finding(ctx, at, msg, explanation)
 
 

@@ -9,6 +9,9 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import event_time, fmt_duration, timeline_lines
 
+from ._cluster import default_toleration_s, out_of_service_works, seconds
+from ._podspec import UNREACHABLE
+
 
 class SingleReplica(Rule):
     id = "single-replica"
@@ -29,11 +32,12 @@ class SingleReplica(Rule):
         how = "replicas: 1" if raw is not None else "replicas is not set and defaults to 1"
         pod = ctx.pod_name(0)
         result = ctx.try_simulate("node-loss")
+        default = seconds(default_toleration_s(ctx, UNREACHABLE))
         explanation = f"""
 With a single replica every disruption of the one pod is an outage of the whole StatefulSet.
 On node loss the node lifecycle controller marks the node Unknown after
 node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints); the taint
-eviction controller deletes the pod after its unreachable toleration (300 s by default); the
+eviction controller deletes the pod after its unreachable toleration ({default} by default); the
 deletion is graceful, so only the lost kubelet could complete it, and the StatefulSet
 controller will not create a new {pod} while the old object exists. A PodDisruptionBudget
 does not help: it only limits voluntary evictions.
@@ -48,10 +52,12 @@ does not help: it only limits voluntary evictions.
             if result.recovered and result.time_to_recovery_s is not None:
                 outcome = f"back after {fmt_duration(result.time_to_recovery_s)}"
             else:
-                outcome = (
-                    "never replaced without an operator (force delete, out-of-service taint "
-                    "or Node deletion)"
+                actions = (
+                    "force delete, out-of-service taint or Node deletion"
+                    if out_of_service_works(ctx)
+                    else "force delete or Node deletion"
                 )
+                outcome = f"never replaced without an operator ({actions})"
             msg = (
                 f"{how}: simulated node loss on Kubernetes {ctx.kube_version} takes the only "
                 f"pod {pod} out of service at {fmt_duration(not_ready)} and it is {outcome}"
@@ -61,9 +67,14 @@ does not help: it only limits voluntary evictions.
                 + "\n".join(timeline_lines(result))
                 + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
             )
-        explanation += """
+        runbook = (
+            "force delete, or the node.kubernetes.io/out-of-service taint"
+            if out_of_service_works(ctx)
+            else "force delete or Node deletion; the out-of-service taint needs Kubernetes 1.26"
+        )
+        explanation += f"""
 Fix: run at least 2 replicas (3 for quorum systems) spread over nodes, or accept the outage
-and keep a runbook (force delete, or the node.kubernetes.io/out-of-service taint).
+and keep a runbook ({runbook}).
 """
         yield self.finding(ctx, at, msg, explanation)
 

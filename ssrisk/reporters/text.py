@@ -27,6 +27,23 @@ def _use_colour(out: TextIO) -> bool:
     return bool(isatty and isatty())
 
 
+#: Width of explanation prose on a terminal (indented by 4).
+PROSE_WIDTH = 95
+
+
+def _wrap_prose(text: str) -> str:
+    """Wrap long prose lines; indented lines (timelines, commands) are kept as they are."""
+    out = []
+    for line in text.splitlines():
+        if len(line) > PROSE_WIDTH + 5 and not line[:1].isspace():  # hand-wrapped text fits
+            out.append(
+                textwrap.fill(line, PROSE_WIDTH, break_on_hyphens=False, break_long_words=False)
+            )
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 class TextReporter(Reporter):
     def write(self, report: Report, out: TextIO) -> None:
         lines: list[tuple[str, str, str]] = []  # (plain, style, extra)
@@ -53,7 +70,7 @@ class TextReporter(Reporter):
                 text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"
             extra = ""
             if self.explain and f.explanation:
-                body = textwrap.indent(f.explanation, "    ")
+                body = textwrap.indent(_wrap_prose(f.explanation), "    ")
                 refs = "".join(f"\n    - {r}" for r in f.references)
                 extra = body + ("\n    References:" + refs if refs else "")
             lines.append((text, _STYLE.get(sev, ""), extra))

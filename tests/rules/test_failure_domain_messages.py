@@ -1,0 +1,91 @@
+"""replicas-share-failure-domain: the static worst case agrees with the scheduler's filter and
+the simulated numbers are the simulator's, with the reason when they differ."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import DATA, ROOT, run_cli
+from ssrisk.rules._podspec import Spread
+from ssrisk.rules.replicas_share_failure_domain import per_zone_cap
+
+RULE = "replicas-share-failure-domain"
+KAFKA = ROOT / "examples" / "kafka.yaml"
+ZONE_ONLY = DATA / "rules" / RULE / "fail-zone-spread-only.yaml"
+
+
+def _message(path: Path) -> str:
+    run = run_cli("check", "--format", "json", "--kube-version", "1.34", str(path))
+    assert run.code in (0, 1), run.err
+    (hit,) = [f for f in run.json()["findings"] if f["rule"] == RULE]
+    return str(hit["message"])
+
+
+def _simulated(path: Path, scenario: str) -> dict[str, Any]:
+    run = run_cli(
+        "simulate", "--format", "json", "--kube-version", "1.34", "--scenario", scenario,
+        str(path),
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    (result,) = run.json()["results"]
+    assert isinstance(result, dict)
+    return result
+
+
+def test_hostname_anti_affinity_without_zones_quotes_the_simulated_zone_loss() -> None:
+    msg = _message(KAFKA)
+    # the worst case the constraints allow: three nodes in one zone hold all three brokers
+    assert "in a zone with 3 or more nodes one zone failure can take up to 3 of 3" in msg
+    took = _simulated(KAFKA, "zone-loss")["max_unavailable"]
+    assert f"zone loss took {took} of 3 replicas" in msg
+    assert 1 < took < 3  # the simulated zones have 2 nodes each
+    assert "not 3, because a zone there has only 2 nodes" in msg
+    assert "one node failure" not in msg  # the required anti-affinity keeps one per node
+
+
+def test_zone_spread_without_hostname_depends_on_the_number_of_zones() -> None:
+    msg = _message(ZONE_ONLY)
+    assert "up to 3 of 3 replicas (all of them) when those Nodes are in one zone" in msg
+    assert "2 of 3 (a majority: a quorum of the rest is lost) with two zones" in msg
+    assert "1 of 3 with three zones or more" in msg
+    took = _simulated(ZONE_ONLY, "node-loss")["max_unavailable"]
+    assert took == 1
+    assert f"node loss took {took} of 3 replicas, not 3, because the zone constraint" in msg
+    assert "zone failure" not in msg  # maxSkew 1 over zones is the recommended spread
+
+
+@cache
+def _brute_force(n: int, zones: int, max_skew: int, min_domains: int) -> int:
+    """Most replicas any zone reaches over every order of placements the PodTopologySpread
+    filter admits (filtering.go#Filter and #minMatchNum), by exhaustive search."""
+    best = 0
+
+    def place(counts: tuple[int, ...]) -> None:
+        nonlocal best
+        best = max(best, max(counts))
+        if sum(counts) == n:
+            return
+        low = 0 if zones < min_domains else min(counts)
+        for d in range(zones):
+            if counts[d] + 1 - low <= max_skew:
+                grown = list(counts)
+                grown[d] += 1
+                place(tuple(sorted(grown)))
+
+    place((0,) * zones)
+    return best
+
+
+@pytest.mark.parametrize("n", range(2, 8))
+@pytest.mark.parametrize("zones", range(1, 5))
+@pytest.mark.parametrize("max_skew", [1, 2, 3])
+@pytest.mark.parametrize("min_domains", [1, 3])
+def test_per_zone_cap_matches_the_scheduler_filter(
+    n: int, zones: int, max_skew: int, min_domains: int
+) -> None:
+    spread = Spread("topology.kubernetes.io/zone", max_skew, ("x",), None, min_domains, False)
+    assert per_zone_cap(n, spread, zones, True) == _brute_force(n, zones, max_skew, min_domains)
+    assert per_zone_cap(n, spread, zones, False) == _brute_force(n, zones, max_skew, 1)

@@ -13,6 +13,7 @@ from .cluster import Node, Taint
 from .profile import ClusterProfile, assumption_lines
 from .result import PodResult, ScenarioResult
 from .simulation import Simulation
+from .versions import NODE_OUT_OF_SERVICE_VOLUME_DETACH
 from .workload import TAINT_OUT_OF_SERVICE
 
 SCENARIOS: tuple[str, ...] = (
@@ -262,10 +263,18 @@ def _blocker(sim: Simulation) -> str:
         node = sim.cluster.nodes.get(pod.node) if pod.node else None
         running = sim.kubelet.node_running(pod.node)
         if pod.terminating and not running:
+            # The out-of-service taint only releases pods and volumes with the
+            # NodeOutOfServiceVolumeDetach gate (podgc gcTerminating; off in 1.25, alpha).
+            oos = bool(sim.vd.gates.get(NODE_OUT_OF_SERVICE_VOLUME_DETACH, False))
+            ways = (
+                "force-deletes it, applies the out-of-service taint or deletes the Node"
+                if oos
+                else "force-deletes it or deletes the Node (the out-of-service taint needs the "
+                "NodeOutOfServiceVolumeDetach gate, off in this version)"
+            )
             return (
                 f"{name} stays Terminating on {pod.node} (kubelet gone); the StatefulSet cannot "
-                "recreate it until someone force-deletes it, applies the out-of-service taint or "
-                "deletes the Node"
+                f"recreate it until someone {ways}"
             )
         if not pod.terminating and pod.node and not running and pod.phase == "Running":
             ev = sim.timeline.events

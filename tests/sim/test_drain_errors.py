@@ -25,3 +25,12 @@ def test_two_pdbs_fail_the_drain_instead_of_retrying() -> None:
         assert ev.event.count("HTTP 500") == 1
     assert res.events("drain-evict-refused") == []  # no 5 s retry loop on a 500
     assert "kubectl drain fails" in d["verdict"]
+
+
+def test_node_loss_verdict_names_only_the_ways_out_the_version_has() -> None:
+    """NodeOutOfServiceVolumeDetach is off in 1.25 (alpha), on from 1.26 (k8s-behavior.md A.2)."""
+    sts = load("pg-single.yaml").sts
+    old = simulate(sts, "node-loss", kube_version="1.25").verdict
+    new = simulate(sts, "node-loss", kube_version="1.26").verdict
+    assert "out-of-service taint needs the NodeOutOfServiceVolumeDetach gate" in old
+    assert "applies the out-of-service taint" in new

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .memo import CACHE, prepare, rename
+from .memo import CACHE, prepare_base, rename
 from .profile import ClusterProfile, NodeSpec, default_nodes
 from .result import PodResult, ScenarioResult, TimelineEvent
 from .scenarios import DESCRIPTIONS, SCENARIOS, run
@@ -35,6 +35,7 @@ __all__ = [
     "NodeSpec",
     "PodResult",
     "ScenarioResult",
+    "Simulator",
     "TimelineEvent",
     "cache_clear",
     "cache_info",
@@ -43,6 +44,55 @@ __all__ = [
     "simulate",
     "version_defaults",
 ]
+
+
+class Simulator:
+    """One StatefulSet and the objects around it, parsed and keyed once, to run scenarios.
+
+    Arguments as for :func:`simulate`. Raises ValueError when the set has more replicas than
+    `workload.MAX_SIMULATED_REPLICAS`; :meth:`run` raises ValueError for an unknown scenario,
+    Kubernetes version or feature gate.
+    """
+
+    def __init__(
+        self,
+        statefulset: Mapping[str, Any],
+        *,
+        kube_version: str = DEFAULT_KUBE_VERSION,
+        pdbs: Sequence[Mapping[str, Any]] = (),
+        storage_classes: Sequence[Mapping[str, Any]] = (),
+        persistent_volumes: Sequence[Mapping[str, Any]] = (),
+        profile: ClusterProfile | None = None,
+        feature_gates: Mapping[str, bool] | None = None,
+        horizon_s: float = 86400.0,
+        use_cache: bool = True,
+    ) -> None:
+        check_replica_limit(statefulset)
+        self._statefulset = statefulset
+        self._kwargs: dict[str, Any] = {
+            "kube_version": kube_version,
+            "storage_classes": storage_classes,
+            "persistent_volumes": persistent_volumes,
+            "profile": profile,
+            "feature_gates": feature_gates,
+            "horizon_s": horizon_s,
+        }
+        self._pdbs = pdbs
+        self._base = prepare_base(statefulset, pdbs=pdbs, **self._kwargs) if use_cache else None
+
+    def run(self, scenario: str) -> ScenarioResult:
+        """The result of `scenario` (memoised as described in :func:`simulate`)."""
+        if scenario not in SCENARIOS:
+            raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+        if self._base is None:
+            result, _ = run(self._statefulset, scenario, pdbs=self._pdbs, **self._kwargs)
+            return result
+        prep = self._base.for_scenario(scenario)
+        cached = CACHE.get(prep.key)
+        if cached is None:
+            cached, _ = run(prep.statefulset(), scenario, pdbs=prep.pdbs(), **self._kwargs)
+            CACHE.put(prep.key, cached)
+        return rename(cached, prep)
 
 
 def simulate(
@@ -64,55 +114,25 @@ def simulate(
     `persistent_volumes` the objects of those kinds in the input; times in seconds. Results are
     memoised (`memo.py`, LRU of 4096 behaviours, keyed without names and label values), so
     StatefulSets that differ only in names cost one run; `use_cache=False` always runs.
-    The returned object is the caller's own copy.
+    The returned object is the caller's own copy. To run several scenarios of one set, a
+    :class:`Simulator` parses its inputs once.
 
     Raises ValueError for an unknown scenario, Kubernetes version or feature gate, and for
     more replicas than `workload.MAX_SIMULATED_REPLICAS`.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
-    check_replica_limit(statefulset)
-    prep = None
-    if use_cache:
-        prep = prepare(
-            statefulset,
-            scenario,
-            kube_version=kube_version,
-            pdbs=pdbs,
-            storage_classes=storage_classes,
-            persistent_volumes=persistent_volumes,
-            profile=profile,
-            feature_gates=feature_gates,
-            horizon_s=horizon_s,
-        )
-    if prep is None:
-        result, _ = run(
-            statefulset,
-            scenario,
-            kube_version=kube_version,
-            pdbs=pdbs,
-            storage_classes=storage_classes,
-            persistent_volumes=persistent_volumes,
-            profile=profile,
-            feature_gates=feature_gates,
-            horizon_s=horizon_s,
-        )
-        return result
-    cached = CACHE.get(prep.key)
-    if cached is None:
-        cached, _ = run(
-            prep.statefulset(),
-            scenario,
-            kube_version=kube_version,
-            pdbs=prep.pdbs(),
-            storage_classes=storage_classes,
-            persistent_volumes=persistent_volumes,
-            profile=profile,
-            feature_gates=feature_gates,
-            horizon_s=horizon_s,
-        )
-        CACHE.put(prep.key, cached)
-    return rename(cached, prep)
+    return Simulator(
+        statefulset,
+        kube_version=kube_version,
+        pdbs=pdbs,
+        storage_classes=storage_classes,
+        persistent_volumes=persistent_volumes,
+        profile=profile,
+        feature_gates=feature_gates,
+        horizon_s=horizon_s,
+        use_cache=use_cache,
+    ).run(scenario)
 
 
 def cache_clear() -> None:

@@ -88,6 +88,10 @@ class Prepared:
     namespace: str
     pdb_names: tuple[str, ...]
 
+    def for_scenario(self, scenario: str) -> Prepared:
+        """This call's inputs for `scenario` (the scenario leads the cache key)."""
+        return dataclasses.replace(self, key=(scenario, self.key))
+
     def statefulset(self) -> Mapping[str, Any]:
         """The manifest with metadata.name `PLACEHOLDER_SET` and namespace "default"."""
         sts = self.raw_statefulset
@@ -117,6 +121,31 @@ def prepare(
     horizon_s: float,
 ) -> Prepared | None:
     """Key and placeholder inputs for one call; None when the call must not be cached."""
+    base = prepare_base(
+        statefulset,
+        kube_version=kube_version,
+        pdbs=pdbs,
+        storage_classes=storage_classes,
+        persistent_volumes=persistent_volumes,
+        profile=profile,
+        feature_gates=feature_gates,
+        horizon_s=horizon_s,
+    )
+    return None if base is None else base.for_scenario(scenario)
+
+
+def prepare_base(
+    statefulset: Mapping[str, Any],
+    *,
+    kube_version: str,
+    pdbs: Sequence[Mapping[str, Any]],
+    storage_classes: Sequence[Mapping[str, Any]],
+    persistent_volumes: Sequence[Mapping[str, Any]],
+    profile: ClusterProfile | None,
+    feature_gates: Mapping[str, bool] | None,
+    horizon_s: float,
+) -> Prepared | None:
+    """Everything of a call but the scenario, parsed and keyed once (None: not cacheable)."""
     prof = profile or _DEFAULT_PROFILE
     sts = statefulset if isinstance(statefulset, Mapping) else {}
     wl = parse_statefulset(
@@ -131,7 +160,6 @@ def prepare(
         resolve_storage(ct, storage_classes, persistent_volumes, prof) for ct in wl.claim_templates
     )
     key = (
-        scenario,
         str(kube_version).strip(),
         tuple(sorted((str(k), bool(v)) for k, v in (feature_gates or {}).items())),
         "default" if profile is None else profile,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 def _num(v: float | None) -> float | int | None:
@@ -15,9 +15,11 @@ def _num(v: float | None) -> float | int | None:
     return int(r) if r == int(r) else r
 
 
-@dataclass(frozen=True)
-class TimelineEvent:
-    """One observable step, with the Kubernetes source that makes it happen."""
+class TimelineEvent(NamedTuple):
+    """One observable step, with the Kubernetes source that makes it happen.
+
+    Immutable; a named tuple because results carry many of them and are copied per caller.
+    """
 
     t_s: float
     pod: str | None

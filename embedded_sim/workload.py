@@ -23,7 +23,8 @@ ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/z
 
 
 def _map(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
+    # dict first: loaders hand in dict subclasses, and the Mapping ABC check is slow
+    return v if isinstance(v, (dict, Mapping)) else {}
 
 
 def _list(v: Any) -> list[Any]:

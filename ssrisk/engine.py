@@ -189,10 +189,10 @@ def evaluate(
 
     With ``settings.jobs`` > 1 (0 = one per core) and at least
     :data:`PARALLEL_MIN_STATEFULSETS` StatefulSets, contiguous slices of them are checked in
-    forked worker processes; the results are concatenated in order, so the output is
-    identical to a single-process run. Returns the findings, the internal errors of rules and
-    a notice for each StatefulSet the simulator could not run (its rules then say only what the
-    manifest shows).
+    parallel (this process and ``jobs - 1`` forked workers); the results are concatenated in
+    order, so the output is identical to a single-process run. Returns the findings, the
+    internal errors of rules and a notice for each StatefulSet the simulator could not run (its
+    rules then say only what the manifest shows).
     """
     import os
 
@@ -210,8 +210,12 @@ def evaluate(
             ]
             _WORK = (inventory, rules, settings)
             try:
-                with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                    parts = pool.map(_evaluate_slice, slices)
+                # The workers take every slice but the first, which this process checks
+                # meanwhile: one fork and one result transfer fewer.
+                with multiprocessing.get_context("fork").Pool(jobs - 1) as pool:
+                    pending = pool.map_async(_evaluate_slice, slices[1:])
+                    first = _evaluate_slice(slices[0])
+                    parts = [first, *pending.get()]
             except OSError:
                 parts = [_evaluate_slice(s) for s in slices]
             finally:

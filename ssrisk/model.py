@@ -199,7 +199,7 @@ def dig(data: Any, *keys: str | int) -> Any:
                 return None
             node = node[key]
         else:
-            if not isinstance(node, Mapping):
+            if not isinstance(node, (dict, Mapping)):  # dict first: the ABC check is slow
                 return None
             node = node.get(key)
             if node is None:

@@ -54,6 +54,7 @@ class CheckContext:
     profile: ClusterProfile | None = None
     feature_gates: Mapping[str, bool] | None = None
     _sim_cache: dict[str, Any] = field(default_factory=dict)
+    _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
 
     @property
     def pod_labels(self) -> Mapping[str, Any]:
@@ -131,22 +132,18 @@ class CheckContext:
     def _run(self, scenario: str) -> Any:
         from . import embedded_sim
 
-        simulate = getattr(embedded_sim, "simulate", None)
-        if simulate is None:  # the simulator package does not export simulate() yet
-            return SimulationUnavailable("the simulator is not available in this build")
-        storage_classes = [o.data for o in self.inventory.of_kind("StorageClass")]
-        pvs = [o.data for o in self.inventory.of_kind("PersistentVolume")]
         try:
-            return simulate(
-                self.sts.data,
-                scenario,
-                kube_version=self.kube_version,
-                pdbs=[p.data for p in self.pdbs()],
-                storage_classes=storage_classes,
-                persistent_volumes=pvs,
-                profile=self.profile,
-                feature_gates=self.feature_gates,
-            )
+            if self._simulator is None:
+                self._simulator = embedded_sim.Simulator(
+                    self.sts.data,
+                    kube_version=self.kube_version,
+                    pdbs=[p.data for p in self.pdbs()],
+                    storage_classes=[o.data for o in self.inventory.of_kind("StorageClass")],
+                    persistent_volumes=[o.data for o in self.inventory.of_kind("PersistentVolume")],
+                    profile=self.profile,
+                    feature_gates=self.feature_gates,
+                )
+            return self._simulator.run(scenario)
         except NotImplementedError as exc:
             return SimulationUnavailable(
                 f"scenario {scenario} is not modelled yet: {exc}", str(exc), scenario

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 
+@lru_cache(maxsize=8192)
 def fmt_duration(t_s: float | None) -> str:
     """``347.6`` → ``"5m47.6s"``; ``None`` → ``"never"``."""
     if t_s is None:
@@ -29,6 +31,17 @@ def timeline_lines(result: Any, limit: int = 14) -> list[str]:
 
     Long timelines keep their first ``limit - 2`` and last 2 events.
     """
+    cache = getattr(result, "__dict__", None)
+    key = f"_ssrisk_timeline_lines_{limit}"
+    if cache is not None and key in cache:
+        return list(cache[key])
+    lines = _timeline_lines(result, limit)
+    if cache is not None:
+        cache[key] = tuple(lines)  # results are not changed after simulate() returns them
+    return lines
+
+
+def _timeline_lines(result: Any, limit: int) -> list[str]:
     events = list(result.to_dict().get("timeline", []))
     if len(events) > limit:
         events = [*events[: limit - 2], None, *events[-2:]]

@@ -401,22 +401,16 @@ def _walk_patches(
             mark = count.start_mark if count is not None else None
             at = Position(tree.shown, mark.line + 1, mark.column + 1) if mark else None
             yield _Replicas(str(entry["name"]), at or Position(tree.shown, 1, 1))
-    for entry, node in listed("patchesJson6902"):
-        if isinstance(entry, Mapping):
+    # patchesJson6902 entries are JSON 6902 op lists; `patches` entries may be either form.
+    for key, json_form in (("patchesJson6902", True), ("patches", None)):
+        for entry, node in listed(key):
+            if not isinstance(entry, Mapping):
+                continue
             kind, name = target(entry)
             if isinstance(entry.get("path"), str):
-                yield from_file(entry["path"], kind, name, json=True)
+                yield from_file(entry["path"], kind, name, json=json_form)
             elif isinstance(entry.get("patch"), str):
-                found = inline(_child(node, "patch"), kind, name, json=True)
-                if found is not None:
-                    yield found
-    for entry, node in listed("patches"):
-        if isinstance(entry, Mapping):
-            kind, name = target(entry)
-            if isinstance(entry.get("path"), str):
-                yield from_file(entry["path"], kind, name, json=None)
-            elif isinstance(entry.get("patch"), str):
-                found = inline(_child(node, "patch"), kind, name, json=None)
+                found = inline(_child(node, "patch"), kind, name, json=json_form)
                 if found is not None:
                     yield found
     for entry, node in listed("patchesStrategicMerge"):

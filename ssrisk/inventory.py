@@ -29,6 +29,7 @@ class Inventory:
         # indexes, so that every lookup costs the same however large the repository is
         self._by_ns: dict[tuple[str, str | None], list[K8sObject]] = defaultdict(list)
         self._by_name: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
+        self._pdb_indexes: dict[str | None, tuple[dict[tuple[str, str], list[int]], list[int]]] = {}
         for obj in objects:
             kind = obj.kind
             self.by_kind[kind].append(obj)
@@ -53,14 +54,23 @@ class Inventory:
     def pdbs_selecting(
         self, namespace: str | None, pod_labels: Mapping[str, Any]
     ) -> list[K8sObject]:
-        """PodDisruptionBudgets in ``namespace`` whose selector selects pods with ``pod_labels``.
+        """PodDisruptionBudgets in ``namespace`` whose selector selects pods with ``pod_labels``,
+        in load order.
 
         policy/v1: an empty selector selects every pod in the namespace; policy/v1beta1: an
         empty selector selects nothing (web: docs/tasks/run-application/configure-pdb.md,
-        "Specifying a PodDisruptionBudget"). Invalid selectors select nothing.
+        "Specifying a PodDisruptionBudget"). Invalid selectors select nothing. PDBs are
+        indexed by one of their ``matchLabels`` pairs, so a namespace with thousands of them
+        costs a few dictionary lookups per StatefulSet, not a scan.
         """
+        by_pair, others = self._pdb_index(namespace)
+        candidates = set(others)
+        for key, value in pod_labels.items():
+            candidates.update(by_pair.get((str(key), str(value)), ()))
+        ordered = self._by_ns.get(("PodDisruptionBudget", namespace), [])
         out = []
-        for pdb in self._by_ns.get(("PodDisruptionBudget", namespace), ()):
+        for i in sorted(candidates):
+            pdb = ordered[i]
             sel = pdb.get("spec", "selector")
             if is_empty_selector(sel):
                 if pdb.api_version == "policy/v1":
@@ -72,6 +82,26 @@ class Inventory:
             except InvalidSelector:
                 continue
         return out
+
+    def _pdb_index(
+        self, namespace: str | None
+    ) -> tuple[dict[tuple[str, str], list[int]], list[int]]:
+        """Positions of the namespace's PDBs by one required label pair, and the rest."""
+        cached = self._pdb_indexes.get(namespace)
+        if cached is not None:
+            return cached
+        by_pair: dict[tuple[str, str], list[int]] = defaultdict(list)
+        others: list[int] = []
+        for i, pdb in enumerate(self._by_ns.get(("PodDisruptionBudget", namespace), [])):
+            labels = pdb.get("spec", "selector", "matchLabels")
+            if isinstance(labels, Mapping) and labels:
+                # every matchLabels pair is required, so any one of them finds the PDB
+                key, value = min((str(k), str(v)) for k, v in labels.items())
+                by_pair[(key, value)].append(i)
+            else:
+                others.append(i)
+        self._pdb_indexes[namespace] = (by_pair, others)
+        return by_pair, others
 
     def storage_class(self, name: str) -> K8sObject | None:
         """The StorageClass ``name`` (the first one loaded, if defined twice)."""

@@ -55,6 +55,7 @@ class CheckContext:
     feature_gates: Mapping[str, bool] | None = None
     _sim_cache: dict[str, Any] = field(default_factory=dict)
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
+    _pdbs: list[K8sObject] | None = None
 
     @property
     def pod_labels(self) -> Mapping[str, Any]:
@@ -103,7 +104,10 @@ class CheckContext:
         return getattr(self.profile or _default_profile(), name)
 
     def pdbs(self) -> list[K8sObject]:
-        return self.inventory.pdbs_selecting(self.sts.namespace, self.pod_labels)
+        """The PodDisruptionBudgets that select this StatefulSet's pods (looked up once)."""
+        if self._pdbs is None:
+            self._pdbs = self.inventory.pdbs_selecting(self.sts.namespace, self.pod_labels)
+        return list(self._pdbs)
 
     def simulate(self, scenario: str) -> ScenarioResult:
         """Result of ``scenario`` for this StatefulSet (cached).

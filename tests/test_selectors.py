@@ -41,3 +41,28 @@ def test_service_map_selector() -> None:
     assert map_selector_matches({"app": "db"}, LABELS)
     assert not map_selector_matches({"app": "db", "x": "y"}, LABELS)
     assert not map_selector_matches({}, LABELS)
+
+
+def test_inventory_finds_pdbs_through_its_label_index_in_load_order() -> None:
+    from ssrisk.inventory import Inventory
+    from ssrisk.loading import load_text
+
+    docs = []
+    selectors = {
+        "a-two-labels": "matchLabels: {app: db, tier: data}",
+        "b-other-app": "matchLabels: {app: web}",
+        "c-expressions": "matchExpressions: [{key: app, operator: In, values: [db]}]",
+        "d-empty": "{}",
+        "e-one-label": "matchLabels: {tier: data}",
+    }
+    for name, sel in selectors.items():
+        docs.append(
+            "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+            f"metadata: {{name: {name}, namespace: ns}}\n"
+            f"spec:\n  maxUnavailable: 1\n  selector: {sel}\n"
+        )
+    inv = Inventory(load_text("---\n".join(docs), "pdbs.yaml").objects)
+    found = inv.pdbs_selecting("ns", {"app": "db", "tier": "data"})
+    assert [p.name for p in found] == ["a-two-labels", "c-expressions", "d-empty", "e-one-label"]
+    assert [p.name for p in inv.pdbs_selecting("ns", {"app": "web"})] == ["b-other-app", "d-empty"]
+    assert inv.pdbs_selecting("other", {"app": "db"}) == []

@@ -49,11 +49,11 @@ def test_inventory_finds_pdbs_through_its_label_index_in_load_order() -> None:
 
     docs = []
     selectors = {
-        "a-two-labels": "matchLabels: {app: db, tier: data}",
-        "b-other-app": "matchLabels: {app: web}",
-        "c-expressions": "matchExpressions: [{key: app, operator: In, values: [db]}]",
+        "a-two-labels": "{matchLabels: {app: db, tier: data}}",
+        "b-other-app": "{matchLabels: {app: web}}",
+        "c-expressions": "{matchExpressions: [{key: app, operator: In, values: [db]}]}",
         "d-empty": "{}",
-        "e-one-label": "matchLabels: {tier: data}",
+        "e-one-label": "{matchLabels: {tier: data}}",
     }
     for name, sel in selectors.items():
         docs.append(
@@ -61,7 +61,9 @@ def test_inventory_finds_pdbs_through_its_label_index_in_load_order() -> None:
             f"metadata: {{name: {name}, namespace: ns}}\n"
             f"spec:\n  maxUnavailable: 1\n  selector: {sel}\n"
         )
-    inv = Inventory(load_text("---\n".join(docs), "pdbs.yaml").objects)
+    loaded = load_text("---\n".join(docs), "pdbs.yaml")
+    assert loaded.errors == []
+    inv = Inventory(loaded.objects)
     found = inv.pdbs_selecting("ns", {"app": "db", "tier": "data"})
     assert [p.name for p in found] == ["a-two-labels", "c-expressions", "d-empty", "e-one-label"]
     assert [p.name for p in inv.pdbs_selecting("ns", {"app": "web"})] == ["b-other-app", "d-empty"]

@@ -39,7 +39,9 @@ class UsageError(Exception):
 def kube_version(value: str) -> str:
     """Validate ``1.NN`` or ``1.NN.P`` with 25 ≤ NN ≤ 37 (argparse type)."""
     parts = value.strip().lstrip("v").split(".")
-    ok = len(parts) in (2, 3) and all(p.isdigit() for p in parts) and parts[0] == "1"
+    ok = (
+        len(parts) in (2, 3) and all(p.isdigit() and len(p) <= 3 for p in parts) and parts[0] == "1"
+    )
     if not ok or int(parts[1]) not in SUPPORTED_MINORS:
         raise argparse.ArgumentTypeError(
             f"unsupported Kubernetes version {value!r}: use 1.25 to 1.37, optionally with a "
@@ -353,6 +355,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         helm_set=tuple(args.helm_set),
         jobs=args.jobs,
     )
+    import os
+
+    for path in args.context:
+        if not os.path.exists(path):
+            raise UsageError(f"--context {path}: no such file or directory")
     report = check(args.paths, rules, settings, context=args.context)
     _check_not_empty(report, args.paths, args.fail_if_empty)
     if args.write_baseline:

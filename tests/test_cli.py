@@ -122,3 +122,11 @@ def test_same_object_in_two_files_is_noticed_and_findings_say_which_set() -> Non
     pdb_lines = [x for x in text.splitlines() if " pdb-blocks-drain " in x]
     assert len(pdb_lines) == 2 and len(set(pdb_lines)) == 2
     assert any("prod/db.yaml:1]" in x for x in pdb_lines)
+
+
+def test_context_must_exist_and_versions_must_be_real() -> None:
+    postgres = str(ROOT / "examples" / "postgres.yaml")
+    run = run_cli("check", "--context", "/nonexistent/dir", postgres)
+    assert run.code == 2 and "--context /nonexistent/dir" in run.err
+    assert run_cli("check", "--kube-version", "1.30.99999999999", postgres).code == 2
+    assert run_cli("check", "--kube-version", "1.30.12", postgres).code in (0, 1)

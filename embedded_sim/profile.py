@@ -126,7 +126,8 @@ ASSUMPTIONS: tuple[tuple[str, str], ...] = (
     ("image_pull_s", "image pull {v:g} s (image cached on the node)"),
     (
         "app_start_to_ready_s",
-        "app start to Ready {v:g} s (or readinessProbe initialDelaySeconds + periodSeconds)",
+        "app ready {v:g} s after its containers start (with a readinessProbe, Ready at the "
+        "first probe at or after that and initialDelaySeconds; without one, Ready at start)",
     ),
     ("app_shutdown_s", "app shutdown on SIGTERM min({v:g} s, terminationGracePeriodSeconds)"),
     ("kubelet_cleanup_s", "kubelet unmount + object removal after containers stop {v:g} s"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -203,9 +204,20 @@ class Simulation:
         return self.templates.get(revision, False)
 
     def start_to_ready_s(self) -> float:
-        if self.wl.start_to_ready_s is not None:
-            return self.wl.start_to_ready_s
-        return self.profile.app_start_to_ready_s
+        """Seconds from container start to Ready.
+
+        pkg/kubelet/prober/worker.go: without a readinessProbe a running container counts as
+        ready at once; with one, the probe runs every periodSeconds from the container's start,
+        skips results before initialDelaySeconds, and passes only once the application is up
+        (profile.app_start_to_ready_s, an assumption): the first tick k·periodSeconds at or
+        after both.
+        """
+        delay = self.wl.start_to_ready_s
+        period = self.wl.readiness_period_s
+        if delay is None or period is None:
+            return 0.0
+        wanted = max(delay, self.profile.app_start_to_ready_s)
+        return math.ceil(round(wanted / period, 6)) * period
 
     def ensure_claims(self, ordinal: int, source: str) -> None:
         """Recreate missing PVCs of an ordinal.

@@ -114,7 +114,8 @@ class Workload:
     hard_rules: tuple[SpreadRule, ...]
     node_selector: Mapping[str, str]
     node_name: str | None
-    start_to_ready_s: float | None  # from readinessProbe, None = profile assumption
+    # Longest readinessProbe initialDelaySeconds; None without a probe (Ready at start).
+    start_to_ready_s: float | None
     has_readiness_probe: bool
     # Longest readinessProbe periodSeconds (default 10 s), None without a probe.
     readiness_period_s: float | None
@@ -288,9 +289,8 @@ def parse_statefulset(
             has_probe = True
             delay = max(0.0, _num(rp.get("initialDelaySeconds"), 0.0) or 0.0)
             period = max(1.0, _num(rp.get("periodSeconds"), 10.0) or 10.0)
-            cand = delay + period
             probe_period = period if probe_period is None else max(probe_period, period)
-            start_to_ready = cand if start_to_ready is None else max(start_to_ready, cand)
+            start_to_ready = delay if start_to_ready is None else max(start_to_ready, delay)
 
     node_name = pspec.get("nodeName")
     return Workload(

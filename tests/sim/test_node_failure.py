@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from ssrisk.embedded_sim import ClusterProfile, simulate
 
@@ -78,8 +80,9 @@ def test_out_of_service_recovers_within_assumed_times() -> None:
     assert r.first("volume-multi-attach", "pg-0") is not None
     ready = r.first("pod-ready", "pg-0")
     assert ready is not None
-    # detach, attach, mount, readiness (probe period 5 s) after the force delete
-    expect = det.t_s + p.adc_reaction_s + p.attach_s + p.mount_s + 5.0
+    # detach, attach, mount, then Ready at the first probe (every 5 s) once the app is up
+    ready_after_start = math.ceil(p.app_start_to_ready_s / 5.0) * 5.0
+    expect = det.t_s + p.adc_reaction_s + p.attach_s + p.mount_s + ready_after_start
     assert ready.t_s == pytest.approx(expect)
     assert r.time_to_recovery_s == pytest.approx(ready.t_s)
     assert 600 <= r.time_to_recovery_s <= 900
@@ -143,3 +146,15 @@ def test_graceful_node_shutdown_recovers_with_clean_detach() -> None:
     assert failed is not None and failed.t_s <= 20
     assert r.events("volume-detach-waiting") == []
     assert r.time_to_recovery_s is not None and r.time_to_recovery_s < 120
+
+
+def test_readiness_follows_the_probe_and_the_configured_app_start() -> None:
+    """prober/worker.go: no probe → Ready at start; a probe → first tick after the app is up."""
+    sts = load("pg-single.yaml").sts  # readinessProbe periodSeconds 5
+    for app_s, expect in ((0.0, 0.0), (12.0, 15.0), (45.0, 45.0)):
+        prof = ClusterProfile().with_overrides(app_start_to_ready_s=app_s)
+        r = simulate(sts, "rolling-update", kube_version="1.34", profile=prof)
+        started = r.first("pod-started", "pg-0")
+        ready = r.first("pod-ready", "pg-0")
+        assert started is not None and ready is not None
+        assert ready.t_s - started.t_s == pytest.approx(expect)

@@ -125,8 +125,8 @@ class AttachDetachController:
             msg = f"volume of claim {vol.claim} still reported mounted on {node_name}; detach waits"
             if oos:
                 msg = (
-                    f"volume of claim {vol.claim} detached without waiting for unmount: "
-                    f"{node_name} has the out-of-service taint"
+                    f"detach of the volume of claim {vol.claim} from {node_name} starts without "
+                    f"waiting for unmount: {node_name} has the out-of-service taint"
                 )
             elif force:
                 msg += (

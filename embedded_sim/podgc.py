@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .versions import NODE_OUT_OF_SERVICE_VOLUME_DETACH
+from .versions import NODE_OUT_OF_SERVICE_VOLUME_DETACH, POD_DISRUPTION_CONDITIONS
 from .workload import TAINT_OUT_OF_SERVICE
 
 if TYPE_CHECKING:
@@ -82,5 +82,10 @@ class PodGC:
                     pod,
                     SRC_ORPHANED,
                     f"PodGC force-deleted the orphan (Node {n.name} gone, quarantine "
-                    f"{sim.profile.podgc_quarantine_s:g} s), DisruptionTarget DeletionByPodGC",
+                    f"{sim.profile.podgc_quarantine_s:g} s)"
+                    + (
+                        ", DisruptionTarget DeletionByPodGC"
+                        if sim.vd.gates.get(POD_DISRUPTION_CONDITIONS, False)
+                        else ""
+                    ),
                 )

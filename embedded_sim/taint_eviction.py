@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .clock import Handle
 from .cluster import Node, Pod
+from .versions import POD_DISRUPTION_CONDITIONS
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -98,9 +99,15 @@ class TaintEvictionController:
         sim = self.sim
         if sim.cluster.pods.get(pod.name) is not pod or pod.terminating:
             return
+        # The DisruptionTarget condition is added only with PodDisruptionConditions (on from
+        # 1.26; KEP-3329).
+        condition = (
+            ", DisruptionTarget DeletionByTaintManager"
+            if sim.vd.gates.get(POD_DISRUPTION_CONDITIONS, False)
+            else ""
+        )
         sim.api.delete_pod(
             pod,
             self.source.replace("#processPodOnNode", "#addConditionAndDeletePod"),
-            "evicted by the taint eviction controller, DisruptionTarget DeletionByTaintManager: "
-            f"{why}",
+            f"evicted by the taint eviction controller{condition}: {why}",
         )

@@ -34,3 +34,11 @@ def test_node_loss_verdict_names_only_the_ways_out_the_version_has() -> None:
     new = simulate(sts, "node-loss", kube_version="1.26").verdict
     assert "out-of-service taint needs the NodeOutOfServiceVolumeDetach gate" in old
     assert "applies the out-of-service taint" in new
+
+
+def test_disruption_target_condition_only_where_the_gate_is_on() -> None:
+    """PodDisruptionConditions (KEP-3329) is on by default from 1.26."""
+    sts = load("pg-single.yaml").sts
+    for version, named in (("1.25", False), ("1.26", True)):
+        ev = simulate(sts, "node-loss", kube_version=version).first("pod-deletion-requested")
+        assert ev is not None and ("DisruptionTarget" in ev.event) is named

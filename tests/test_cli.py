@@ -130,3 +130,25 @@ def test_context_must_exist_and_versions_must_be_real() -> None:
     assert run.code == 2 and "--context /nonexistent/dir" in run.err
     assert run_cli("check", "--kube-version", "1.30.99999999999", postgres).code == 2
     assert run_cli("check", "--kube-version", "1.30.12", postgres).code in (0, 1)
+
+
+def test_junit_keeps_same_named_objects_of_two_files_apart() -> None:
+    import xml.etree.ElementTree as ET
+
+    envs = DATA / "load" / "envs"
+    report = run_cli("check", "--format", "json", str(envs)).json()
+    suite = ET.fromstring(run_cli("check", "--format", "junit", str(envs)).out).find("testsuite")
+    assert suite is not None
+    for env in ("prod", "staging"):
+        # its own findings, plus the staging PDB's, which concerns both StatefulSets default/db
+        own = {f["rule"] for f in report["findings"] if f"/{env}/" in f["path"]}
+        want = sorted(own | {"pdb-blocks-drain"})
+        failed = sorted(
+            case.get("name", "").split(":")[0]
+            for case in suite.iter("testcase")
+            if case.get("classname", "").endswith(f"{env}/db.yaml")
+            and case.find("failure") is not None
+        )
+        assert failed == want, env
+    failures = sum(1 for case in suite.iter("testcase") if case.find("failure") is not None)
+    assert failures == len(report["findings"])

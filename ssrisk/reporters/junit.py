@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 from . import Reporter
 
 if TYPE_CHECKING:
     from ..engine import Report
-    from ..model import Finding, ObjectRef
+    from ..model import Finding, ObjectRef, Position
+
+
+#: A test case: rule, object, where the checked StatefulSet starts, its kustomization.
+_Key: TypeAlias = "tuple[str, ObjectRef, Position | None, str | None]"
 
 
 def _case_name(rule_id: str, obj: ObjectRef, kustomization: str | None = None) -> str:
@@ -46,21 +50,30 @@ def junit_xml(report: Report) -> str:
 
     suite = TestSuite("ssrisk")
     suite.add_property("kube_version", report.kube_version)
-    # Keyed by the kustomization too: overlays of one base give objects of the same name.
-    by_case: dict[tuple[str, ObjectRef, str | None], list[Finding]] = defaultdict(list)
+    # Keyed by where the checked StatefulSet starts: two files (or two overlays of one base)
+    # can define objects with the same namespace and name.
+    # (Position equality ignores the kustomization, so the key names it separately.)
+    by_case: dict[_Key, list[Finding]] = defaultdict(list)
     for f in report.findings:
-        by_case[(f.rule, f.obj, f.position.kustomization)].append(f)
-    cases: list[tuple[tuple[str, ObjectRef, str | None], str]] = []  # (case key, file)
-    seen: set[tuple[str, ObjectRef, str | None]] = set()
+        at = f.checked_at
+        by_case[(f.rule, f.obj, at, at.kustomization if at else None)].append(f)
+    cases: list[tuple[_Key, str]] = []  # (case key, file)
+    seen: set[_Key] = set()
     for ref, pos in report.checked:
         for rule_id in report.rules_run:
-            cases.append(((rule_id, ref, pos.kustomization), pos.path))
-            seen.add((rule_id, ref, pos.kustomization))
+            checked: _Key = (rule_id, ref, pos, pos.kustomization)
+            cases.append((checked, pos.path))
+            seen.add(checked)
     for key, found in by_case.items():
         if key not in seen:
             cases.append((key, found[0].position.path))
     for key, path in cases:
-        case = TestCase(_case_name(*key), classname=path, time=0.0)
+        rule_id, ref, _start, kustomization = key
+        case = TestCase(
+            _case_name(rule_id, ref, kustomization),
+            classname=path,
+            time=0.0,
+        )
         found = by_case.get(key, [])
         active = [f for f in found if not f.suppressed]
         if active:

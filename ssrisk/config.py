@@ -284,16 +284,27 @@ def _kebab_to_snake(key: str) -> str:
 def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """Check ``profile`` keys and value types against the simulator's ClusterProfile."""
     try:
-        from .embedded_sim.profile import ClusterProfile
+        from .embedded_sim.profile import ClusterProfile, default_nodes
     except ImportError:  # the simulator is not installed: pass the values through unchecked
         return {_kebab_to_snake(k): v for k, v in raw.items()}
     types = {f.name: str(f.type) for f in fields(ClusterProfile) if f.name != "nodes"}
     out: dict[str, Any] = {}
+    shape = {"zones": 3, "nodes_per_zone": 2}  # the simulated cluster (default_nodes)
+    limits = {"zones": 26, "nodes_per_zone": 50}
     for key, value in raw.items():
         name = _kebab_to_snake(key)
         where = _where(cfg, ("profile", key), prefix)
+        if name in shape:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+            if not ok or not 1 <= value <= limits[name]:
+                raise ConfigError(
+                    f"{where}: profile {key} must be a whole number from 1 to {limits[name]}"
+                )
+            shape[name] = value
+            out["nodes"] = default_nodes(shape["zones"], shape["nodes_per_zone"])
+            continue
         if name not in types:
-            known = ", ".join(sorted(n.replace("_", "-") for n in types))
+            known = ", ".join(sorted(n.replace("_", "-") for n in [*types, *shape]))
             raise ConfigError(f"{where}: unknown profile setting {key!r} (known: {known})")
         expected = types[name]
         if not _type_ok(value, expected):

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DATA, run_cli
+from conftest import DATA, ROOT, run_cli
 
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
@@ -195,3 +195,17 @@ def test_the_readme_examples_are_valid_configurations(tmp_path: Path) -> None:
     from_toml = load_config(tmp_path / "pyproject.toml")
     assert from_toml.fail_on == Severity.WARNING
     assert from_toml.profile == {"out_of_service_after_s": 120.0}
+
+
+def test_profile_sets_the_shape_of_the_simulated_cluster(tmp_path: Path) -> None:
+    kafka = str(ROOT / "examples" / "kafka.yaml")  # 3 replicas, required hostname anti-affinity
+    args = ("simulate", "--format", "json", "--scenario", "zone-loss", kafka)
+    small = run_cli(*args, cwd=tmp_path).json()["results"][0]
+    (tmp_path / ".ssrisk.yaml").write_text("profile:\n  zones: 3\n  nodes-per-zone: 4\n")
+    large = run_cli(*args, cwd=tmp_path).json()["results"][0]
+    # two nodes per zone fit two replicas in the lost zone; four nodes fit all three
+    assert small["replicas_on_failed_nodes"] == 2
+    assert large["replicas_on_failed_nodes"] == 3
+    (tmp_path / ".ssrisk.yaml").write_text("profile:\n  nodes-per-zone: 0\n")
+    bad = run_cli("check", kafka, cwd=tmp_path)
+    assert bad.code == 2 and ".ssrisk.yaml:2:3" in bad.err and "1 to 50" in bad.err

@@ -106,7 +106,9 @@ class Scheduler:
         if unplaceable:
             text += (
                 f". {len(unplaceable)} replica(s) cannot satisfy the hard spreading rules in "
-                f"a cluster of {len(nodes)} nodes"
+                f"a cluster of {len(nodes)} nodes (they would stay Pending; the scenario places "
+                "them anyway: give the real cluster's shape with the profile's zones and "
+                "nodes-per-zone)"
             )
         return out, text
 

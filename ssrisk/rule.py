@@ -21,6 +21,25 @@ if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
 
 
+#: Typographic characters in explanations and their ASCII spelling.
+_ASCII = (("–", "-"), ("—", "-"), ("−", "-"), ("…", "..."), ("×", "x"), ("≥", ">="), ("≤", "<="))
+
+
+def ascii_text(text: str) -> str:
+    """``text`` with typographic dashes, ellipses and signs spelt in ASCII.
+
+    Explanations are long (they carry simulated timelines) and a large run holds thousands of
+    them; Python stores a string with a single non-ASCII character at two or four bytes per
+    character, so one en dash doubles the memory of a whole explanation.
+    """
+    if text.isascii():
+        return text
+    for char, spelt in _ASCII:  # str.replace is a fast C scan; translate() is not, here
+        if char in text:
+            text = text.replace(char, spelt)
+    return text
+
+
 @lru_cache(maxsize=1)
 def _default_profile() -> ClusterProfile:
     from .embedded_sim import ClusterProfile
@@ -191,7 +210,7 @@ class Rule:
             position=at,
             obj=obj or ctx.sts.ref,
             message=message,
-            explanation=explanation.strip(),
+            explanation=ascii_text(explanation.strip()),
             references=list(references or self.references),
         )
 

@@ -49,6 +49,7 @@ def test_json_report_shape() -> None:
     for f in report["findings"]:
         assert set(f) >= {"rule", "severity", "path", "line", "column", "object", "message"}
         assert f["explanation"] and isinstance(f["references"], list)
+        assert f["explanation"].isascii()  # see ssrisk.rule.ascii_text (memory per finding)
 
 
 def test_bad_inputs_exit_2_and_the_good_file_is_still_checked() -> None:

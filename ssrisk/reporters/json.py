@@ -23,7 +23,28 @@ def report_dict(report: Report) -> dict[str, Any]:
     }
 
 
+def write_json(doc: dict[str, Any], out: TextIO) -> None:
+    """``doc`` as JSON: one top-level key per line and one list item per line.
+
+    Python's JSON encoder is implemented in C only without indentation; this layout keeps the
+    report readable while each item is written by the C encoder (an 82 MB report took 0.5 s
+    with ``indent=2``).
+    """
+    out.write("{\n")
+    for i, (key, value) in enumerate(doc.items()):
+        sep = "," if i < len(doc) - 1 else ""
+        head = f"  {json.dumps(key)}: "
+        if isinstance(value, list) and value:
+            out.write(f"{head}[\n")
+            last = len(value) - 1
+            for j, item in enumerate(value):
+                out.write(f"    {json.dumps(item, ensure_ascii=False)}{',' if j < last else ''}\n")
+            out.write(f"  ]{sep}\n")
+        else:
+            out.write(f"{head}{json.dumps(value, ensure_ascii=False)}{sep}\n")
+    out.write("}\n")
+
+
 class JsonReporter(Reporter):
     def write(self, report: Report, out: TextIO) -> None:
-        json.dump(report_dict(report), out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        write_json(report_dict(report), out)

@@ -50,7 +50,7 @@ _NUMBER_START = frozenset("+-.0123456789")
 class LC:
     """Positions of a mapping or sequence and of its keys or items (0-based).
 
-    Positions are packed as ``line << 20 | column`` integers, so that the composed node tree
+    Positions are packed as ``line << 32 | column`` integers, so that the composed node tree
     (two mark objects per node) can be freed as soon as a document is built.
     """
 
@@ -62,16 +62,16 @@ class LC:
 
     @property
     def line(self) -> int:
-        return self._at >> 20
+        return self._at >> 32
 
     @property
     def col(self) -> int:
-        return self._at & 0xFFFFF
+        return self._at & 0xFFFFFFFF
 
     def key(self, key: Any) -> tuple[int, int]:
         """Line and column of mapping key ``key`` (or of the item at index ``key``)."""
         at = self._keys[key]
-        return at >> 20, at & 0xFFFFF
+        return at >> 32, at & 0xFFFFFFFF
 
     def item(self, index: int) -> tuple[int, int]:
         return self.key(index)
@@ -82,7 +82,7 @@ class LC:
 
 def _pack(node: Node) -> int:
     m = node.start_mark
-    return (m.line << 20) | min(m.column, 0xFFFFF)
+    return (m.line << 32) | m.column  # a column is below 2**32: files are at most 64 MiB
 
 
 class PosMap(dict[str, Any]):
@@ -211,7 +211,8 @@ class _Builder:
                 key = key_node.value
                 if key in mapping and (own is None or id(key_node) in own):
                     self._duplicate(pairs, key_node, own)
-                keys[key] = _pack(key_node)
+                m = key_node.start_mark  # _pack, inlined: this runs for every key
+                keys[key] = (m.line << 32) | m.column
                 mapping[key] = self.build(value_node, depth + 1)
             return mapping
         m = node.start_mark

@@ -1,6 +1,6 @@
 """Cluster profile: nodes, zones, controller timings and the labelled timing assumptions.
 
-Values tagged [A] in /work/shared/docs/k8s-behavior.md B.10 are assumptions; each appears in
+Values tagged [A] in ../shared/docs/k8s-behavior.md B.10 are assumptions; each appears in
 `ASSUMPTIONS` with its label so results can quote what they rest on.
 """
 

@@ -1,6 +1,6 @@
 """Kubernetes versions as data: defaults and feature gates per minor (and patch) release.
 
-Every value below comes from /work/shared/docs/k8s-behavior.md sections A.2, C, E.1 and E.2,
+Every value below comes from ../shared/docs/k8s-behavior.md sections A.2, C, E.1 and E.2,
 which cite kubernetes/kubernetes `pkg/features/kube_features.go`,
 `cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go#AddFlags` and the
 kubernetes/website feature-gate pages.

@@ -3,7 +3,7 @@
 Messages must give the numbers the simulation used: the configured cluster profile
 (``CheckContext.profile_setting``) and the defaults and feature gates of ``--kube-version``
 (the simulator's version table, ``embedded_sim/versions.py``, sourced from
-pkg/features/kube_features.go and /work/shared/docs/k8s-behavior.md A.2 and C).
+pkg/features/kube_features.go and ../shared/docs/k8s-behavior.md A.2 and C).
 """
 
 from __future__ import annotations

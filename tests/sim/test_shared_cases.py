@@ -1,4 +1,4 @@
-"""The `simulate` expectations of /work/shared/cases, called through the Python API."""
+"""The `simulate` expectations of ../shared/cases, called through the Python API."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import yaml
 from ssrisk.embedded_sim import simulate
 
-CASES = Path("/work/shared/cases")
+CASES = (Path(__file__).resolve().parents[2] / ".." / "shared" / "cases").resolve()
 EXPECT = sorted(CASES.glob("*/expect.json")) if CASES.is_dir() else []
 
 

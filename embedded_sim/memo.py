@@ -108,32 +108,6 @@ class Prepared:
         )
 
 
-def prepare(
-    statefulset: Mapping[str, Any],
-    scenario: str,
-    *,
-    kube_version: str,
-    pdbs: Sequence[Mapping[str, Any]],
-    storage_classes: Sequence[Mapping[str, Any]],
-    persistent_volumes: Sequence[Mapping[str, Any]],
-    profile: ClusterProfile | None,
-    feature_gates: Mapping[str, bool] | None,
-    horizon_s: float,
-) -> Prepared | None:
-    """Key and placeholder inputs for one call; None when the call must not be cached."""
-    base = prepare_base(
-        statefulset,
-        kube_version=kube_version,
-        pdbs=pdbs,
-        storage_classes=storage_classes,
-        persistent_volumes=persistent_volumes,
-        profile=profile,
-        feature_gates=feature_gates,
-        horizon_s=horizon_s,
-    )
-    return None if base is None else base.for_scenario(scenario)
-
-
 def prepare_base(
     statefulset: Mapping[str, Any],
     *,

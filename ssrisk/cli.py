@@ -440,13 +440,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         print("ssrisk: warning: no apps/v1 StatefulSet found in the input", file=sys.stderr)
     results = []
     for sts in inventory.statefulsets:
-        ctx = CheckContext(
-            sts=sts,
-            inventory=inventory,
-            kube_version=settings.kube_version,
-            profile=settings.profile,
-            feature_gates=settings.feature_gates,
-        )
+        ctx = CheckContext.of(sts, inventory, settings)
         for name in scenarios:
             try:
                 results.append(ctx.simulate(name))

@@ -248,13 +248,7 @@ def _evaluate_range(
     notices: list[Notice] = []
     for sts in statefulsets:
         start = sts.start()
-        ctx = CheckContext(
-            sts=sts,
-            inventory=inventory,
-            kube_version=settings.kube_version,
-            profile=settings.profile,
-            feature_gates=settings.feature_gates,
-        )
+        ctx = CheckContext.of(sts, inventory, settings)
         for rule in rules:
             try:
                 for finding in rule.check(ctx):

@@ -19,6 +19,7 @@ from .model import Finding, K8sObject, ObjectRef, Position, Severity
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
+    from .settings import Settings
 
 
 #: Typographic characters in explanations and their ASCII spelling.
@@ -75,6 +76,17 @@ class CheckContext:
     _sim_cache: dict[str, Any] = field(default_factory=dict)
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
     _pdbs: list[K8sObject] | None = None
+
+    @classmethod
+    def of(cls, sts: K8sObject, inventory: Inventory, settings: Settings) -> CheckContext:
+        """The context of ``sts`` with the run's version, cluster profile and feature gates."""
+        return cls(
+            sts=sts,
+            inventory=inventory,
+            kube_version=settings.kube_version,
+            profile=settings.profile,
+            feature_gates=settings.feature_gates,
+        )
 
     @property
     def pod_labels(self) -> Mapping[str, Any]:

@@ -95,10 +95,12 @@ def write_baseline(path: str | Path, findings: Iterable[Finding]) -> int:
             for (p, o, r, k), n in sorted(counts.items())
         ],
     }
+    from .outfile import OutputError, write_file
+
     try:
-        target.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot write baseline: {exc.strerror or exc}") from None
+        write_file(str(path), lambda fh: fh.write(json.dumps(doc, indent=2) + "\n"))
+    except OutputError as exc:
+        raise BaselineError(f"cannot write baseline: {exc}") from None
     return sum(counts.values())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Sequence
@@ -272,6 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point. Returns the exit code (see :class:`ssrisk.exitcodes.ExitCode`)."""
+    for stream in (sys.stdout, sys.stderr):
+        # undecodable bytes of file names (and any character the terminal's encoding lacks)
+        # are written as backslash escapes, never an encoding error
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -280,8 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return ExitCode.OK
     except Exception as exc:  # the last guard: never a traceback to the user
+        from .reporters.escape import printable
+
         print(
-            f"ssrisk: internal error: {type(exc).__name__}: {exc}\n"
+            f"ssrisk: internal error: {type(exc).__name__}: {printable(str(exc))}\n"
             "This is a bug in ssrisk; please report it with the input that caused it "
             "(run with SSRISK_DEBUG=1 for the traceback).",
             file=sys.stderr,
@@ -313,7 +322,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "explain":
             return cmd_explain(args, sys.stdout)
     except (UsageError, PluginError, ConfigError, BaselineError) as exc:
-        print(f"ssrisk: error: {exc}", file=sys.stderr)
+        from .reporters.escape import printable
+
+        print(f"ssrisk: error: {printable(str(exc))}", file=sys.stderr)
         return ExitCode.ERROR
     parser.error(f"unknown command {args.command}")
     return ExitCode.ERROR  # pragma: no cover
@@ -380,11 +391,12 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         if dest is None or dest == "-":
             reporter.write(report, out)
             continue
+        from .outfile import OutputError, write_file
+
         try:
-            with open(dest, "w", encoding="utf-8") as fh:
-                reporter.write(report, fh)
-        except OSError as exc:
-            raise UsageError(f"cannot write {fmt} output to {dest}: {exc.strerror}") from None
+            write_file(dest, functools.partial(reporter.write, report))
+        except OutputError as exc:
+            raise UsageError(f"cannot write {fmt} output: {exc}") from None
     code = exit_code(report, settings.fail_on)
     if (args.exit_zero or args.write_baseline) and code == ExitCode.FINDINGS:
         return ExitCode.OK

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..model import Severity
 from . import Reporter
+from .escape import printable
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -22,8 +23,10 @@ COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO:
 
 
 def escape_data(text: str) -> str:
-    """Escape a workflow command message (``escapeData`` of @actions/core)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow command message (``escapeData`` of @actions/core); other control
+    characters are written as backslash escapes (:func:`~ssrisk.reporters.escape.printable`)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text)
 
 
 def escape_property(text: str) -> str:

@@ -18,6 +18,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 from . import Reporter
+from .escape import printable, printable_block
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -29,7 +30,7 @@ _Key: TypeAlias = "tuple[str, ObjectRef, Position | None, str | None]"
 
 
 def _case_name(rule_id: str, obj: ObjectRef, kustomization: str | None = None) -> str:
-    return f"{rule_id}: {obj}" + (f" (from {kustomization})" if kustomization else "")
+    return printable(f"{rule_id}: {obj}" + (f" (from {kustomization})" if kustomization else ""))
 
 
 def _failure_text(findings: list[Finding]) -> str:
@@ -41,7 +42,7 @@ def _failure_text(findings: list[Finding]) -> str:
         if f.references:
             body += "\n\nReferences:\n" + "\n".join(f"- {r}" for r in f.references)
         parts.append(body)
-    return "\n\n".join(parts)
+    return printable_block("\n\n".join(parts))
 
 
 def junit_xml(report: Report) -> str:
@@ -71,23 +72,23 @@ def junit_xml(report: Report) -> str:
         rule_id, ref, _start, kustomization = key
         case = TestCase(
             _case_name(rule_id, ref, kustomization),
-            classname=path,
+            classname=printable(path),
             time=0.0,
         )
         found = by_case.get(key, [])
         active = [f for f in found if not f.suppressed]
         if active:
             worst = max(active, key=lambda f: f.severity)
-            failure = Failure(f"{worst.position}: {worst.message}", str(worst.severity))
+            failure = Failure(printable(f"{worst.position}: {worst.message}"), str(worst.severity))
             failure.text = _failure_text(active)
             case.result = [failure]
         elif found:
             reasons = "; ".join(f.suppression_reason or "no reason given" for f in found)
-            case.result = [Skipped(f"suppressed: {reasons}")]
+            case.result = [Skipped(printable(f"suppressed: {reasons}"))]
         suite.add_testcase(case)
     for e in report.errors:
-        case = TestCase(f"read {e.path}", classname=e.path, time=0.0)
-        case.result = [Error(str(e), "input-error")]
+        case = TestCase(printable(f"read {e.path}"), classname=printable(e.path), time=0.0)
+        case.result = [Error(printable(str(e)), "input-error")]
         suite.add_testcase(case)
     suite.update_statistics()
     xml = JUnitXml("ssrisk")

@@ -117,7 +117,8 @@ def fingerprint(finding: Finding) -> str:
     raw = f"{loc}\0{finding.obj}\0{finding.rule}"
     if finding.position.kustomization:
         raw += "\0" + artifact_location(finding.position.kustomization)["uri"]
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+    # surrogatepass: undecodable bytes of file names (lone surrogates) hash too
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:

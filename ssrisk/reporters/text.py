@@ -11,6 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
 from . import Reporter
+from .escape import printable, printable_block
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -48,9 +49,9 @@ class TextReporter(Reporter):
     def write(self, report: Report, out: TextIO) -> None:
         lines: list[tuple[str, str, str]] = []  # (plain, style, extra)
         for n in report.notices:
-            lines.append((str(n), "dim", ""))
+            lines.append((printable(str(n)), "dim", ""))
         for e in report.errors:
-            lines.append((str(e), "bold red", ""))
+            lines.append((printable(str(e)), "bold red", ""))
         active = [f for f in report.findings if not f.suppressed]
         shown = report.findings if self.show_suppressed else active
         # One PDB or StorageClass can concern several StatefulSets: the same rule at the same
@@ -70,10 +71,10 @@ class TextReporter(Reporter):
                 text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"
             extra = ""
             if self.explain and f.explanation:
-                body = textwrap.indent(_wrap_prose(f.explanation), "    ")
-                refs = "".join(f"\n    - {r}" for r in f.references)
+                body = textwrap.indent(_wrap_prose(printable_block(f.explanation)), "    ")
+                refs = "".join(f"\n    - {printable(r)}" for r in f.references)
                 extra = body + ("\n    References:" + refs if refs else "")
-            lines.append((text, _STYLE.get(sev, ""), extra))
+            lines.append((printable(text), _STYLE.get(sev, ""), extra))
         counts = {"error": 0, "warning": 0, "info": 0}
         for f in active:
             counts[str(f.severity)] += 1

@@ -19,43 +19,10 @@ from .podgc import PodGC
 from .profile import ClusterProfile
 from .scheduler import Scheduler
 from .statefulset_controller import StatefulSetController
+from .storage import ClaimStorage, resolve_claim
 from .taint_eviction import TaintEvictionController
 from .versions import version_defaults
 from .workload import ClaimTemplate, parse_statefulset
-
-DEFAULT_CLASS_ANNOTATIONS = (
-    "storageclass.kubernetes.io/is-default-class",
-    "storageclass.beta.kubernetes.io/is-default-class",
-)
-LOCAL_PROVISIONERS = ("kubernetes.io/no-provisioner", "rancher.io/local-path", "openebs.io/local")
-NETWORK_FS_HINTS = ("nfs", "cephfs", "efs.csi", "filestore", "file.csi.azure.com", "glusterfs")
-NON_ZONAL_BLOCK_HINTS = ("rbd.csi.ceph.com", "driver.longhorn.io", "portworx", "csi.vsphere")
-
-
-def _m(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
-
-
-def classify_class(sc: Mapping[str, Any], modes: tuple[str, ...]) -> tuple[str, str]:
-    """(topology, binding) of a StorageClass: "zonal", "regional", "local" or "network"."""
-    prov = sc.get("provisioner") if isinstance(sc.get("provisioner"), str) else ""
-    assert isinstance(prov, str)
-    binding = sc.get("volumeBindingMode")
-    bmode = binding if binding in ("Immediate", "WaitForFirstConsumer") else "Immediate"
-    params = {str(k): str(v) for k, v in _m(sc.get("parameters")).items()}
-    if prov in LOCAL_PROVISIONERS or "local" in prov.split(".")[0]:
-        return "local", bmode
-    if any(h in prov for h in NETWORK_FS_HINTS) or any(
-        m in ("ReadWriteMany", "ReadOnlyMany") for m in modes
-    ):
-        return "network", bmode
-    if params.get("replication-type", "").startswith("regional") or params.get(
-        "skuName", params.get("skuname", "")
-    ).upper().endswith("ZRS"):
-        return "regional", bmode
-    if any(h in prov for h in NON_ZONAL_BLOCK_HINTS):
-        return "regional", bmode
-    return "zonal", bmode
 
 
 def resolve_storage(
@@ -63,57 +30,9 @@ def resolve_storage(
     classes: Sequence[Mapping[str, Any]],
     pvs: Sequence[Mapping[str, Any]],
     p: ClusterProfile,
-) -> tuple[str, str, str, str | None]:
-    """(topology, binding mode, class name, assumption note or None) of one claim template.
-
-    The class is the named one, else the default class (annotation
-    storageclass.kubernetes.io/is-default-class, set on the claim by the DefaultStorageClass
-    admission plugin, plugin/pkg/admission/storage/storageclass/setdefault/admission.go#Admit);
-    a class that is not in the input falls back to the profile's assumed storage, noted as an
-    assumption.
-    """
-    by_name: dict[str, Mapping[str, Any]] = {}
-    default: Mapping[str, Any] | None = None
-    for sc in classes:
-        if not isinstance(sc, Mapping):
-            continue
-        name = _m(sc.get("metadata")).get("name")
-        if isinstance(name, str):
-            by_name[name] = sc
-        ann = _m(_m(sc.get("metadata")).get("annotations"))
-        if any(str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
-            default = sc
-    if ct.storage_class_name is None and default is not None:
-        topo, bmode = classify_class(default, ct.access_modes)
-        name = str(_m(default.get("metadata")).get("name", "default"))
-        return topo, bmode, name, None
-    if ct.storage_class_name and ct.storage_class_name in by_name:
-        topo, bmode = classify_class(by_name[ct.storage_class_name], ct.access_modes)
-        return topo, bmode, ct.storage_class_name, None
-    if ct.storage_class_name == "":
-        for pv in pvs:
-            if isinstance(pv, Mapping):
-                spec = _m(pv.get("spec"))
-                if "local" in spec or "hostPath" in spec:
-                    return "local", "WaitForFirstConsumer", "", None
-        note = (
-            f'claim template {ct.name!r}: storageClassName "" (static PVs); assumed zonal '
-            "block volumes"
-        )
-        return "zonal", "Immediate", "", note
-    topo = p.assume_default_storage
-    if any(m in ("ReadWriteMany", "ReadOnlyMany") for m in ct.access_modes):
-        topo = "network"
-    what = (
-        f"StorageClass {ct.storage_class_name!r} not in the input"
-        if ct.storage_class_name
-        else "no default StorageClass in the input"
-    )
-    note = (
-        f"claim template {ct.name!r}: {what}; assumed {topo} storage with "
-        f"{p.assume_default_binding} binding"
-    )
-    return topo, p.assume_default_binding, ct.storage_class_name or "(default)", note
+) -> ClaimStorage:
+    """How the volumes of claim template `ct` behave (storage.py#resolve_claim)."""
+    return resolve_claim(ct.storage_class_name, ct.access_modes, ct.name, classes, pvs, p)
 
 
 class Simulation:
@@ -156,12 +75,12 @@ class Simulation:
         )
         self.templates: dict[str, bool] = {"rev-1": False}
         self.notes: list[str] = []
-        self.storage: list[tuple[str, str, str]] = []
+        self.storage: list[ClaimStorage] = []
         for ct in self.wl.claim_templates:
-            topo, bmode, cls, note = resolve_storage(ct, storage_classes, persistent_volumes, p)
-            self.storage.append((topo, bmode, cls))
-            if note:
-                self.notes.append(note)
+            st = resolve_storage(ct, storage_classes, persistent_volumes, p)
+            self.storage.append(st)
+            if st.note:
+                self.notes.append(st.note)
         self.api = ApiServer(self, [Pdb.parse(x) for x in pdbs if isinstance(x, Mapping)])
         self.kubelet = Kubelet(self)
         self.nlc = NodeLifecycleController(self)
@@ -240,12 +159,14 @@ class Simulation:
     def claims_for(self, ordinal: int) -> tuple[str, ...]:
         """PVC names of an ordinal (`<template>-<set>-<ordinal>`), created when missing."""
         out: list[str] = []
-        for ct, (topo, binding, cls) in zip(self.wl.claim_templates, self.storage, strict=False):
+        for ct, st in zip(self.wl.claim_templates, self.storage, strict=False):
             claim = f"{ct.name}-{self.wl.name}-{ordinal}"
             vol = self.cluster.volumes.get(claim)
             if vol is None or vol.deleted:
-                vol = Volume(claim, ordinal, ct.access_modes, topo, binding, cls, ct.name)
-                if topo == "zonal" and binding == "Immediate":
+                vol = Volume(
+                    claim, ordinal, ct.access_modes, st.topology, st.binding, st.class_name, ct.name
+                )
+                if st.topology == "zonal" and st.binding == "Immediate":
                     # Immediate binding provisions without regard to the pod [A: first zone].
                     first = next(iter(self.cluster.nodes.values()), None)
                     vol.zone = first.zone if first else None

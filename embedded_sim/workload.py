@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .storage import claim_class_name
+
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
 TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
 TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
@@ -83,7 +85,9 @@ class Toleration:
 class ClaimTemplate:
     name: str
     access_modes: tuple[str, ...]
-    storage_class_name: str | None  # None = field unset (default class applies)
+    # storage.py#claim_class_name: the beta annotation, else spec.storageClassName; None = neither
+    # (the default class applies).
+    storage_class_name: str | None
 
 
 @dataclass(frozen=True)
@@ -251,8 +255,7 @@ def parse_statefulset(
         v = _map(vct)
         vspec = _map(v.get("spec"))
         modes = tuple(str(m) for m in _list(vspec.get("accessModes")) if isinstance(m, str))
-        scn_raw = vspec.get("storageClassName")
-        scn = scn_raw if isinstance(scn_raw, str) else None
+        scn = claim_class_name(v)
         claims.append(
             ClaimTemplate(
                 _str(_map(v.get("metadata")).get("name"), "data"), modes or ("ReadWriteOnce",), scn

@@ -9,10 +9,15 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ssrisk.model import K8sObject
 from ssrisk.selectors import InvalidSelector, selector_matches
+
+if TYPE_CHECKING:
+    from ssrisk.embedded_sim.storage import ClaimStorage
+
+    from ssrisk.rule import CheckContext
 
 #: Path of the pod spec inside a StatefulSet.
 POD = ("spec", "template", "spec")
@@ -319,6 +324,34 @@ def pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:
     if len(hosts) == 1 and first is not None:
         return hosts.pop(), first
     return None
+
+
+# --- storage ---------------------------------------------------------------------------------
+
+
+def claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
+    """How the volumes of ``spec.volumeClaimTemplates[index]`` behave, resolved exactly as the
+    simulator resolves them (``embedded_sim/storage.py``: the class from the beta annotation or
+    ``storageClassName``, the StorageClass and PersistentVolume objects of the input, known
+    node-local class names, else the cluster profile's assumption). ``None`` for a template that
+    is not a mapping."""
+    template = ctx.sts.get("spec", "volumeClaimTemplates", index)
+    if not isinstance(template, Mapping):
+        return None
+    from ssrisk.embedded_sim.profile import ClusterProfile
+    from ssrisk.embedded_sim.storage import claim_class_name, resolve_claim
+
+    modes = ctx.sts.get("spec", "volumeClaimTemplates", index, "spec", "accessModes")
+    modes_t = tuple(m for m in modes if isinstance(m, str)) if isinstance(modes, list) else ()
+    name = ctx.sts.get("spec", "volumeClaimTemplates", index, "metadata", "name")
+    return resolve_claim(
+        claim_class_name(template),
+        modes_t or ("ReadWriteOnce",),
+        str(name or f"#{index}"),
+        [o.data for o in ctx.inventory.of_kind("StorageClass")],
+        [o.data for o in ctx.inventory.of_kind("PersistentVolume")],
+        ctx.profile or ClusterProfile(),
+    )
 
 
 # --- PodDisruptionBudgets --------------------------------------------------------------------

@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, K8sObject, Severity
+from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import POD, containers, pinned_hostname
+from ._podspec import POD, claim_storage, containers, pinned_hostname
 
-#: Provisioners whose volumes live on one node's disks. Sources: the local volume docs
-#: (web: docs/concepts/storage/storage-classes.md, "Local": kubernetes.io/no-provisioner) and
-#: the drivers' own documentation (rancher/local-path-provisioner, openebs/dynamic-localpv-
-#: provisioner, openebs/lvm-localpv and zfs-localpv, topolvm/topolvm, kubernetes-csi/
-#: csi-driver-host-path, minikube and MicroK8s hostpath provisioners).
-NODE_LOCAL_PROVISIONERS = frozenset(
-    {
-        "kubernetes.io/no-provisioner",
-        "rancher.io/local-path",
-        "openebs.io/local",
-        "local.csi.openebs.io",
-        "zfs.csi.openebs.io",
-        "topolvm.io",
-        "topolvm.cybozu.com",
-        "hostpath.csi.k8s.io",
-        "k8s.io/minikube-hostpath",
-        "microk8s.io/hostpath",
-    }
-)
+#: The legacy claim annotation that names the class (embedded_sim/storage.py).
+BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
 
 #: hostPath prefixes that hold node plumbing, not application data.
 SYSTEM_PATHS = (
@@ -128,14 +110,19 @@ pod with its data and make the pinning visible to the scheduler).
                 continue
             spec = vct.get("spec")
             spec = spec if isinstance(spec, Mapping) else {}
-            cls_name = spec.get("storageClassName")
-            sc = ctx.inventory.storage_class_for_claim(spec)
-            reason = self._local_reason(ctx, sc, cls_name)
-            if reason is None:
+            storage = claim_storage(ctx, i)
+            if storage is None or not storage.node_local:
                 continue
+            reason = storage.basis
             name = (vct.get("metadata") or {}).get("name", f"#{i}")
             base = ("spec", "volumeClaimTemplates", i, "spec")
-            at = ctx.sts.pos(*base, "storageClassName") if cls_name else ctx.sts.pos(*base)
+            ann = ("spec", "volumeClaimTemplates", i, "metadata", "annotations", BETA_CLASS)
+            if ctx.sts.get(*ann) is not None:
+                at = ctx.sts.pos(*ann)
+            elif spec.get("storageClassName"):
+                at = ctx.sts.pos(*base, "storageClassName")
+            else:
+                at = ctx.sts.pos(*base)
             yield self.finding(
                 ctx,
                 at,
@@ -155,21 +142,6 @@ enough replicas to lose one node, and document the runbook (delete the PVC and t
 lost ordinal); otherwise use network or replicated storage.
 """,
             )
-
-    @staticmethod
-    def _local_reason(ctx: CheckContext, sc: K8sObject | None, cls_name: Any) -> str | None:
-        if sc is not None:
-            prov = sc.get("provisioner")
-            if isinstance(prov, str) and prov in NODE_LOCAL_PROVISIONERS:
-                return f"StorageClass {sc.name!r} (provisioner {prov}, node-local disks)"
-        if not cls_name:
-            return None
-        for pv in ctx.inventory.of_kind("PersistentVolume"):
-            if pv.get("spec", "storageClassName") == cls_name and (
-                pv.get("spec", "local") is not None or pv.get("spec", "hostPath") is not None
-            ):
-                return f"local PersistentVolumes of class {cls_name!r} (e.g. {pv.name})"
-        return None
 
 
 @hookimpl

@@ -10,6 +10,7 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration, timeline_lines
 
 from ._cluster import force_detach_after_s, out_of_service_works
+from ._podspec import claim_storage
 from ._text import paragraph
 
 SINGLE_NODE_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
@@ -45,6 +46,9 @@ class RwoVolumeReattach(Rule):
             single = [m for m in modes if m in SINGLE_NODE_MODES]
             if not single or rwx:
                 continue
+            storage = claim_storage(ctx, i)
+            if storage is not None and not storage.attachable:
+                continue  # node-local or network volumes are never attached (node-pinned-storage)
             name = ctx.sts.get("spec", "volumeClaimTemplates", i, "metadata", "name") or f"#{i}"
             at = ctx.sts.pos("spec", "volumeClaimTemplates", i, "spec", "accessModes")
             yield self._finding(ctx, at, str(name), single[0])

@@ -99,25 +99,27 @@ class EvictionDisabledByToleration(Rule):
             f"is {default}); it stays bound to the dead node, NotReady, {delay}{oos}"
             f"{quoted}"
         )
-        grace_s = seconds(node_monitor_grace_s(ctx))
-        timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
-        if out_of_service_works(ctx):
-            role = """and scripts or remediation tools that force-delete pods stuck
+
+        def explanation() -> str:
+            grace_s = seconds(node_monitor_grace_s(ctx))
+            timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
+            if out_of_service_works(ctx):
+                role = """and scripts or remediation tools that force-delete pods stuck
 Terminating on a dead node never see this one. The out-of-service taint still releases it
 unless the toleration also covers node.kubernetes.io/out-of-service (a catch-all toleration
 does): the taint's own NoExecute effect deletes the pods that do not tolerate it, and PodGC
 then force-deletes the Terminating ones (gc_controller.go#gcTerminating)."""
-        else:
-            role = f"""and on Kubernetes {ctx.kube_version}, where the out-of-service taint
+            else:
+                role = f"""and on Kubernetes {ctx.kube_version}, where the out-of-service taint
 does not work yet (NodeOutOfServiceVolumeDetach is off), it changes little: a force delete
 or Node deletion is needed either way. Scripts or remediation tools that force-delete pods
 stuck Terminating on a dead node never see this one, though."""
-        role = paragraph(
-            "For a StatefulSet the eviction alone does not bring the pod back (see "
-            "no-automatic-failover), " + role
-        )
-        taints = paragraph(
-            f"""
+            role = paragraph(
+                "For a StatefulSet the eviction alone does not bring the pod back (see "
+                "no-automatic-failover), " + role
+            )
+            taints = paragraph(
+                f"""
 When a node stops reporting, the node lifecycle controller marks it Unknown after
 node-monitor-grace-period ({grace_s} on Kubernetes {ctx.kube_version}) and taints it
 node.kubernetes.io/unreachable:NoExecute (not-ready when the kubelet reports NotReady). The
@@ -127,8 +129,8 @@ ever (taint_eviction.go#getMinTolerationTime). Because the pod already tolerates
 the DefaultTolerationSeconds admission plugin does not add its {default} default
 (admission.go#Admit: any toleration with that key or an empty key, and effect NoExecute or
 empty, suppresses it; the value is the kube-apiserver default of the cluster profile)."""
-        )
-        explanation = f"""
+            )
+            return f"""
 {taints}
 
 {role}
@@ -137,6 +139,7 @@ Fix: tolerate only the taints the workload needs, with an explicit effect (NoSch
 node-pool taints), and give unreachable / not-ready tolerations a tolerationSeconds (or drop
 them to keep the {default} default).
 """
+
         return self.finding(ctx, at, msg, explanation)
 
     def _noschedule_only(self, ctx: CheckContext) -> Iterator[Finding]:

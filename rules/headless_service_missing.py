@@ -94,7 +94,8 @@ class HeadlessServiceMissing(Rule):
         return None
 
     def _finding(self, ctx: CheckContext, at: Position, msg: str, name: str) -> Finding:
-        explanation = f"""
+        def explanation() -> str:
+            return f"""
 A StatefulSet gives each pod the hostname {ctx.pod_name(0)} and the subdomain serviceName, but
 the DNS records {ctx.pod_name(0)}.<serviceName>.<namespace>.svc only exist when a headless
 Service (clusterIP: None) of that name, in the same namespace, selects the pods: the
@@ -106,6 +107,7 @@ Fix: create a Service named {name or "after spec.serviceName"} in the StatefulSe
 with clusterIP: None and a selector matching the pod template labels (clusterIP cannot be
 changed on an existing Service: create a second, headless one and point serviceName at it).
 """
+
         return self.finding(ctx, at, msg, explanation)
 
 

@@ -40,7 +40,9 @@ class LongTerminationGrace(Rule):
             f"replica(s) can take {n} × {grace} s = {fmt_duration(worst)} plus start-up, and "
             "a drain waits as long for each pod"
         )
-        explanation = f"""
+
+        def explanation() -> str:
+            return f"""
 A StatefulSet pod is replaced by deleting it and creating a pod of the same name, and the
 new pod can only be created once the old object is gone. The kubelet removes it when the
 containers have stopped, which may take up to terminationGracePeriodSeconds ({grace} s) after
@@ -52,6 +54,7 @@ timeout gives up first.
 Fix: make the application stop promptly on SIGTERM and set terminationGracePeriodSeconds to
 what a clean shutdown really needs.
 """
+
         at = ctx.sts.pos("spec", "template", "spec", "terminationGracePeriodSeconds")
         yield self.finding(ctx, at, msg, explanation)
 

@@ -136,32 +136,36 @@ class MaxUnavailableRollout(Rule):
         if not (quorum or stuck):
             return
         parts: list[str] = []
-        blocks: list[str] = []
+        sims: list[Any] = []  # the results whose timelines the explanation quotes
         why: list[str] = []
         if quorum:
-            msg, block = self._quorum(ctx, raw, at_once)
+            msg, result = self._quorum(ctx, raw, at_once)
             parts.append(msg)
-            blocks.append(block)
+            sims.append(result)
             why.append(_QUORUM_WHY.format(n=n, k=majority_lost_at(n)))
         if stuck:
             parts.append(self._stuck(ctx, bad))
-            if bad is not None:
-                blocks.append(timeline_block(ctx, bad))
+            sims.append(bad)
             why.append(_STUCK_WHY)
         at = ctx.sts.pos(*FIELD) if raw is not None else ctx.sts.pos("spec", "podManagementPolicy")
         head = f"{gate.phrase(ctx.kube_version)}: "
         fix = [_QUORUM_FIX] if quorum else []
         if stuck:
             fix.append(_STUCK_FIX)
-        explanation = "\n\n".join(
-            [paragraph(w) for w in why]
-            + ["\n".join(b for b in blocks if b).rstrip()]
-            + [paragraph("Fix: " + " ".join(fix))]
-        )
+
+        def explanation() -> str:
+            blocks = [timeline_block(ctx, r) for r in sims if r is not None]
+            return "\n\n".join(
+                [paragraph(w) for w in why]
+                + ["\n".join(blocks).rstrip()]
+                + [paragraph("Fix: " + " ".join(fix))]
+            )
+
         yield self.finding(ctx, at, head + "; ".join(parts), explanation)
 
-    def _quorum(self, ctx: CheckContext, raw: Any, at_once: int) -> tuple[str, str]:
-        """The message part and timeline for a maxUnavailable that takes down a majority."""
+    def _quorum(self, ctx: CheckContext, raw: Any, at_once: int) -> tuple[str, Any]:
+        """The message part and simulation result (``None`` when not simulated) for a
+        maxUnavailable that takes down a majority."""
         n = ctx.replicas
         value = f"maxUnavailable {raw}" + (
             f" (= {at_once} of {n})" if str(raw) != str(at_once) else ""
@@ -172,13 +176,13 @@ class MaxUnavailableRollout(Rule):
         )
         result = ctx.try_simulate("rolling-update")
         if result is None:
-            return msg, ""
+            return msg, None
         d = result.to_dict()
         msg += (
             f"; simulated rolling update on Kubernetes {ctx.kube_version}: at most "
             f"{d.get('max_unavailable')} of {d.get('replicas', n)} replicas unavailable"
         )
-        return msg, timeline_block(ctx, result)
+        return msg, result
 
     def _stuck(self, ctx: CheckContext, bad: Any) -> str:
         """The message part for a Parallel set under the 1.35 counting (#137409)."""
@@ -204,18 +208,19 @@ class MaxUnavailableRollout(Rule):
             f"update replaces one pod at a time, not {resolved}"
         )
         result = ctx.try_simulate("rolling-update")
-        block = ""
         if result is not None:
             d = result.to_dict()
             msg += (
                 f" (simulated rolling update: at most {d.get('max_unavailable')} of "
                 f"{d.get('replicas', n)} replicas unavailable)"
             )
-            block = timeline_block(ctx, result)
-        explanation = paragraph(_IGNORED_WHY.format(version=ctx.kube_version))
-        if block:
-            explanation += "\n\n" + block.rstrip()
-        explanation += "\n\n" + paragraph(_IGNORED_FIX)
+
+        def explanation() -> str:
+            text = paragraph(_IGNORED_WHY.format(version=ctx.kube_version))
+            if result is not None:
+                text += "\n\n" + timeline_block(ctx, result).rstrip()
+            return text + "\n\n" + paragraph(_IGNORED_FIX)
+
         f = self.finding(ctx, ctx.sts.pos(*FIELD), msg, explanation)
         f.severity = Severity.INFO
         return f

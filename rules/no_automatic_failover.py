@@ -98,52 +98,54 @@ class NoAutomaticFailover(Rule):
             f"is only created once an operator {operator_actions(ctx)}"
             f"{f' ({off})' if off else ''}{numbers}"
         )
-        timeline = ""
-        if sim is not None:
-            timeline = "\n" + timeline_block(ctx, sim)
-        if fix is not None:
-            timeline += "\n" + timeline_block(ctx, fix)
-        detach = force_detach_phrase(ctx)
-        common = """What ends it: the kubelet coming back; the Node object being deleted (by an
+
+        def explanation() -> str:
+            timeline = ""
+            if sim is not None:
+                timeline = "\n" + timeline_block(ctx, sim)
+            if fix is not None:
+                timeline += "\n" + timeline_block(ctx, fix)
+            detach = force_detach_phrase(ctx)
+            common = """What ends it: the kubelet coming back; the Node object being deleted (by an
 operator, or by the cloud node controller when the VM is gone), after which PodGC force-deletes
 the pod within about a minute (gc_controller.go#gcOrphaned) and a ReadWriteOnce volume is
 force-detached {detach}; a force delete (kubectl delete pod {pod} --grace-period=0 --force),
 with the same wait for the volume (reconciler.go#reconcile, maxWaitForUnmountDuration)"""
-        common = common.format(detach=detach, pod=pod)
-        if oos_ok:
-            ends = """; or the node.kubernetes.io/out-of-service taint (non-graceful node
+            common = common.format(detach=detach, pod=pod)
+            if oos_ok:
+                ends = """; or the node.kubernetes.io/out-of-service taint (non-graceful node
 shutdown, KEP-2268: beta 1.26, GA 1.28), after which PodGC force-deletes the pod
 (gc_controller.go#gcTerminating) and the attach/detach controller releases its volumes at
 once. Only do the last three once the node is really down: a partitioned node may still run
 the old pod, and the StatefulSet would then run two copies of one identity."""
-            fix_text = """write the runbook (confirm the node is off, then apply the
+                fix_text = """write the runbook (confirm the node is off, then apply the
 out-of-service taint: kubectl taint node NODE
 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute) or automate it with a
 node-remediation controller; let the cloud provider delete Nodes of terminated VMs; run
 enough replicas that the application survives one lost pod until then."""
-        else:
-            if out_of_service_works(ctx):  # the pods tolerate the taint
-                why = """a toleration of the pod also covers it, so the taint's NoExecute
+            else:
+                if out_of_service_works(ctx):  # the pods tolerate the taint
+                    why = """a toleration of the pod also covers it, so the taint's NoExecute
 effect never deletes the pod, and PodGC only force-deletes pods that are already Terminating
 on an out-of-service node (gc_controller.go#gcTerminating)"""
-                later = """; or drop the toleration of node.kubernetes.io/out-of-service so
+                    later = """; or drop the toleration of node.kubernetes.io/out-of-service so
 that the out-of-service taint releases pod and volumes at once"""
-            else:
-                why = f"""on Kubernetes {ctx.kube_version} PodGC's cleanup of terminating pods on
-out-of-service nodes (gc_controller.go#gcTerminating) and the immediate detach are behind the
+                else:
+                    why = f"""on Kubernetes {ctx.kube_version} PodGC's cleanup of terminating pods
+on out-of-service nodes (gc_controller.go#gcTerminating) and the immediate detach are behind the
 NodeOutOfServiceVolumeDetach gate, alpha and off until it turned beta and on in 1.26
 (KEP-2268)"""
-                later = """; from Kubernetes 1.26 the out-of-service taint releases pod and
+                    later = """; from Kubernetes 1.26 the out-of-service taint releases pod and
 volumes at once"""
-            ends = f""". The node.kubernetes.io/out-of-service taint does not help: {why}. Only
+                ends = f""". The node.kubernetes.io/out-of-service taint does not help: {why}. Only
 delete the Node or force-delete the pod once the node is really down: a partitioned node may
 still run the old pod, and the StatefulSet would then run two copies of one identity."""
-            fix_text = f"""write the runbook (confirm the node is off, then delete the Node object:
-kubectl delete node NODE, or force-delete the pod; a ReadWriteOnce volume is detached
+                fix_text = f"""write the runbook (confirm the node is off, then delete the Node
+object: kubectl delete node NODE, or force-delete the pod; a ReadWriteOnce volume is detached
 {detach}); let the cloud provider delete Nodes of terminated VMs; run enough replicas that the
 application survives one lost pod until then{later}."""
-        ends = paragraph(common + ends)
-        explanation = f"""
+            ends = paragraph(common + ends)
+            return f"""
 A StatefulSet pod has a fixed name, and the StatefulSet controller creates {pod} again only
 when the old {pod} object is gone (stateful_set_control.go#processReplica). On a lost node the
 kubelet cannot confirm that the containers stopped, so a graceful deletion never completes
@@ -155,6 +157,7 @@ replacement pods get new names.
 {timeline}
 {paragraph("Fix: " + fix_text)}
 """
+
         at = ctx.sts.start()
         yield self.finding(ctx, at, msg, explanation)
 

@@ -55,14 +55,16 @@ class OrderedReadyStall(Rule):
             consequence += (
                 f"; one unready pod also blocks ordinals above it ({ctx.replicas} replicas)"
             )
-        timeline = ""
-        if result is not None:
-            timeline = (
-                f"\nSimulated timeline (scenario bad-rollout, Kubernetes {ctx.kube_version}):\n"
-                + "\n".join(timeline_lines(result))
-                + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
-            )
-        explanation = f"""
+
+        def explanation() -> str:
+            timeline = ""
+            if result is not None:
+                timeline = (
+                    f"\nSimulated timeline (scenario bad-rollout, Kubernetes {ctx.kube_version}):\n"
+                    + "\n".join(timeline_lines(result))
+                    + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
+                )
+            return f"""
 With OrderedReady the StatefulSet controller handles ordinals in order and stops its whole
 sync at the first pod that is not Running and Ready (stateful_set_control.go, the replica
 pass). That pass runs before the rolling update, so when a new template never becomes Ready,
@@ -74,6 +76,7 @@ Fix: use podManagementPolicy: Parallel when the application does not need ordere
 (with Parallel a revert repairs a broken rollout where the MaxUnavailableStatefulSet gate is
 off, and in 1.37), and keep a runbook for deleting a broken pod after a revert.
 """
+
         yield self.finding(ctx, at, f"{policy}: {consequence}", explanation)
 
 

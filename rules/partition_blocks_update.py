@@ -36,7 +36,9 @@ class PartitionBlocksUpdate(Rule):
             f"rollingUpdate.partition {partition} ≥ replicas {n}: a template change updates no "
             "pod, and every pod recreated after a failure or drain gets the old revision"
         )
-        explanation = f"""
+
+        def explanation() -> str:
+            return f"""
 During a rolling update the controller only replaces pods whose ordinal is at least the
 partition (stateful_set_control.go#updateStatefulSet), and it builds pods below the partition
 from the current revision (newVersionedStatefulSetPod). With partition {partition} and {n}
@@ -46,6 +48,7 @@ usual first step of a staged rollout; left in place it freezes the set.
 
 Fix: lower the partition step by step to 0 to finish the rollout, or remove it.
 """
+
         yield self.finding(ctx, ctx.sts.pos(*path), msg, explanation)
 
 

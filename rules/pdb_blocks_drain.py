@@ -72,8 +72,10 @@ class PdbBlocksDrain(Rule):
             f"{n} replica(s), so it never allows an eviction: every kubectl drain of a node "
             "running one of these pods retries for ever (429 Too Many Requests)" + quoted
         )
-        timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
-        explanation = f"""
+
+        def explanation() -> str:
+            timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
+            return f"""
 The disruption controller sets disruptionsAllowed = currentHealthy − desiredHealthy
 (disruption.go#getExpectedPodCount; percentages are rounded up). Here desiredHealthy is
 {desired} and at most {n} pods are ever healthy, so disruptionsAllowed is always 0. The
@@ -85,6 +87,7 @@ the pod by hand or removes the PDB (kubernetes/kubernetes#66811).
 Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most replicas − 1
 (and run at least 2 replicas); keep minAvailable for quorum (e.g. 2 of 3).
 """
+
         return self.finding(ctx, at, msg, explanation)
 
     def _several(self, ctx: CheckContext, pdbs: list[K8sObject]) -> Finding:

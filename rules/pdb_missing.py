@@ -34,7 +34,9 @@ class PdbMissing(Rule):
             "voluntary disruptions (drains, node upgrades, autoscaler scale-downs) can evict "
             "several replicas at the same time"
         )
-        explanation = f"""
+
+        def explanation() -> str:
+            return f"""
 Without a PodDisruptionBudget the eviction API deletes any pod at once (eviction.go#Create).
 kubectl drain evicts all pods of a node concurrently, and upgrade tooling and the cluster
 autoscaler drain several nodes in parallel, so nothing keeps a quorum of the {n} replicas up
@@ -45,6 +47,7 @@ Fix: add a policy/v1 PodDisruptionBudget in namespace {ns} selecting the pod tem
 with maxUnavailable: 1 (or minAvailable set to the quorum), and
 unhealthyPodEvictionPolicy: AlwaysAllow.
 """
+
         raw = ctx.sts.get("spec", "replicas")
         at = ctx.sts.pos("spec", "replicas") if raw is not None else ctx.sts.start()
         yield self.finding(ctx, at, msg, explanation)

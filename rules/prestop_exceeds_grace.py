@@ -71,7 +71,9 @@ class PreStopExceedsGrace(Rule):
                 "after the grace period ends, so SIGTERM arrives with no time left for a clean "
                 "shutdown"
             )
-            explanation = f"""
+
+            def explanation(shown: float = shown) -> str:  # bound: runs after the loop
+                return f"""
 The preStop hook runs before SIGTERM and its time counts against the pod's grace period
 ({grace} s here). When the hook is still running at the end of the grace period the kubelet
 grants a one-time 2 s extension and then kills the containers (pod-lifecycle docs,
@@ -82,6 +84,7 @@ rolling update, drain and scale-down ends in an unclean kill.
 Fix: make the preStop sleep a few seconds (enough for endpoints to drop the pod) and set
 terminationGracePeriodSeconds to the sleep plus the time a clean shutdown needs.
 """
+
             yield self.finding(ctx, at, msg, explanation)
 
 

@@ -46,7 +46,9 @@ class PvcRetentionDelete(Rule):
             if ctx.sts.get(*base, field) != "Delete":
                 continue
             msg = f"{field}: Delete: {what}"
-            explanation = f"""
+
+            def explanation(field: str = field) -> str:  # bound: runs after the loop
+                return f"""
 With persistentVolumeClaimRetentionPolicy.{field}: Delete the StatefulSet controller sets
 owner references on the claims (stateful_pod_control.go#UpdatePodClaimForRetentionPolicy) and
 the garbage collector deletes them: whenScaled when an ordinal is scaled away, whenDeleted
@@ -57,6 +59,7 @@ The default, Retain, keeps them.
 Fix: use Retain for data that matters (clean up claims explicitly), or keep Delete only for
 caches and replicas that rebuild their data from peers.
 """
+
             yield self.finding(ctx, ctx.sts.pos(*base, field), msg, explanation)
 
 

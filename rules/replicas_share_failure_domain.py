@@ -144,7 +144,7 @@ class ReplicasShareFailureDomain(Rule):
 
         problems: list[str] = []
         sims: list[str] = []
-        timelines: list[str] = []
+        timelines: list[Any] = []  # the results whose timelines the explanation quotes
         placement = ""
         if host_bad:
             problems.append(self._node_claim(n, host, zone, node_cap, fewest))
@@ -158,7 +158,7 @@ class ReplicasShareFailureDomain(Rule):
                         f"{_word(sim_zones)} zones there"
                     )
                 sims.append(f"node loss took {_lost(n, took)}{why}")
-                timelines.append(timeline_block(ctx, sim))
+                timelines.append(sim)
                 placement = placement or str(sim.to_dict().get("placement") or "")
         if zone_bad:
             problems.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
@@ -178,7 +178,7 @@ class ReplicasShareFailureDomain(Rule):
                         f"constraint allows {per_node}"
                     )
                 sims.append(f"zone loss took {_lost(n, took)}{why}")
-                timelines.append(timeline_block(ctx, sim))
+                timelines.append(sim)
                 placement = placement or str(sim.to_dict().get("placement") or "")
 
         msg = "; ".join(problems)
@@ -191,7 +191,7 @@ class ReplicasShareFailureDomain(Rule):
             ctx,
             ctx.sts.pos(*self._position(ctx, host, zone, host_bad)),
             msg,
-            self._explanation(n, shape, placement, timelines),
+            lambda: self._explanation(ctx, n, shape, placement, timelines),
         )
 
     @staticmethod
@@ -261,7 +261,9 @@ class ReplicasShareFailureDomain(Rule):
         return path
 
     @staticmethod
-    def _explanation(n: int, shape: str, placement: str, timelines: list[str]) -> str:
+    def _explanation(
+        ctx: CheckContext, n: int, shape: str, placement: str, timelines: list[Any]
+    ) -> str:
         rules = paragraph(
             """The scheduler only guarantees what filters enforce: a requiredDuringScheduling pod
 anti-affinity term (interpodaffinity filtering) or a topologySpreadConstraint with
@@ -294,7 +296,7 @@ DoNotSchedule) on kubernetes.io/hostname; from 3 replicas add one on topology.ku
 too (with minDomains set to the number of zones if a Pending replacement is better than two
 replicas in one zone)."""
         )
-        blocks = "".join("\n" + t for t in timelines)
+        blocks = "".join("\n" + timeline_block(ctx, t) for t in timelines)
         return f"{rules}\n\n{spread}\n\n{sim}\n{blocks}\n{fix}\n"
 
 

@@ -84,45 +84,48 @@ class RwoVolumeReattach(Rule):
             "attach it until the old pod object is gone and the volume is detached "
             f"({alone}){recovery}"
         )
-        timeline = ""
-        if fix is not None:
-            timeline = (
-                f"\nSimulated timeline (scenario {scenario}, Kubernetes "
-                f"{ctx.kube_version}):\n" + "\n".join(timeline_lines(fix)) + "\n"
+
+        def explanation() -> str:
+            timeline = ""
+            if fix is not None:
+                timeline = (
+                    f"\nSimulated timeline (scenario {scenario}, Kubernetes "
+                    f"{ctx.kube_version}):\n" + "\n".join(timeline_lines(fix)) + "\n"
+                )
+            wait = (
+                "until the node returns (--disable-force-detach-on-timeout is set)"
+                if after is None
+                else f"until the controller's maximum wait for unmount ({fmt_duration(after)}, "
+                "maxWaitForUnmountDuration) expires (only for a node that is not Ready)"
             )
-        wait = (
-            "until the node returns (--disable-force-detach-on-timeout is set)"
-            if after is None
-            else f"until the controller's maximum wait for unmount ({fmt_duration(after)}, "
-            "maxWaitForUnmountDuration) expires (only for a node that is not Ready)"
-        )
-        if oos_ok:
-            release = """With the
+            if oos_ok:
+                release = """With the
 node.kubernetes.io/out-of-service taint (non-graceful node shutdown, KEP-2268: beta 1.26, GA
 1.28) PodGC force-deletes the pod and the volume is detached at once."""
-            fix_text = """automate the out-of-service taint for nodes confirmed down (or
+                fix_text = """automate the out-of-service taint for nodes confirmed down (or
 rely on the cloud deleting the Node object), and document the runbook; replication in the
 application lets the other replicas serve meanwhile."""
-        else:
-            release = f"""Deleting the
+            else:
+                release = f"""Deleting the
 Node object removes the pod (PodGC, gc_controller.go#gcOrphaned) but the volume still waits
 for that timeout. The node.kubernetes.io/out-of-service taint, which detaches at once, does
 nothing on Kubernetes {ctx.kube_version}: NodeOutOfServiceVolumeDetach (KEP-2268) is off
 until it turned beta and on in 1.26."""
-            fix_text = """document the runbook (confirm the node is down, delete the Node object
+                fix_text = """document the runbook (confirm the node is down, delete the Node object
 or force-delete the pod, then expect the detach wait), or let the cloud delete Nodes of
 terminated VMs; replication in the application lets the other replicas serve meanwhile; from
 1.26 the out-of-service taint releases the volume at once."""
-        body = paragraph(
-            f"""
+            body = paragraph(
+                f"""
 A {mode} volume can be attached to one node at a time. The attach/detach controller keeps it
 attached to the lost node while a pod using it exists there, and the pod on a lost node stays
 Terminating until the kubelet returns. After an operator force-deletes the pod, the volume is
 still recorded as mounted on the lost node: the new pod gets "Multi-Attach error" {wait}
 (reconciler.go#reconcile; --disable-force-detach-on-timeout, from 1.30, turns the force detach
 off). {release}"""
-        )
-        explanation = f"{body}\n{timeline}\n{paragraph('Fix: ' + fix_text)}\n"
+            )
+            return f"{body}\n{timeline}\n{paragraph('Fix: ' + fix_text)}\n"
+
         return self.finding(ctx, at, msg, explanation)
 
 

@@ -33,7 +33,7 @@ class SingleReplica(Rule):
         pod = ctx.pod_name(0)
         result = ctx.try_simulate("node-loss")
         default = seconds(default_toleration_s(ctx, UNREACHABLE))
-        explanation = f"""
+        text = f"""
 With a single replica every disruption of the one pod is an outage of the whole StatefulSet.
 On node loss the node lifecycle controller marks the node Unknown after
 node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints); the taint
@@ -62,20 +62,26 @@ does not help: it only limits voluntary evictions.
                 f"{how}: simulated node loss on Kubernetes {ctx.kube_version} takes the only "
                 f"pod {pod} out of service at {fmt_duration(not_ready)} and it is {outcome}"
             )
-            explanation += (
-                f"\nSimulated timeline (scenario node-loss, Kubernetes {ctx.kube_version}):\n"
-                + "\n".join(timeline_lines(result))
-                + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
+
+        def explanation() -> str:
+            out = text
+            if result is not None:
+                out += (
+                    f"\nSimulated timeline (scenario node-loss, Kubernetes {ctx.kube_version}):\n"
+                    + "\n".join(timeline_lines(result))
+                    + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
+                )
+            runbook = (
+                "force delete, or the node.kubernetes.io/out-of-service taint"
+                if out_of_service_works(ctx)
+                else "force delete or Node deletion; the out-of-service taint needs Kubernetes 1.26"
             )
-        runbook = (
-            "force delete, or the node.kubernetes.io/out-of-service taint"
-            if out_of_service_works(ctx)
-            else "force delete or Node deletion; the out-of-service taint needs Kubernetes 1.26"
-        )
-        explanation += f"""
+            out += f"""
 Fix: run at least 2 replicas (3 for quorum systems) spread over nodes, or accept the outage
 and keep a runbook ({runbook}).
 """
+            return out
+
         yield self.finding(ctx, at, msg, explanation)
 
 

@@ -121,7 +121,9 @@ class ZonalVolumePinning(Rule):
             "life to a zone its anti-affinity and spreading did not choose; when that zone is "
             f"lost, the ordinal stays Pending{quoted}"
         )
-        explanation = f"""
+
+        def explanation() -> str:
+            return f"""
 With volumeBindingMode Immediate the PersistentVolume controller provisions a claim as soon
 as it is created, before the scheduler has picked a node, so a zonal disk lands in an
 arbitrary zone (often the same zone for several ordinals, or a zone where the pod's
@@ -133,6 +135,7 @@ topology spread.
 Fix: set volumeBindingMode: WaitForFirstConsumer on StorageClass {sc.name} (a new class for
 existing claims; the field is immutable) and spread the replicas over zones.
 """
+
         yield self.finding(ctx, at, msg, explanation)
 
     def _bound_pvs(self, ctx: CheckContext, claim: str) -> Iterator[Finding]:

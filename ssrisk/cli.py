@@ -371,6 +371,16 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     for path in args.context:
         if not os.path.exists(path):
             raise UsageError(f"--context {path}: no such file or directory")
+    by_id = {r.id: r for r in rules}
+    writers = [
+        (
+            fmt,
+            dest,
+            reporters[fmt](explain=args.explain, rules=by_id, show_suppressed=args.show_suppressed),
+        )
+        for fmt, dest in outputs
+    ]
+    settings.explanations = any(w.prints_explanations for _fmt, _dest, w in writers)
     report = check(args.paths, rules, settings, context=args.context)
     _check_not_empty(report, args.paths, args.fail_if_empty)
     if args.write_baseline:
@@ -383,11 +393,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
         report.findings, baselined = filter_new(report.findings, args.baseline)
         report.baselined = len(baselined)
-    by_id = {r.id: r for r in rules}
-    for fmt, dest in outputs:
-        reporter = reporters[fmt](
-            explain=args.explain, rules=by_id, show_suppressed=args.show_suppressed
-        )
+    for fmt, dest, reporter in writers:
         if dest is None or dest == "-":
             reporter.write(report, out)
             continue

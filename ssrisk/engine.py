@@ -192,7 +192,10 @@ def evaluate(
     parallel (this process and ``jobs - 1`` forked workers); the results are concatenated in
     order, so the output is identical to a single-process run. Returns the findings, the
     internal errors of rules and a notice for each StatefulSet the simulator could not run (its
-    rules then say only what the manifest shows).
+    rules then say only what the manifest shows). Explanations that rules give as callables
+    stay unbuilt in this process's findings; a worker's findings come back with the text (a
+    callable cannot be sent between processes), or with none when ``settings.explanations``
+    is false.
     """
     import os
 
@@ -246,6 +249,7 @@ def _evaluate_range(
     findings: list[Finding] = []
     errors: list[InputError] = []
     notices: list[Notice] = []
+    explanations = settings.explanations
     for sts in statefulsets:
         start = sts.start()
         ctx = CheckContext.of(sts, inventory, settings)
@@ -254,6 +258,8 @@ def _evaluate_range(
                 for finding in rule.check(ctx):
                     finding.severity = settings.severity_for(rule.id, finding.severity)
                     finding.checked_at = start
+                    if not explanations:  # nothing prints it: drop its builder unbuilt
+                        finding.explanation = ""
                     findings.append(finding)
             except Exception as exc:  # a broken rule must not hide the other findings
                 pos: Position = sts.start()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -256,12 +256,38 @@ class Notice:
         }
 
 
+class _ExplanationField:
+    """The ``explanation`` field of :class:`Finding`: set to a string or to a zero-argument
+    callable, read as a string.
+
+    A callable is called on every read and its text is not kept: explanations carry simulated
+    timelines (kilobytes each), and a run whose output never prints them (text without
+    ``--explain``) then never builds them, while one that does (JSON, SARIF) holds each only
+    while it is written.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> str:
+        if obj is None:
+            return ""  # the dataclass default
+        value = obj.__dict__[self.slot]
+        return value if isinstance(value, str) else value()
+
+    def __set__(self, obj: object, value: str | Callable[[], str]) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass
 class Finding:
     """One risk found by a rule.
 
     ``position`` is where the user fixes it (the offending field), ``obj`` the object it is
     reported on (normally the StatefulSet; a PDB or StorageClass for rules about those).
+    ``explanation`` may be given as text or as a zero-argument callable returning it (built
+    only when read; see :meth:`ssrisk.rule.Rule.finding`); it always reads as text, and a
+    pickled finding (from a worker process) carries the text.
     """
 
     rule: str
@@ -269,7 +295,7 @@ class Finding:
     position: Position
     obj: ObjectRef
     message: str
-    explanation: str = ""
+    explanation: _ExplanationField = _ExplanationField()
     references: list[str] = field(default_factory=list)
     #: Set by :mod:`ssrisk.suppression`: the user accepted this finding (it does not fail the
     #: run). ``suppression_kind`` is ``"annotation"`` or ``"comment"``.
@@ -279,6 +305,12 @@ class Finding:
     #: Where the StatefulSet that was being checked starts (set by the engine); tells apart
     #: findings at one place (a shared PDB, say) about different StatefulSets.
     checked_at: Position | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A callable explanation cannot cross a process boundary: send its text.
+        state = dict(self.__dict__)
+        state["_explanation"] = self.explanation
+        return state
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         p = self.position

@@ -8,9 +8,9 @@ Markdown page named after its id next to its module (``rules/<id>.md``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -39,6 +39,11 @@ def ascii_text(text: str) -> str:
         if char in text:
             text = text.replace(char, spelt)
     return text
+
+
+def _clean_text(build: Callable[[], str]) -> str:
+    """The text ``build()`` returns, stripped and in ASCII (a lazy explanation, when read)."""
+    return ascii_text(build().strip())
 
 
 @lru_cache(maxsize=1)
@@ -210,19 +215,34 @@ class Rule:
         ctx: CheckContext,
         at: Position,
         message: str,
-        explanation: str = "",
+        explanation: str | Callable[[], str] = "",
         *,
         obj: ObjectRef | None = None,
         references: Sequence[str] = (),
     ) -> Finding:
-        """Build a finding of this rule on ``obj`` (default: the StatefulSet) at ``at``."""
+        """Build a finding of this rule on ``obj`` (default: the StatefulSet) at ``at``.
+
+        ``explanation`` is the text, or a zero-argument callable that returns it. Pass a
+        callable (a closure) when the text costs something to build (simulated timelines,
+        paragraphs assembled from parts): it is called only when an output format or
+        ``--explain`` prints the explanation, so text output never builds it. The callable
+        must give the same text whenever it is called (it may be called more than once, and in
+        a worker process, before the finding is sent back); a closure in a loop must bind the
+        loop's variables (default arguments), since it runs after the loop moved on.
+        Leading and trailing whitespace is dropped and typographic characters are spelt in
+        ASCII (:func:`ascii_text`) either way.
+        """
         return Finding(
             rule=self.id,
             severity=self.severity,
             position=at,
             obj=obj or ctx.sts.ref,
             message=message,
-            explanation=ascii_text(explanation.strip()),
+            explanation=(
+                partial(_clean_text, explanation)
+                if callable(explanation)
+                else ascii_text(explanation.strip())
+            ),
             references=list(references or self.references),
         )
 

@@ -38,6 +38,10 @@ class Settings:
     helm_set: tuple[str, ...] = ()
     #: Worker processes for checking many StatefulSets: 0 = one per core, 1 = no workers.
     jobs: int = 0
+    #: Whether an output prints findings' explanations (json, sarif, junit, text with
+    #: ``--explain``). When not, explanations that rules give as callables are never built
+    #: (each finding's explanation is then empty).
+    explanations: bool = True
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disable:

@@ -27,6 +27,12 @@ class Reporter:
         #: machine formats (json, sarif, junit) always carry them, marked suppressed.
         self.show_suppressed = show_suppressed
 
+    @property
+    def prints_explanations(self) -> bool:
+        """Whether this format prints findings' explanations (when none of the run's formats
+        does, rules' explanations are not built). True unless a format says otherwise."""
+        return True
+
     def write(self, report: Report, out: TextIO) -> None:
         raise NotImplementedError
 

@@ -57,6 +57,10 @@ def command(
 class GithubReporter(Reporter):
     """Writes workflow commands for every finding, input error and warning."""
 
+    @property
+    def prints_explanations(self) -> bool:
+        return False
+
     def write(self, report: Report, out: TextIO) -> None:
         lines: list[str] = []
         for e in report.errors:

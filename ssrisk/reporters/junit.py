@@ -37,8 +37,9 @@ def _failure_text(findings: list[Finding]) -> str:
     parts = []
     for f in findings:
         body = f"{f.position}: {f.severity} {f.rule} {f.message}"
-        if f.explanation:
-            body += "\n\n" + f.explanation
+        explanation = f.explanation  # built on reading: read once
+        if explanation:
+            body += "\n\n" + explanation
         if f.references:
             body += "\n\nReferences:\n" + "\n".join(f"- {r}" for r in f.references)
         parts.append(body)

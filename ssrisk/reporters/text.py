@@ -46,6 +46,10 @@ def _wrap_prose(text: str) -> str:
 
 
 class TextReporter(Reporter):
+    @property
+    def prints_explanations(self) -> bool:
+        return self.explain
+
     def write(self, report: Report, out: TextIO) -> None:
         lines: list[tuple[str, str, str]] = []  # (plain, style, extra)
         for n in report.notices:
@@ -70,8 +74,9 @@ class TextReporter(Reporter):
                 sev = "suppressed"
                 text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"
             extra = ""
-            if self.explain and f.explanation:
-                body = textwrap.indent(_wrap_prose(printable_block(f.explanation)), "    ")
+            explanation = f.explanation if self.explain else ""  # built on reading: read once
+            if explanation:
+                body = textwrap.indent(_wrap_prose(printable_block(explanation)), "    ")
                 refs = "".join(f"\n    - {printable(r)}" for r in f.references)
                 extra = body + ("\n    References:" + refs if refs else "")
             lines.append((printable(text), _STYLE.get(sev, ""), extra))

@@ -1,0 +1,76 @@
+"""Explanations are built only when an output prints them, and cross process boundaries as text."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+
+import pytest
+from conftest import DATA, run_cli
+
+from ssrisk import rule as rule_module
+from ssrisk.engine import check
+from ssrisk.plugins import collect_rules, plugin_manager
+from ssrisk.settings import Settings
+
+RISKY = DATA / "perf" / "risky.yaml"
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The rule ids whose lazy explanations were built, one entry per build."""
+    built: list[str] = []
+    real = rule_module._clean_text
+
+    def counting(build: Callable[[], str]) -> str:
+        text = real(build)
+        built.append(text[:40])
+        return text
+
+    monkeypatch.setattr(rule_module, "_clean_text", counting)
+    return built
+
+
+def test_text_output_never_builds_an_explanation(builds: list[str]) -> None:
+    run = run_cli("check", str(RISKY))
+    assert run.code == 1 and "single-replica" in run.out and "Simulated" not in run.out
+    assert builds == []
+
+
+@pytest.mark.parametrize("how", [["--format", "json"], ["--explain"], ["--format", "sarif"]])
+def test_formats_that_print_explanations_build_each_once(builds: list[str], how: list[str]) -> None:
+    run = run_cli("check", *how, str(RISKY))
+    assert run.code == 1
+    assert "Simulated timeline (scenario node-loss" in run.out
+    assert run.out.count("Simulated timeline (scenario") >= 10
+    # each lazily given explanation is built once for the one output that prints it
+    lazy = len(builds)
+    builds.clear()
+    findings = run_cli("check", "--format", "json", str(RISKY)).json()["findings"]
+    assert lazy == len(builds) >= len([f for f in findings if "Simulated" in f["explanation"]])
+
+
+def test_explanations_quoting_a_simulation_are_given_lazily() -> None:
+    rules = collect_rules(plugin_manager())
+    report = check([str(RISKY)], rules, Settings())
+    quoting = [f for f in report.findings if "Simulated timeline" in f.explanation]
+    assert len({f.rule for f in quoting}) >= 8
+    for f in quoting:
+        assert callable(f.__dict__["_explanation"]), f.rule
+
+
+def test_a_finding_sent_to_another_process_carries_its_explanation_as_text() -> None:
+    rules = collect_rules(plugin_manager())
+    findings = check([str(RISKY)], rules, Settings()).findings
+    for f in findings:
+        copy = pickle.loads(pickle.dumps(f))
+        assert isinstance(copy.__dict__["_explanation"], str)
+        assert copy.explanation == f.explanation and copy.explanation
+        assert copy.message == f.message and copy.position == f.position
+
+
+def test_without_an_output_that_prints_them_explanations_are_dropped(builds: list[str]) -> None:
+    rules = collect_rules(plugin_manager())
+    report = check([str(RISKY)], rules, Settings(explanations=False))
+    assert report.findings and all(f.explanation == "" for f in report.findings)
+    assert builds == []

@@ -9,15 +9,19 @@ When one object has several findings of the same rule the entry counts them, and
 findings beyond that count are new. A finding on an object built by kustomize also records the
 kustomization directory (relative like the path), because several overlays of one base give
 findings on the same file and object; an entry without it (written before it was recorded)
-matches such findings from any kustomization.
+matches such findings from any kustomization. An entry also keeps the severity its findings
+had: a finding that has become more severe since (a configured severity raised, a rule that
+now reports the case as an error) is new; one that became less severe stays baselined. An
+entry without a severity (written before it was recorded) matches any severity.
 
 File shape (JSON)::
 
     {"ssrisk-baseline": 1,
      "findings": [{"path": "deploy/db.yaml", "object": "StatefulSet shop/postgres",
-                   "rule": "single-replica", "count": 1},
+                   "rule": "single-replica", "severity": "error", "count": 1},
                   {"path": "kz/base/sts.yaml", "object": "StatefulSet default/db",
-                   "rule": "pdb-missing", "kustomization": "kz/overlays/prod", "count": 1}]}
+                   "rule": "pdb-missing", "kustomization": "kz/overlays/prod",
+                   "severity": "warning", "count": 1}]}
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .model import Finding
+from .model import Finding, Severity
 
 FORMAT_VERSION = 1
 #: (path relative to the baseline's directory, object, rule, kustomization directory relative
 #: to the baseline's directory or ``""``)
 Key = tuple[str, str, str, str]
+#: A key and the severity its findings had (the highest severity for entries without one).
+Entry = tuple[Key, Severity]
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -51,6 +57,7 @@ _SCHEMA: dict[str, Any] = {
                     "object": {"type": "string"},
                     "rule": {"type": "string"},
                     "kustomization": {"type": "string"},
+                    "severity": {"enum": [str(s) for s in Severity]},
                     "count": {"type": "integer", "minimum": 1},
                 },
             },
@@ -87,12 +94,19 @@ def write_baseline(path: str | Path, findings: Iterable[Finding]) -> int:
     """
     target = Path(path)
     base_dir = target.resolve().parent
-    counts = Counter(key_of(f, base_dir) for f in findings if not f.suppressed)
+    counts = Counter((key_of(f, base_dir), f.severity) for f in findings if not f.suppressed)
     doc = {
         "ssrisk-baseline": FORMAT_VERSION,
         "findings": [
-            {"path": p, "object": o, "rule": r, **({"kustomization": k} if k else {}), "count": n}
-            for (p, o, r, k), n in sorted(counts.items())
+            {
+                "path": p,
+                "object": o,
+                "rule": r,
+                **({"kustomization": k} if k else {}),
+                "severity": str(severity),
+                "count": n,
+            }
+            for ((p, o, r, k), severity), n in sorted(counts.items())
         ],
     }
     from .outfile import OutputError, write_file
@@ -104,8 +118,8 @@ def write_baseline(path: str | Path, findings: Iterable[Finding]) -> int:
     return sum(counts.values())
 
 
-def read_baseline(path: str | Path) -> Counter[Key]:
-    """The entries of the baseline at ``path`` (key → count).
+def read_baseline(path: str | Path) -> Counter[Entry]:
+    """The entries of the baseline at ``path`` ((key, severity) → count).
 
     Raises:
         BaselineError: unreadable file, bad JSON (with line and column) or the wrong shape.
@@ -130,11 +144,11 @@ def read_baseline(path: str | Path) -> Counter[Key]:
             f"{path}: not an ssrisk baseline (written by --write-baseline): at {where}: "
             f"{error.message}"
         )
-    out: Counter[Key] = Counter()
+    out: Counter[Entry] = Counter()
     for e in doc["findings"]:
-        out[(e["path"], e["object"], e["rule"], e.get("kustomization", ""))] += int(
-            e.get("count", 1)
-        )
+        key = (e["path"], e["object"], e["rule"], e.get("kustomization", ""))
+        severity = Severity.parse(e["severity"]) if "severity" in e else max(Severity)
+        out[(key, severity)] += int(e.get("count", 1))
     return out
 
 
@@ -144,7 +158,8 @@ def filter_new(
     """Split ``findings`` into (kept, baselined) against the baseline at ``path``.
 
     Suppressed findings are always kept (they are reported as suppressed). Of several
-    findings with one key, the first ``count`` in report order are baselined.
+    findings with one key, the first ``count`` in report order are baselined; a finding is
+    only covered by an entry of its severity or a higher one (the lowest such entry first).
 
     Raises:
         BaselineError: as :func:`read_baseline`.
@@ -154,12 +169,22 @@ def filter_new(
     kept: list[Finding] = []
     baselined: list[Finding] = []
     for finding in findings:
-        key = key_of(finding, base_dir)
-        if key[3] and remaining[key] <= 0:
-            key = (*key[:3], "")  # an entry that does not name the kustomization
-        if not finding.suppressed and remaining[key] > 0:
-            remaining[key] -= 1
+        entry = None if finding.suppressed else _covering(remaining, finding, base_dir)
+        if entry is not None:
+            remaining[entry] -= 1
             baselined.append(finding)
         else:
             kept.append(finding)
     return kept, baselined
+
+
+def _covering(remaining: Counter[Entry], finding: Finding, base_dir: Path) -> Entry | None:
+    """The entry with count left that covers ``finding``: same key (else the key without the
+    kustomization, for entries that do not name it), a severity at least the finding's."""
+    key = key_of(finding, base_dir)
+    keys = [key, (*key[:3], "")] if key[3] else [key]
+    for k in keys:
+        for severity in Severity:  # ascending: the lowest covering severity first
+            if severity >= finding.severity and remaining[(k, severity)] > 0:
+                return (k, severity)
+    return None

@@ -17,6 +17,7 @@ from .settings import DEFAULT_KUBE_VERSION
 
 if TYPE_CHECKING:
     from .engine import Report
+    from .reporters import Reporter
 
 SUPPORTED_MINORS = range(25, 38)
 #: The simulator's scenarios (embedded_sim.SCENARIOS; listed here to keep --help import-light).
@@ -102,26 +103,71 @@ class _OutputAction(argparse.Action):
         setattr(namespace, self.dest, outputs)
 
 
-def _resolve_outputs(
-    outputs: list[list[str | None]] | None, known: Sequence[str]
-) -> list[tuple[str, str | None]]:
-    """``(format, file or None for stdout)`` pairs; the default format is ``github`` when
-    ``GITHUB_ACTIONS=true``, else ``text``.
+#: ``--output FILE`` without ``--format``: the format its name ends with (longest first).
+FORMAT_BY_SUFFIX = (
+    (".sarif.json", "sarif"),
+    (".sarif", "sarif"),
+    (".json", "json"),
+    (".xml", "junit"),
+    (".txt", "text"),
+    (".log", "text"),
+)
+
+
+def _format_of_file(dest: str) -> str:
+    """The format an ``--output`` file name asks for (``x.sarif`` is SARIF, ...).
 
     Raises:
-        UsageError: an unknown format, or two formats both written to standard output.
+        UsageError: the name ends with none of :data:`FORMAT_BY_SUFFIX`.
+    """
+    name = dest.lower()
+    for suffix, fmt in FORMAT_BY_SUFFIX:
+        if name.endswith(suffix):
+            return fmt
+    known = ", ".join(f"{suffix} {fmt}" for suffix, fmt in FORMAT_BY_SUFFIX)
+    raise UsageError(
+        f"--output {dest}: cannot tell the format from the file name ({known}); "
+        "put --format FORMAT before --output"
+    )
+
+
+def _resolve_outputs(
+    outputs: list[list[str | None]] | None, known: Sequence[str], baseline: str | None = None
+) -> list[tuple[str, str | None]]:
+    """``(format, file or None for stdout)`` pairs.
+
+    An ``--output FILE`` without its own ``--format`` takes the format from the file name
+    (:data:`FORMAT_BY_SUFFIX`); standard output gets ``github`` when ``GITHUB_ACTIONS=true``,
+    else ``text``.
+
+    Raises:
+        UsageError: an unknown format, an output file name that names no format, two formats
+            both written to standard output, or one file named for two outputs (the
+            ``--write-baseline`` file included).
     """
     import os
 
     default = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    pairs = [(fmt or default, dest) for fmt, dest in (outputs or [[None, None]])]
-    for fmt, _dest in pairs:
-        if fmt not in known:
-            raise UsageError(f"unknown format {fmt!r}; choose from: {', '.join(known)}")
-    if sum(1 for _fmt, dest in pairs if dest is None or dest == "-") > 1:
+    pairs: list[tuple[str, str | None]] = []
+    for fmt, dest in outputs or [[None, None]]:
+        to_stdout = dest is None or dest == "-"
+        chosen = fmt or (default if to_stdout or dest is None else _format_of_file(dest))
+        if chosen not in known:
+            raise UsageError(f"unknown format {chosen!r}; choose from: {', '.join(known)}")
+        pairs.append((chosen, None if to_stdout else dest))
+    if sum(1 for _fmt, dest in pairs if dest is None) > 1:
         raise UsageError(
             "more than one --format writes to standard output: give each but one --output FILE"
         )
+    named = [(dest, f"the {fmt} output") for fmt, dest in pairs if dest is not None]
+    if baseline:
+        named.append((baseline, "--write-baseline"))
+    seen: dict[str, str] = {}
+    for dest, what in named:
+        key = os.path.normcase(os.path.realpath(dest))
+        if key in seen:
+            raise UsageError(f"{dest} is named for {seen[key]} and {what}: give each its own file")
+        seen[key] = what
     return pairs
 
 
@@ -284,8 +330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ssrisk: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return ExitCode.OK
+    except BrokenPipeError:  # a reader that stopped early; check keeps its own exit code
+        _drop_stdout(sys.stdout)
+        return ExitCode.ERROR
     except Exception as exc:  # the last guard: never a traceback to the user
         from .reporters.escape import printable
 
@@ -346,8 +393,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     for rid in [*args.disable, *args.select]:
         if rid not in known:
             raise UsageError(f"unknown rule {rid!r} (see 'ssrisk rules')")
+    both = sorted(set(args.select) & set(args.disable))
+    if both:
+        raise UsageError(f"--select and --disable both name {', '.join(both)}: choose one")
     reporters = collect_reporters(pm)
-    outputs = _resolve_outputs(args.outputs, sorted(reporters))
+    outputs = _resolve_outputs(args.outputs, sorted(reporters), args.write_baseline)
     from .config import build_settings, find_config, load_config
 
     config_path = args.config or find_config()
@@ -393,20 +443,66 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
         report.findings, baselined = filter_new(report.findings, args.baseline)
         report.baselined = len(baselined)
-    for fmt, dest, reporter in writers:
-        if dest is None or dest == "-":
-            reporter.write(report, out)
-            continue
-        from .outfile import OutputError, write_file
+    code = exit_code(report, settings.fail_on)
+    if (args.exit_zero or args.write_baseline) and code == ExitCode.FINDINGS:
+        code = ExitCode.OK
+    written = _write_outputs(writers, out, report)
+    return code if written else ExitCode.ERROR
 
+
+def _write_outputs(
+    writers: Sequence[tuple[str, str | None, Reporter]], out: TextIO, report: Report
+) -> bool:
+    """Write ``report`` with each ``(format, file or None for out, reporter)``; every output
+    is tried, files through :func:`ssrisk.outfile.write_file` (atomic, never through a link).
+
+    Returns False when one could not be written (a full disk, a missing directory, a link:
+    said on standard error). A reader that closes the pipe early (``ssrisk check ... | head``)
+    is not a failure: the rest of that output is dropped and the exit code stays the
+    findings' one.
+    """
+    from .outfile import OutputError, write_file
+
+    ok = True
+    for fmt, dest, reporter in writers:
+        if dest is None:
+            try:
+                reporter.write(report, out)
+                out.flush()
+            except BrokenPipeError:
+                _drop_stdout(out)
+            except OSError as exc:
+                _drop_stdout(out)
+                ok = _output_failed(fmt, f"standard output: {exc.strerror or exc}")
+            continue
         try:
             write_file(dest, functools.partial(reporter.write, report))
         except OutputError as exc:
-            raise UsageError(f"cannot write {fmt} output: {exc}") from None
-    code = exit_code(report, settings.fail_on)
-    if (args.exit_zero or args.write_baseline) and code == ExitCode.FINDINGS:
-        return ExitCode.OK
-    return code
+            ok = _output_failed(fmt, str(exc))
+    return ok
+
+
+def _output_failed(fmt: str, problem: str) -> bool:
+    from .reporters.escape import printable
+
+    print(f"ssrisk: error: cannot write {fmt} output: {printable(problem)}", file=sys.stderr)
+    return False
+
+
+def _drop_stdout(out: TextIO) -> None:
+    """After a broken pipe or a failed write, point standard output at the null device so
+    that the interpreter's flush at exit does not fail again (Python docs, signal module,
+    "Note on SIGPIPE")."""
+    import os
+
+    if out is not sys.stdout:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _check_not_empty(report: Report, paths: Sequence[str], fail: bool) -> None:

@@ -12,6 +12,7 @@ Command-line flags override the file (see :func:`build_settings`).
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -310,10 +311,63 @@ def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]
         if not _type_ok(value, expected):
             raise ConfigError(f"{where}: profile {key} must be {_type_words(expected)}")
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if number and value < 0 and name != "nlc_detection_offset_s":  # an offset may be < 0
-            raise ConfigError(f"{where}: profile {key} must not be negative")
+        if number:
+            _check_range(where, key, name, value)
+        choices = PROFILE_CHOICES.get(name)
+        if choices is not None and value not in choices:
+            raise ConfigError(f"{where}: profile {key} must be one of {', '.join(choices)}")
         out[name] = float(value) if "float" in expected and isinstance(value, int) else value
     return out
+
+
+#: Longest duration a profile value may give: one year (the simulated horizon is a day, so
+#: anything longer already means "never"; a larger value is a typo).
+MAX_PROFILE_S = 365 * 86400.0
+#: Profile values the simulator steps or divides by: a period of 0 would never advance
+#: (``podgc-period-s: 0`` divided by zero), so they must be at least a millisecond.
+PROFILE_PERIODS = frozenset(
+    {
+        "lease_renew_interval_s",
+        "node_monitor_period_s",
+        "node_monitor_grace_period_s",
+        "podgc_period_s",
+        "drain_evict_retry_s",
+        "drain_poll_s",
+        "taint_queue_period_s",
+    }
+)
+#: Other ranges, inclusive: (least, greatest, what the value is).
+PROFILE_RANGES: dict[str, tuple[float, float, str]] = {
+    # kube-controller-manager --unhealthy-zone-threshold: a fraction of a zone's nodes
+    "unhealthy_zone_threshold": (0.0, 1.0, "a fraction from 0 to 1"),
+    # --node-eviction-rate / --secondary-node-eviction-rate: nodes per second (0 = none)
+    "node_eviction_rate": (0.0, 1000.0, "nodes per second from 0 to 1000"),
+    "secondary_node_eviction_rate": (0.0, 1000.0, "nodes per second from 0 to 1000"),
+    "large_cluster_size_threshold": (0, 100000, "a number of nodes from 0 to 100000"),
+    # when the node lifecycle controller notices the lost node, relative to the grace period
+    "nlc_detection_offset_s": (-600.0, 600.0, "seconds from -600 to 600"),
+}
+
+
+#: Profile strings and the values the simulator knows (embedded_sim/cluster.py, Volume).
+PROFILE_CHOICES: dict[str, tuple[str, ...]] = {
+    "assume_default_storage": ("zonal", "regional", "network", "local"),
+    "assume_default_binding": ("WaitForFirstConsumer", "Immediate"),
+}
+
+
+def _check_range(where: str, key: str, name: str, value: float) -> None:
+    """Raise :class:`ConfigError` for a profile number outside what the simulator models."""
+    if not math.isfinite(value):
+        raise ConfigError(f"{where}: profile {key} must be a finite number, not {value}")
+    if name in PROFILE_PERIODS:
+        low, high, what = 0.001, MAX_PROFILE_S, "seconds from 0.001 to one year (31536000)"
+    else:
+        low, high, what = PROFILE_RANGES.get(
+            name, (0.0, MAX_PROFILE_S, "seconds from 0 to one year (31536000)")
+        )
+    if not low <= value <= high:
+        raise ConfigError(f"{where}: profile {key} must be {what}, not {value:g}")
 
 
 def _type_ok(value: Any, expected: str) -> bool:
@@ -382,7 +436,7 @@ def build_settings(
         profile = ClusterProfile().with_overrides(**c.profile)
     return Settings(
         kube_version=kube_version or c.kube_version or DEFAULT_KUBE_VERSION,
-        fail_on=fail_on if fail_on is not None else (c.fail_on or Severity.ERROR),
+        fail_on=next(s for s in (fail_on, c.fail_on, Severity.ERROR) if s is not None),
         namespace=namespace or c.namespace or "default",
         exclude=(*c.exclude, *exclude),
         enable=frozenset(select or c.select),

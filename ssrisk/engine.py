@@ -35,6 +35,9 @@ class Report:
     #: Every StatefulSet checked with where it starts, and the ids of the rules that ran.
     checked: list[tuple[ObjectRef, Position]] = field(default_factory=list)
     rules_run: list[str] = field(default_factory=list)
+    #: Severities the configuration sets per rule id (``severity:``), for formats that
+    #: describe the rules (SARIF's ``defaultConfiguration.level``).
+    rule_severity: dict[str, Severity] = field(default_factory=dict)
 
     def summary(self) -> dict[str, int]:
         return {
@@ -114,7 +117,11 @@ def check_loaded(
     settings: Settings,
     context: Sequence[LoadedFile] = (),
 ) -> Report:
-    report = Report(kube_version=settings.kube_version, errors=list(errors))
+    report = Report(
+        kube_version=settings.kube_version,
+        errors=list(errors),
+        rule_severity=dict(settings.severity),
+    )
     objects = []
     context_objects = [o for lf in context for o in lf.objects if o.kind != "StatefulSet"]
     for lf in loaded:

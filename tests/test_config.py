@@ -113,7 +113,7 @@ def test_exclude_from_the_file(repo: Path) -> None:
         ("severity:\n  single-replica: low\n", 2, 3, "'low' is not one of"),
         ("profile:\n  tolerations-s: 30\n", 2, 3, "unknown profile setting 'tolerations-s'"),
         ("profile:\n  attach-s: fast\n", 2, 3, "attach-s must be a number"),
-        ("profile:\n  attach-s: -1\n", 2, 3, "must not be negative"),
+        ("profile:\n  attach-s: -1\n", 2, 3, "must be seconds from 0 to one year"),
         ("select: [single-replica\n", 2, 1, "YAML syntax"),
     ],
 )

@@ -82,9 +82,14 @@ def test_sarif_result_has_the_real_line_and_column() -> None:
     doc = run_sarif(str(SINGLE))
     (result,) = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "single-replica"]
     loc = result["locations"][0]["physicalLocation"]
-    assert loc["region"] == dict(
-        zip(("startLine", "startColumn"), line_col_of(SINGLE, "replicas: 1"), strict=True)
-    )
+    line, col = line_col_of(SINGLE, "replicas: 1")
+    # the region runs from the field's key to the end of its line
+    assert loc["region"] == {
+        "startLine": line,
+        "startColumn": col,
+        "endLine": line,
+        "endColumn": col + len("replicas: 1"),
+    }
     assert loc["artifactLocation"]["uri"].endswith("tests/data/ci/single.yaml")
     assert result["level"] == "error"
     assert result["partialFingerprints"]

@@ -76,7 +76,7 @@ def test_text_names_the_overlay_unless_the_path_already_does(reports: dict[str, 
 def test_sarif_fingerprints_and_messages_differ_per_overlay(reports: dict[str, Any]) -> None:
     results = [r for r in reports["sarif"]["runs"][0]["results"] if r["ruleId"] == RULE]
     assert len(results) == len(OVERLAYS)
-    prints = {r["partialFingerprints"]["ssriskObjectRule/v1"] for r in results}
+    prints = {r["partialFingerprints"]["ssriskObjectRule/v2"] for r in results}
     assert len(prints) == len(OVERLAYS)
     locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert locations == {"kz/base/sts.yaml"}

@@ -20,6 +20,7 @@ import re
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import quote
 
 from .. import __version__
 from ..model import Finding, Severity
@@ -67,33 +68,118 @@ def _name(rule_id: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", rule_id) if part)
 
 
-def _first_paragraph(markdown: str) -> str:
-    """The first prose paragraph of a rule page (skipping headings), on one line."""
-    para: list[str] = []
-    for line in markdown.splitlines():
-        s = line.strip()
-        if s.startswith("#") or s.startswith("```"):
-            if para:
-                break
-            continue
-        if not s:
-            if para:
-                break
-            continue
-        para.append(s)
-    return " ".join(para)
+#: GitHub code scanning limits ``shortDescription.text`` and ``fullDescription.text`` to 1024
+#: characters (docs.github.com, "SARIF support for code scanning", reportingDescriptor object).
+MAX_DESCRIPTION_CHARS = 1024
+
+
+def markdown_blocks(markdown: str) -> list[tuple[str, str]]:
+    """``(kind, plain text)`` of each block of a Markdown page, in order: ``heading``,
+    ``paragraph``, ``item`` (a list item's paragraph, prefixed ``- ``) or ``code``.
+
+    Inline markup (backticks, emphasis, links) is dropped, keeping the text; parsed with
+    markdown-it-py (CommonMark), the parser rich uses for the terminal.
+    """
+    from markdown_it import MarkdownIt
+
+    blocks: list[tuple[str, str]] = []
+    heading = in_item = False
+    for token in MarkdownIt("commonmark").parse(markdown):
+        if token.type == "heading_open":
+            heading = True
+        elif token.type == "heading_close":
+            heading = False
+        elif token.type == "list_item_open":
+            in_item = True
+        elif token.type == "list_item_close":
+            in_item = False
+        elif token.type in ("fence", "code_block"):
+            blocks.append(("code", token.content.rstrip("\n")))
+        elif token.type == "inline":
+            text = _inline_text(token.children or [])
+            if heading:
+                blocks.append(("heading", text))
+            elif in_item:
+                blocks.append(("item", "- " + text))
+            else:
+                blocks.append(("paragraph", text))
+    return blocks
+
+
+def _inline_text(children: list[Any]) -> str:
+    parts = []
+    for child in children:
+        if child.type in ("text", "code_inline", "html_inline"):
+            parts.append(child.content)
+        elif child.type == "softbreak":
+            parts.append(" ")
+        elif child.type == "hardbreak":
+            parts.append("\n")
+        elif child.type == "image":
+            parts.append(child.content)
+    return "".join(parts)
+
+
+def plain_text(markdown: str) -> str:
+    """A Markdown page as plain text (SARIF's ``text`` form): blocks separated by a blank line,
+    list items on lines of their own, code blocks indented by four spaces."""
+    out: list[str] = []
+    for kind, text in markdown_blocks(markdown):
+        if kind == "code":
+            text = "\n".join("    " + line for line in text.splitlines())
+        if kind == "item" and out and out[-1].startswith("- "):
+            out[-1] += "\n" + text
+        else:
+            out.append(text)
+    return "\n\n".join(out) + "\n"
+
+
+def description(markdown: str, fallback: str) -> str:
+    """The plain-text full description of a rule page: its "What it detects" section (else its
+    first paragraph that is not the severity line), at most :data:`MAX_DESCRIPTION_CHARS`."""
+    blocks = markdown_blocks(markdown)
+    section: list[str] = []
+    for i, (kind, text) in enumerate(blocks):
+        if kind == "heading" and text.strip().lower() == "what it detects":
+            for kind2, text2 in blocks[i + 1 :]:
+                if kind2 == "heading":
+                    break
+                if kind2 != "code":
+                    section.append(text2)
+            break
+    if not section:
+        section = [
+            t for k, t in blocks if k == "paragraph" and not t.lower().startswith("severity:")
+        ][:1]
+    return shorten(" ".join(section) or fallback)
+
+
+def shorten(text: str, limit: int = MAX_DESCRIPTION_CHARS) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3].rsplit(" ", 1)[0]
+    return cut + "..."
 
 
 def rule_descriptor(rule: Rule, severity: Severity | None = None) -> dict[str, Any]:
-    """The SARIF ``reportingDescriptor`` of ``rule`` (its metadata and help page)."""
+    """The SARIF ``reportingDescriptor`` of ``rule`` (its metadata and help page).
+
+    ``severity`` is the configured one (``severity:`` in the configuration), else the rule's
+    default. Descriptions and ``help.text`` are plain text; ``help.markdown`` is the page.
+    """
     doc = rule.doc()
+    summary = rule.summary or rule.id
     descriptor: dict[str, Any] = {
         "id": rule.id,
         "name": _name(rule.id),
-        "shortDescription": {"text": rule.summary or rule.id},
-        "fullDescription": {"text": _first_paragraph(doc) or rule.summary or rule.id},
-        "help": {"text": doc, "markdown": doc},
-        "defaultConfiguration": {"level": LEVELS[severity or rule.severity]},
+        "shortDescription": {"text": shorten(summary)},
+        "fullDescription": {"text": description(doc, summary)},
+        "help": {"text": plain_text(doc), "markdown": doc},
+        "defaultConfiguration": {
+            "level": LEVELS[severity if severity is not None else rule.severity]
+        },
         "properties": {"tags": ["kubernetes", "statefulset", "reliability"]},
     }
     uri = help_uri(rule.id)
@@ -102,34 +188,79 @@ def rule_descriptor(rule: Rule, severity: Severity | None = None) -> dict[str, A
     return descriptor
 
 
+def _unknown_descriptor(rule_id: str) -> dict[str, Any]:
+    """Metadata for a rule the caller did not describe (what GitHub requires, from the id)."""
+    return {
+        "id": rule_id,
+        "name": _name(rule_id),
+        "shortDescription": {"text": rule_id},
+        "fullDescription": {"text": rule_id},
+        "help": {"text": rule_id},
+    }
+
+
 def artifact_location(path: str) -> dict[str, Any]:
-    """``artifactLocation`` of an input path: relative to ``%SRCROOT%`` (the working directory)."""
+    """``artifactLocation`` of an input path: relative to ``%SRCROOT%`` (the working directory),
+    percent-encoded as a URI reference (RFC 3986; GitHub's upload decodes it with
+    ``decodeURIComponent``), or a ``file:`` URI for an absolute path."""
     if os.path.isabs(path):
         return {"uri": Path(path).as_uri()}
     rel = posixpath.normpath(Path(path).as_posix())
-    return {"uri": rel, "uriBaseId": SRCROOT}
+    # surrogateescape: undecodable bytes of a file name are percent-encoded as those bytes
+    return {"uri": quote(rel, safe="/", errors="surrogateescape"), "uriBaseId": SRCROOT}
 
 
-def fingerprint(finding: Finding) -> str:
-    """Stable identity of a finding across runs: path, object and rule (not line), plus the
-    kustomization it was built from when there is one (overlays of one base share a path)."""
+class _Lines:
+    """The lines of files that findings point into, read once each (an unreadable file, or
+    standard input, has none)."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[str]] = {}
+
+    def line(self, path: str, number: int) -> str | None:
+        if path not in self._files:
+            from ..loading import read_text
+
+            text, _err = read_text(path) if os.path.isfile(path) else (None, None)
+            self._files[path] = text.splitlines() if text is not None else []
+        lines = self._files[path]
+        return lines[number - 1] if 1 <= number <= len(lines) else None
+
+
+def fingerprint(finding: Finding, line_text: str | None = None, occurrence: int = 1) -> str:
+    """Stable identity of a finding across runs: path, object and rule (not the line number),
+    the kustomization it was built from when there is one (overlays of one base share a path),
+    the text of the line it points at (two findings of one rule on one object point at
+    different fields) and, for findings alike in all of these, their order (``occurrence``)."""
     loc = artifact_location(finding.position.path)["uri"]
     raw = f"{loc}\0{finding.obj}\0{finding.rule}"
     if finding.position.kustomization:
         raw += "\0" + artifact_location(finding.position.kustomization)["uri"]
+    if line_text is not None:
+        raw += "\0" + " ".join(line_text.split())
     # surrogatepass: undecodable bytes of file names (lone surrogates) hash too
-    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{digest}:{occurrence}"
 
 
 def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
     """The SARIF log (a JSON-ready dict) of ``report``; ``rules`` by id give the metadata."""
-    descriptors: list[dict[str, Any]] = [rule_descriptor(r) for r in rules.values()]
+    descriptors: list[dict[str, Any]] = [
+        rule_descriptor(r, report.rule_severity.get(r.id)) for r in rules.values()
+    ]
     index = {d["id"]: i for i, d in enumerate(descriptors)}
     for f in report.findings:  # a rule the caller did not pass: minimal metadata
         if f.rule not in index:
             index[f.rule] = len(descriptors)
-            descriptors.append({"id": f.rule, "name": _name(f.rule)})
-    results = [_result(f, index[f.rule]) for f in report.findings]
+            descriptors.append(_unknown_descriptor(f.rule))
+    lines = _Lines()
+    seen: dict[str, int] = {}
+    results = []
+    for f in report.findings:
+        text = lines.line(f.position.path, f.position.line)
+        key = fingerprint(f, text)
+        seen[key] = seen.get(key, 0) + 1
+        results.append(_result(f, index[f.rule], text, fingerprint(f, text, seen[key])))
     notifications = [
         _notification("error", e.message, e.path, e.line, e.column) for e in report.errors
     ] + [
@@ -168,7 +299,17 @@ def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
     }
 
 
-def _result(f: Finding, rule_index: int) -> dict[str, Any]:
+def _region(f: Finding, line_text: str | None) -> dict[str, int]:
+    """The offending field: from its key to the end of its line (GitHub asks for the end of
+    the region as well as its start)."""
+    start = f.position.column
+    region = {"startLine": f.position.line, "startColumn": start, "endLine": f.position.line}
+    if line_text is not None and len(line_text.rstrip()) + 1 > start:
+        region["endColumn"] = len(line_text.rstrip()) + 1
+    return region
+
+
+def _result(f: Finding, rule_index: int, line_text: str | None, fp: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": rule_index,
@@ -178,7 +319,7 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
             {
                 "physicalLocation": {
                     "artifactLocation": artifact_location(f.position.path),
-                    "region": {"startLine": f.position.line, "startColumn": f.position.column},
+                    "region": _region(f, line_text),
                 },
                 "logicalLocations": [
                     {
@@ -189,7 +330,7 @@ def _result(f: Finding, rule_index: int) -> dict[str, Any]:
                 ],
             }
         ],
-        "partialFingerprints": {"ssriskObjectRule/v1": fingerprint(f)},
+        "partialFingerprints": {"ssriskObjectRule/v2": fp},
         "properties": {
             "object": f.obj.to_dict(),
             "explanation": f.explanation,

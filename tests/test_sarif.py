@@ -1,0 +1,207 @@
+"""SARIF for GitHub code scanning: the official 2.1.0 schema (../shared/schemas) and the
+requirements GitHub documents ("SARIF support for code scanning", docs.github.com: required
+properties, length limits, levels, locations, fingerprints, relative percent-encoded URIs)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from conftest import DATA, ROOT, run_cli, shared
+
+GATE = DATA / "gate"
+PINNED = GATE / "sarif" / "pinned.yaml"
+
+
+def sarif(*args: str, cwd: Path | None = None) -> dict[str, Any]:
+    run = run_cli("check", "--format", "sarif", *args, cwd=cwd)
+    assert run.code in (0, 1, 2), run.err
+    doc: dict[str, Any] = json.loads(run.out)
+    return doc
+
+
+def schema_errors(doc: dict[str, Any]) -> list[str]:
+    import jsonschema
+
+    schema = json.loads(shared("schemas", "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    return [e.message for e in validator.iter_errors(doc)]
+
+
+def github_problems(doc: dict[str, Any], root: Path) -> list[str]:
+    """What GitHub's documented requirements reject or would display wrongly (one line each).
+
+    docs.github.com, "SARIF support for code scanning", Supported properties: required
+    properties must have an explicit, non-empty value; name ≤ 255 characters, short and full
+    description ≤ 1024; levels note, warning or error; 1 to 10 locations with a physical
+    location (uri, startLine, startColumn, endLine); partialFingerprints; relative URIs are
+    relative to the repository root and must name a file there (the upload action decodes
+    them with decodeURIComponent).
+    """
+    out: list[str] = []
+
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            out.append(what)
+
+    def text(value: Any) -> bool:
+        return isinstance(value, str) and value.strip() != ""
+
+    need(text(doc.get("$schema")), "$schema")
+    need(doc.get("version") == "2.1.0", "version")
+    need(isinstance(doc.get("runs"), list) and doc["runs"], "runs[]")
+    for run in doc.get("runs", []):
+        driver = run.get("tool", {}).get("driver", {})
+        need(text(driver.get("name")), "tool.driver.name")
+        rules = driver.get("rules")
+        need(isinstance(rules, list), "tool.driver.rules[]")
+        ids = []
+        for d in rules or []:
+            rid = d.get("id")
+            ids.append(rid)
+            need(text(rid), "rule id")
+            need(len(d.get("name", "")) <= 255, f"{rid}: name over 255 characters")
+            for key in ("shortDescription", "fullDescription", "help"):
+                need(text(d.get(key, {}).get("text")), f"{rid}: {key}.text")
+            for key in ("shortDescription", "fullDescription"):
+                need(len(d.get(key, {}).get("text", "")) <= 1024, f"{rid}: {key} too long")
+            level = d.get("defaultConfiguration", {}).get("level", "warning")
+            need(level in ("note", "warning", "error"), f"{rid}: level {level}")
+        need(len(ids) == len(set(ids)), "rule ids repeated")
+        need(isinstance(run.get("results"), list), "results[]")
+        seen_fingerprints: set[tuple[str, str]] = set()
+        for r in run.get("results", []):
+            rid = r.get("ruleId")
+            need(rid in ids, f"result of undescribed rule {rid}")
+            need(r.get("level", "warning") in ("note", "warning", "error"), f"{rid}: level")
+            need(text(r.get("message", {}).get("text")), f"{rid}: message.text")
+            locations = r.get("locations") or []
+            need(1 <= len(locations) <= 10, f"{rid}: 1 to 10 locations")
+            for loc in locations[:1]:
+                phys = loc.get("physicalLocation", {})
+                uri = phys.get("artifactLocation", {}).get("uri", "")
+                need(text(uri), f"{rid}: artifactLocation.uri")
+                region = phys.get("region", {})
+                for key in ("startLine", "startColumn", "endLine"):
+                    need(isinstance(region.get(key), int) and region[key] >= 1, f"{rid}: {key}")
+                if "endColumn" in region:
+                    need(region["endColumn"] > region["startColumn"], f"{rid}: endColumn")
+                need(not urlsplit(uri).scheme, f"{rid}: {uri} is not relative")
+                need(unquote(uri) != uri or re.fullmatch(r"[\w./-]*", uri) is not None,
+                     f"{rid}: {uri} is not percent-encoded")  # fmt: skip
+                need((root / unquote(uri)).is_file(), f"{rid}: {uri} names no file")
+            fingerprints = r.get("partialFingerprints") or {}
+            need(bool(fingerprints), f"{rid}: partialFingerprints")
+            for item in fingerprints.items():
+                need(item not in seen_fingerprints, f"{rid}: fingerprint {item} repeated")
+                seen_fingerprints.add(item)
+    return out
+
+
+def test_github_requirements_checker_catches_what_it_should() -> None:
+    doc = sarif(str(PINNED.relative_to(ROOT)), cwd=ROOT)
+    assert github_problems(doc, ROOT) == []
+    broken = json.loads(json.dumps(doc))
+    result = broken["runs"][0]["results"][0]
+    result["partialFingerprints"] = broken["runs"][0]["results"][1]["partialFingerprints"]
+    del broken["runs"][0]["tool"]["driver"]["rules"][0]["fullDescription"]
+    result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = "no such.yaml"
+    problems = github_problems(broken, ROOT)
+    assert any("repeated" in p for p in problems)
+    assert any("fullDescription.text" in p for p in problems)
+    assert any("not percent-encoded" in p for p in problems)
+
+
+def test_real_repositories_give_sarif_github_accepts() -> None:
+    inputs = [
+        "examples", "tests/data/inputs/repo", "tests/data/ci/suppress", "tests/data/bad",
+        str(PINNED.relative_to(ROOT)),
+    ]  # fmt: skip
+    doc = sarif(*inputs, cwd=ROOT)
+    assert len(doc["runs"][0]["results"]) > 20
+    assert schema_errors(doc) == []
+    assert github_problems(doc, ROOT) == []
+
+
+def test_sarif_of_the_shared_corpus_is_valid() -> None:
+    corpus = shared("corpus")
+    doc = sarif(str(corpus.relative_to(corpus.parents[1])), cwd=corpus.parents[1])
+    assert schema_errors(doc) == []
+    assert github_problems(doc, corpus.parents[1]) == []
+
+
+def test_fingerprints_are_unique_per_result_and_survive_moved_lines(tmp_path: Path) -> None:
+    doc = sarif("--select", "node-pinned-storage", "pinned.yaml", cwd=PINNED.parent)
+    results = doc["runs"][0]["results"]
+    assert len(results) == 4  # two hostPath volumes, two claims whose lines read the same
+    prints = [r["partialFingerprints"]["ssriskObjectRule/v2"] for r in results]
+    assert len(set(prints)) == 4
+    moved = tmp_path / "pinned.yaml"
+    moved.write_text("# a comment that moves every line\n\n" + PINNED.read_text(encoding="utf-8"))
+    again = sarif("--select", "node-pinned-storage", "pinned.yaml", cwd=tmp_path)
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results]
+    moved_lines = [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]
+        for r in again["runs"][0]["results"]
+    ]
+    assert moved_lines == [n + 2 for n in lines]
+    assert [r["partialFingerprints"] for r in again["runs"][0]["results"]] == [
+        r["partialFingerprints"] for r in results
+    ]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="file names with % and # are POSIX here")
+def test_file_uris_are_percent_encoded(tmp_path: Path) -> None:
+    odd = tmp_path / "odd dir" / "a%b #1.yaml"
+    odd.parent.mkdir()
+    shutil.copy(DATA / "ci" / "single.yaml", odd)
+    doc = sarif("--select", "single-replica", "odd dir/a%b #1.yaml", cwd=tmp_path)
+    (result,) = doc["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "odd%20dir/a%25b%20%231.yaml", "uriBaseId": "%SRCROOT%"}
+    assert github_problems(doc, tmp_path) == []
+    absolute = sarif("--select", "single-replica", str(odd), cwd=tmp_path)
+    uri = absolute["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert uri["artifactLocation"]["uri"] == odd.as_uri()
+    assert "%20dir/a%25b%20%231.yaml" in odd.as_uri()
+
+
+def test_default_level_follows_the_configured_severities() -> None:
+    config = GATE / "severity" / ".ssrisk.yaml"
+    doc = sarif("--config", str(config), str(DATA / "ci" / "single.yaml"))
+    levels = {
+        d["id"]: d["defaultConfiguration"]["level"]
+        for d in doc["runs"][0]["tool"]["driver"]["rules"]
+    }
+    assert levels["single-replica"] == "note"  # info, which was lost as a falsy severity
+    assert levels["update-strategy-ondelete"] == "warning"
+    assert levels["readiness-probe-missing"] == "error"
+    assert levels["pdb-missing"] == "warning"  # not configured: the rule's own
+    by_rule = {r["ruleId"]: r["level"] for r in doc["runs"][0]["results"]}
+    assert by_rule["single-replica"] == "note"
+
+
+def test_descriptions_are_plain_text_and_help_uri_is_the_rule_page() -> None:
+    import tomllib
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    from ssrisk import __version__
+
+    doc = sarif("--select", "single-replica", str(DATA / "ci" / "single.yaml"))
+    for d in doc["runs"][0]["tool"]["driver"]["rules"]:
+        full = d["fullDescription"]["text"]
+        assert not re.search(r"`|\*\*|\]\(|^#", full), (d["id"], full)
+        assert not full.lower().startswith("severity"), full
+        assert "](" not in d["help"]["text"] and d["help"]["markdown"].startswith("# ")
+        assert d["helpUri"] == f"{urls['Repository']}/blob/v{__version__}/rules/{d['id']}.md"
+        assert (ROOT / "rules" / f"{d['id']}.md").is_file()
+    (single,) = [
+        d for d in doc["runs"][0]["tool"]["driver"]["rules"] if d["id"] == "single-replica"
+    ]
+    assert single["fullDescription"]["text"].startswith("A StatefulSet that runs one pod.")

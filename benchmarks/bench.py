@@ -1,17 +1,29 @@
-"""Benchmark ssrisk against the practical floor for reading YAML in Python.
+"""Benchmark ssrisk against the practical floor for reading YAML in Python, target by target.
 
-Generates a deterministic synthetic manifest repository (each file: a headless Service, a
-StatefulSet with volumeClaimTemplates and probes, and an unrelated Deployment), then measures
-side by side, in the same run:
+Generates deterministic synthetic manifest repositories (each file: a headless Service, a
+StatefulSet with volumeClaimTemplates and probes, and an unrelated Deployment) of about 1,000,
+10,000 and 50,000 documents, and measures, each in a fresh process and interleaved so that the
+ratios compare runs made side by side (repeated; medians):
 
-- ssrisk end to end (a fresh process: ``ssrisk check --format json``): wall time and peak
-  memory (RSS of the process tree);
-- the floor: PyYAML ``compose_all`` with ``CSafeLoader`` over the same files;
-- their ratio, documents per second, and the latency of one file with one StatefulSet as
-  pre-commit runs it (process start included, best of 5);
-- the same over ``../shared/corpus`` when it exists.
+- the floor: PyYAML ``compose_all`` with the C loader over the same files (a child process,
+  interpreter start included, like ssrisk's);
+- ``ssrisk check --format json`` and ``ssrisk check`` (text) with the default ``--jobs`` and
+  ``ssrisk check --format json --jobs 1``;
+- CPU time (user + system of the process and the workers it waited for, from ``wait4``), wall
+  time, the peak resident memory of the largest process (``ru_maxrss`` of that run alone) and
+  the peak proportional set size of the whole process tree (sampled every 20 ms: forked workers
+  share pages with their parent, so their RSS would be counted twice);
+- one file with one StatefulSet as pre-commit runs it (wall time from process start), alone and
+  with ``--context`` over the 10,000-document repository;
+- the same floor ratio over ``../shared/corpus`` when it exists.
 
-Usage: ``.venv/bin/python benchmarks/bench.py [--files 3334] [--keep DIR]``
+Children run with the byte-code cache on (``PYTHONDONTWRITEBYTECODE`` removed), as an installed
+ssrisk does, after a warm-up run that writes it.
+
+It then prints every target of the performance work with its measured value and whether it is
+met. ``--markdown`` also prints the table for the README.
+
+Usage: ``.venv/bin/python benchmarks/bench.py [--sizes 1000,10000,50000] [--repeat 3]``
 """
 
 from __future__ import annotations
@@ -19,15 +31,15 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
-import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SSRISK = Path(sys.executable).with_name("ssrisk")
@@ -151,65 +163,319 @@ def generate(directory: Path, files: int, seed: int = 20261130) -> int:
     return files * 3
 
 
-def yaml_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+def files_for(documents: int) -> int:
+    """Synthetic files (3 documents each) for about ``documents`` documents."""
+    return -(-documents // 3)
 
 
-def parse_floor(directory: Path) -> tuple[float, int]:
-    """Seconds PyYAML's C composer needs for every document under ``directory``."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    docs = 0
-    start = time.perf_counter()
-    for path in yaml_files(directory):
+# --- running one measured process -----------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """One measured process: wall and CPU seconds, memory in KiB, exit code."""
+
+    wall_s: float
+    cpu_s: float
+    max_rss_kib: int  # the largest single process (ru_maxrss from wait4: this run only)
+    tree_pss_kib: int  # sampled peak of the whole process tree (PSS, or RSS without it)
+    code: int
+
+    @property
+    def peak_kib(self) -> int:
+        return max(self.max_rss_kib, self.tree_pss_kib)
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                out.extend(int(c) for c in fh.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def _memory_kib(pid: int) -> int:
+    """PSS of ``pid`` (RSS where smaps_rollup is missing), 0 when it is gone."""
+    for path, key in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
         try:
-            for _ in yaml.compose_all(path.read_text(encoding="utf-8"), Loader=loader):
-                docs += 1
-        except (yaml.YAMLError, UnicodeDecodeError):
-            pass
-    return time.perf_counter() - start, docs
+            with open(path) as fh:
+                for line in fh:
+                    if line.startswith(key):
+                        return int(line.split()[1])
+        except OSError:
+            continue
+    return 0
 
 
-def run_ssrisk(*args: str) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MB of the process tree, and the exit code of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    proc = subprocess.run([str(SSRISK), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode not in (0, 1):
-        sys.exit(f"ssrisk failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
-    return wall, max(peak, before) / 1024, proc.returncode
+def _tree_kib(pid: int) -> int:
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += _memory_kib(p)
+        todo.extend(_children(p))
+    return total
 
 
-def measure(label: str, directory: Path, docs_hint: int | None = None) -> None:
-    floor, docs = parse_floor(directory)
-    wall, peak_mb, _ = run_ssrisk("check", "--format", "json", str(directory))
-    print(f"{label}:")
-    print(f"  documents            {docs_hint or docs}")
-    print(f"  parse floor (C)      {floor:8.2f} s")
-    print(f"  ssrisk end to end    {wall:8.2f} s   ({wall / floor:.2f}x the floor)")
-    print(f"  ssrisk peak memory   {peak_mb:8.0f} MB")
-    print(f"  documents per second {docs / wall:8.0f}")
+#: The children's environment: as a user's, with byte-code caching on (an installed ssrisk has
+#: its modules compiled; without the cache every start compiles them again, about 90 ms).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run(cmd: Sequence[str], *, check: bool = True) -> Run:
+    """Run ``cmd`` (output discarded) and measure it."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=subprocess.DEVNULL, stderr=err, env=ENV)
+        peak = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.02):
+                peak[0] = max(peak[0], _tree_kib(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        done.set()
+        sampler.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if check and proc.returncode not in (0, 1):
+            err.seek(0)
+            sys.exit(f"{cmd[0]} failed ({proc.returncode}): {err.read().decode()[-2000:]}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, peak[0], proc.returncode)
+
+
+FLOOR = """
+import sys, yaml
+from pathlib import Path
+loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+docs = 0
+suffixes = (".yaml", ".yml", ".json")
+for path in sorted(p for p in Path(sys.argv[1]).rglob("*") if p.suffix in suffixes):
+    try:
+        for _ in yaml.compose_all(path.read_text(encoding="utf-8"), Loader=loader):
+            docs += 1
+    except (yaml.YAMLError, UnicodeDecodeError):
+        pass
+print(docs)
+"""
+
+
+def floor(directory: Path) -> Run:
+    """PyYAML's C composer over every manifest under ``directory``, in a fresh process."""
+    return run([sys.executable, "-c", FLOOR, str(directory)])
+
+
+def ssrisk(*args: str) -> Run:
+    return run([str(SSRISK), "check", *args])
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+# --- the measurements ---------------------------------------------------------------------
+
+
+@dataclass
+class Size:
+    """Paired runs over one synthetic repository."""
+
+    documents: int
+    floor: list[Run] = field(default_factory=list)
+    json: list[Run] = field(default_factory=list)  # --format json, default --jobs
+    text: list[Run] = field(default_factory=list)  # text, default --jobs
+    json1: list[Run] = field(default_factory=list)  # --format json --jobs 1
+
+    def ratio(self, runs: list[Run], of: Callable[[Run], float] = lambda r: r.cpu_s) -> float:
+        """Median over the repetitions of ``of(run) / of(floor run of the same repetition)``."""
+        return median([of(r) / of(f) for r, f in zip(runs, self.floor, strict=True)])
+
+    def wall_ratio(self, runs: list[Run], base: list[Run]) -> float:
+        return median([r.wall_s / b.wall_s for r, b in zip(runs, base, strict=True)])
+
+    def peak_kib(self) -> int:
+        return max(r.peak_kib for r in [*self.json, *self.text, *self.json1])
+
+
+def measure_size(directory: Path, documents: int, repeat: int) -> Size:
+    size = Size(documents)
+    for _ in range(repeat):  # interleaved, so every ratio compares neighbouring runs
+        size.floor.append(floor(directory))
+        size.json.append(ssrisk("--format", "json", str(directory)))
+        size.text.append(ssrisk(str(directory)))
+        size.json1.append(ssrisk("--format", "json", "--jobs", "1", str(directory)))
+    return size
+
+
+@dataclass
+class Target:
+    name: str
+    measured: str
+    met: bool
+
+
+def targets(
+    sizes: dict[int, Size], one_file_ms: float, context_ms: float | None, context_docs: int
+) -> list[Target]:
+    out: list[Target] = []
+    for docs in sorted(sizes):
+        if docs < 10000:
+            continue
+        s = sizes[docs]
+        for label, runs in (("text", s.text), ("json", s.json)):
+            r = s.ratio(runs)
+            out.append(
+                Target(
+                    f"{docs:,} documents, {label}: CPU <= 3x the C compose floor",
+                    f"{r:.2f}x",
+                    r <= 3,
+                )
+            )
+    big = [d for d in sorted(sizes) if d >= 10000]
+    if len(big) >= 2:
+        a, b = sizes[big[0]], sizes[big[-1]]
+        per = [median([r.cpu_s for r in s.json]) / s.documents for s in (a, b)]
+        growth = per[1] / per[0]
+        out.append(
+            Target(
+                f"linear: CPU per document at {big[-1]:,} vs {big[0]:,} (json) <= 1.2",
+                f"{per[0] * 1e3:.3f} -> {per[1] * 1e3:.3f} ms ({growth:.2f}x)",
+                growth <= 1.2,
+            )
+        )
+    out.append(
+        Target(
+            "one file, one StatefulSet: <= 150 ms wall from process start",
+            f"{one_file_ms:.0f} ms",
+            one_file_ms <= 150,
+        )
+    )
+    if context_ms is not None:
+        out.append(
+            Target(
+                f"one file with --context over {context_docs:,} documents: <= 1 s",
+                f"{context_ms / 1000:.2f} s",
+                context_ms <= 1000,
+            )
+        )
+    top = sizes[max(sizes)]
+    kib = top.peak_kib()
+    per_doc = kib / top.documents
+    out.append(
+        Target(
+            f"peak memory at {top.documents:,} documents: <= 10 KB per document",
+            f"{kib / 1024:.0f} MiB, {per_doc * 1.024:.1f} KB per document",
+            per_doc * 1.024 <= 10,
+        )
+    )
+    for docs in sorted(sizes):
+        s = sizes[docs]
+        r = s.wall_ratio(s.json, s.json1)
+        out.append(
+            Target(
+                f"{docs:,} documents: default --jobs wall <= --jobs 1 wall",
+                f"{r:.2f}x",
+                r <= 1.0,
+            )
+        )
+    cores = median([r.cpu_s / r.wall_s for r in top.json])
+    out.append(
+        Target(
+            f"{top.documents:,} documents: default --jobs uses both cores (CPU/wall >= 1.5)",
+            f"{cores:.2f}",
+            cores >= 1.5 or (os.cpu_count() or 1) < 2,
+        )
+    )
+    return out
+
+
+def print_sizes(sizes: dict[int, Size]) -> None:
+    print(
+        f"{'documents':>10} {'floor CPU':>10} {'text CPU':>9} {'json CPU':>9} {'json -j1':>9}"
+        f" {'text/floor':>10} {'json/floor':>10} {'j1/floor':>9} {'wall json':>9}"
+        f" {'wall -j1':>9} {'peak MiB':>9} {'KB/doc':>7}"
+    )
+    for docs in sorted(sizes):
+        s = sizes[docs]
+        m = {
+            k: median([r.cpu_s for r in getattr(s, k)]) for k in ("floor", "text", "json", "json1")
+        }
+        peak = s.peak_kib()
+        print(
+            f"{docs:>10,} {m['floor']:>9.2f}s {m['text']:>8.2f}s {m['json']:>8.2f}s"
+            f" {m['json1']:>8.2f}s {s.ratio(s.text):>9.2f}x {s.ratio(s.json):>9.2f}x"
+            f" {s.ratio(s.json1):>8.2f}x {median([r.wall_s for r in s.json]):>8.2f}s"
+            f" {median([r.wall_s for r in s.json1]):>8.2f}s {peak / 1024:>9.0f}"
+            f" {peak * 1.024 / docs:>7.1f}"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--files", type=int, default=3334, help="synthetic files (3 documents each)")
-    ap.add_argument("--keep", type=Path, help="write the synthetic repository here and keep it")
+    ap.add_argument(
+        "--sizes",
+        default="1000,10000,50000",
+        help="documents per synthetic repository, comma-separated (default 1000,10000,50000)",
+    )
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement (median)")
+    ap.add_argument("--keep", type=Path, help="write the synthetic repositories here and keep them")
+    ap.add_argument("--markdown", action="store_true", help="also print the README table")
     args = ap.parse_args()
-    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    sizes_wanted = sorted({int(x) for x in args.sizes.split(",") if x.strip()})
+    print(
+        f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; "
+        f"repeat {args.repeat} (medians)"
+    )
     work = args.keep or Path(tempfile.mkdtemp(prefix="ssrisk-bench-"))
+    sizes: dict[int, Size] = {}
     try:
-        docs = generate(work, args.files)
-        measure(f"synthetic repository ({args.files} files)", work, docs)
-        one = yaml_files(work)[0]
-        best = min(run_ssrisk("check", str(one))[0] for _ in range(5))
-        print(f"  single file latency  {best * 1000:8.0f} ms (one StatefulSet, best of 5)")
+        run([str(SSRISK), "rules"])  # warm-up: writes the byte-code caches
+        floor(work)
+        for docs in sizes_wanted:
+            directory = work / f"docs-{docs}"
+            if not directory.is_dir():
+                generate(directory, files_for(docs))
+            sizes[docs] = measure_size(directory, files_for(docs) * 3, args.repeat)
+            print(f"  measured {docs:,} documents", file=sys.stderr)
+        ctx_docs = 10000 if 10000 in sizes else max(sizes)
+        ctx_dir = work / f"docs-{ctx_docs}"
+        one = sorted(ctx_dir.rglob("*.yaml"))[0]
+        one_file = [ssrisk(str(one)).wall_s for _ in range(max(5, 3 * args.repeat))]
+        with_context = [
+            ssrisk("--context", str(ctx_dir), str(one)).wall_s for _ in range(args.repeat)
+        ]
+        print()
+        print_sizes(sizes)
         corpus = ROOT.parent / "shared" / "corpus"
         if corpus.is_dir():
-            measure("shared corpus", corpus)
+            pairs = [(floor(corpus), ssrisk(str(corpus))) for _ in range(args.repeat)]
+            r = median([s.cpu_s / f.cpu_s for f, s in pairs])
+            print(f"shared corpus: text CPU {r:.2f}x the floor")
+        print()
+        rows = targets(
+            sizes,
+            median(one_file) * 1000,
+            median(with_context) * 1000,
+            files_for(ctx_docs) * 3,
+        )
+        width = max(len(t.name) for t in rows)
+        for t in rows:
+            print(f"{t.name:<{width}}  {t.measured:>34}  {'met' if t.met else 'NOT MET'}")
+        if args.markdown:
+            print()
+            print("| target | measured | |")
+            print("| --- | --- | --- |")
+            for t in rows:
+                print(f"| {t.name} | {t.measured} | {'met' if t.met else 'not met'} |")
     finally:
         if args.keep is None:
+            import shutil
+
             shutil.rmtree(work, ignore_errors=True)
 
 

@@ -66,8 +66,31 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
+#: Read at most this much of a baseline (one entry is about 150 bytes).
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer of at most 19 digits (counts are small; longer ones would cost
+    Python's quadratic conversion or pass its 4,300-digit limit)."""
+    if len(text.lstrip("-")) > 19:
+        raise ValueError(f"a number of {len(text)} digits")
+    return int(text)
+
+
+def _no_constant(text: str) -> float:
+    raise ValueError(f"{text} is not JSON")
+
+
 class BaselineError(Exception):
-    """A baseline file that cannot be read or written, or is not a baseline (exit code 2)."""
+    """A baseline file that cannot be read or written, or is not a baseline (exit code 2).
+
+    The message is on one line and at most 1,000 characters (it may quote the file)."""
+
+    def __init__(self, message: str) -> None:
+        from .reporters.escape import snippet
+
+        super().__init__(snippet(message, 1000))
 
 
 def _rel(path: str, base_dir: Path) -> str:
@@ -126,15 +149,27 @@ def read_baseline(path: str | Path) -> Counter[Entry]:
     """
     import jsonschema
 
+    from .confine import refusal, tree_of
+    from .loading import TooLarge, read_bounded
+
+    refused = refusal(str(path), tree_of(str(path)))
+    if refused is not None:
+        raise BaselineError(f"{path}: {refused}")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_bounded(str(path), MAX_BASELINE_BYTES).decode("utf-8")
+    except TooLarge as exc:
+        raise BaselineError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise BaselineError(f"{path}: cannot read baseline: {reason or exc}") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise BaselineError(f"{path}: not an ssrisk baseline: {exc}") from None
+    from .reporters.escape import snippet
+
     error = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc)
     )
@@ -142,7 +177,7 @@ def read_baseline(path: str | Path) -> Counter[Entry]:
         where = "/".join(str(p) for p in error.absolute_path) or "top level"
         raise BaselineError(
             f"{path}: not an ssrisk baseline (written by --write-baseline): at {where}: "
-            f"{error.message}"
+            f"{error.message.replace(repr(error.instance), snippet(repr(error.instance), 60))}"
         )
     out: Counter[Entry] = Counter()
     for e in doc["findings"]:

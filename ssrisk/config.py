@@ -31,8 +31,26 @@ SCHEMA_PATH = Path(__file__).with_name("schemas") / "config.schema.json"
 class ConfigError(Exception):
     """A configuration file that cannot be read or is not valid (exit code 2).
 
-    ``str(error)`` is ``"<file>[:line:col]: <message>"``.
+    ``str(error)`` is ``"<file>[:line:col]: <message>"``, on one line (control characters
+    escaped) and at most :data:`MAX_MESSAGE_CHARS` long: the file comes from the checked
+    repository and its values are quoted.
     """
+
+    def __init__(self, message: str) -> None:
+        from .reporters.escape import snippet
+
+        super().__init__(snippet(message, MAX_MESSAGE_CHARS))
+
+
+MAX_MESSAGE_CHARS = 1000
+
+
+def _message(err: Any) -> str:
+    """A jsonschema message with the offending value cut to a short snippet."""
+    from .reporters.escape import snippet
+
+    shown = repr(err.instance)
+    return str(err.message).replace(shown, snippet(shown, 60))
 
 
 @dataclass
@@ -112,13 +130,17 @@ def _toml_load(path: Path) -> dict[str, Any]:
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
+    raw = _read_config_bytes(path, str(path))
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: TOML syntax: {exc}") from None
+    except ValueError:  # an integer past Python's 4,300-digit limit
+        raise ConfigError(f"{path}: a number with too many digits to read") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nesting too deep to read") from None
 
 
 def load_config(path: str | Path) -> Config:
@@ -137,6 +159,7 @@ def load_config(path: str | Path) -> Config:
         if section is None:
             raise ConfigError(f"{shown}: no [tool.ssrisk] table")
         positions: dict[tuple[str | int, ...], Position] = {}
+        section = _plain(section, [MAX_CONFIG_VALUES], shown)
         return _validate(section, shown, positions, prefix="[tool.ssrisk]")
     doc, positions = _yaml_load(p, shown)
     if doc is None:
@@ -144,28 +167,69 @@ def load_config(path: str | Path) -> Config:
     return _validate(doc, shown, positions, prefix="")
 
 
-def _yaml_load(p: Path, shown: str) -> tuple[Any, dict[tuple[str | int, ...], Position]]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+#: A configuration file is a few hundred bytes; anything near these limits is not one.
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_CONFIG_VALUES = 10_000
 
+
+def _read_config_bytes(p: Path, shown: str) -> bytes:
+    """The bytes of a configuration file, refused when it is a symbolic link that leaves its
+    repository (or enters ``.git``), not a regular file, or larger than
+    :data:`MAX_CONFIG_BYTES` (:mod:`ssrisk.confine`)."""
+    from .confine import refusal, tree_of
+    from .loading import TooLarge, read_bounded
+
+    refused = refusal(str(p), tree_of(str(p)))
+    if refused is not None:
+        raise ConfigError(f"{shown}: {refused}")
     try:
-        text = p.read_text(encoding="utf-8")
+        return read_bounded(str(p), MAX_CONFIG_BYTES)
+    except TooLarge as exc:
+        raise ConfigError(f"{shown}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+
+
+def _yaml_load(p: Path, shown: str) -> tuple[Any, dict[tuple[str | int, ...], Position]]:
+    """Read a YAML configuration with the manifest reader (:mod:`ssrisk.yamlpos`): no tag
+    constructs anything, aliases are shared while reading, nesting is limited, and the
+    expanded document is limited to :data:`MAX_CONFIG_VALUES` values (an alias bomb)."""
+    import yaml
+
+    from .yamlpos import YamlInputError, build, compose_documents
+
+    raw = _read_config_bytes(p, shown)
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    yaml = YAML(typ="rt")
     try:
-        doc = yaml.load(text)
-    except MarkedYAMLError as exc:
+        nodes = list(compose_documents(text))
+        if len(nodes) > 1:
+            mark = nodes[1].start_mark if nodes[1] is not None else None
+            where = f"{shown}:{mark.line + 1}:{mark.column + 1}" if mark else shown
+            raise ConfigError(f"{where}: more than one YAML document")
+        doc, duplicates = build(nodes[0] if nodes else None)
+    except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{shown}:{mark.line + 1}:{mark.column + 1}" if mark else shown
         raise ConfigError(f"{where}: YAML syntax: {exc.problem or exc.context}") from None
-    except YAMLError as exc:
+    except yaml.YAMLError as exc:
         raise ConfigError(f"{shown}: YAML syntax: {exc}") from None
+    except YamlInputError as exc:
+        where = shown if exc.line is None else f"{shown}:{exc.line + 1}:{(exc.column or 0) + 1}"
+        raise ConfigError(f"{where}: {exc.message}") from None
+    if duplicates:
+        dup = duplicates[0]
+        raise ConfigError(
+            f"{shown}:{dup.line + 1}:{dup.column + 1}: duplicate key {dup.key!r} "
+            f"(first at line {dup.first_line + 1})"
+        )
+    budget = [MAX_CONFIG_VALUES]
     positions: dict[tuple[str | int, ...], Position] = {}
+    plain = _plain(doc, budget, shown)
     _collect_positions(doc, (), shown, positions)
-    return _plain(doc), positions
+    return plain, positions
 
 
 def _collect_positions(
@@ -191,21 +255,22 @@ def _collect_positions(
             _collect_positions(v, item, path, out)
 
 
-def _plain(node: Any) -> Any:
-    """ruamel's round-trip types as plain JSON-like values (so jsonschema sees JSON types)."""
+def _plain(node: Any, budget: list[int], shown: str) -> Any:
+    """The loaded document as plain JSON-like values (so jsonschema sees JSON types), with
+    at most ``budget[0]`` values once aliases are expanded."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ConfigError(
+            f"{shown}: more than {MAX_CONFIG_VALUES} values once YAML aliases are expanded; "
+            "not a configuration file"
+        )
     if isinstance(node, Mapping):
-        return {str(k): _plain(v) for k, v in node.items()}
+        return {str(k): _plain(v, budget, shown) for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str):
-        return str(node)
-    return node  # dates and the like: rejected by the schema
+        return [_plain(v, budget, shown) for v in node]
+    if isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**64:
+        raise ConfigError(f"{shown}: a number larger than 64 bits; not a configuration value")
+    return node
 
 
 @cache
@@ -231,7 +296,7 @@ def _validate(
         keys = tuple(err.absolute_path)
         if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):
             where = _where(cfg, (*keys, err.instance), prefix)
-            raise ConfigError(f"{where}: {keys[0] if keys else 'key'}: bad name {err.message}")
+            raise ConfigError(f"{where}: {keys[0] if keys else 'key'}: bad name {_message(err)}")
         if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
             extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
             if not keys and extra:
@@ -275,7 +340,7 @@ def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
         )
     if name == "kube-version" and validator == "pattern":
         return f"unsupported Kubernetes version {err.instance!r}: use 1.25 to 1.37"
-    return f"{name}: {err.message}"
+    return f"{name}: {_message(err)}"
 
 
 def _kebab_to_snake(key: str) -> str:

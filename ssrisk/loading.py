@@ -66,9 +66,13 @@ def discover(
     Directories are walked recursively for ``*.yaml``, ``*.yml`` and ``*.json`` files,
     without following symbolic links to directories (so link loops cannot hang the walk);
     ``DEFAULT_EXCLUDES`` and the ``excludes`` glob patterns (matched against the name and the
-    path) are skipped. Files named explicitly are always taken. A path that does not exist is
-    returned as an :class:`InputError`.
+    path) are skipped. Files named explicitly are always taken. A path that does not exist, a
+    directory that cannot be listed, and a file whose real path leaves the checked tree or
+    enters a ``.git`` directory (:mod:`ssrisk.confine`: a symbolic link to ``/etc/passwd``) are
+    returned as :class:`InputError` values; such a file is never read.
     """
+    from .confine import refusal, tree_of
+
     files: list[str] = []
     errors: list[InputError] = []
     seen: set[str] = set()
@@ -82,8 +86,15 @@ def discover(
         if raw != "-" and not os.path.lexists(raw):
             errors.append(InputError(raw, "no such file or directory"))
             continue
+        tree = tree_of(raw) if raw != "-" else ""
         if os.path.isdir(raw):
-            for root, dirs, names in os.walk(raw, followlinks=False):
+
+            def unlistable(exc: OSError, given: str = raw) -> None:
+                errors.append(
+                    InputError(exc.filename or given, f"cannot list directory: {exc.strerror}")
+                )
+
+            for root, dirs, names in os.walk(raw, onerror=unlistable, followlinks=False):
                 dirs[:] = sorted(
                     d
                     for d in dirs
@@ -99,10 +110,18 @@ def discover(
                     if special is not None:  # reading a FIFO or a device could block forever
                         errors.append(InputError(full, f"not a regular file ({special}); skipped"))
                         continue
+                    refused = refusal(full, tree)
+                    if refused is not None:
+                        errors.append(InputError(full, refused))
+                        continue
                     if full not in seen:
                         seen.add(full)
                         files.append(full)
         elif raw not in seen:
+            refused = refusal(raw, tree) if raw != "-" and os.path.islink(raw) else None
+            if refused is not None:
+                errors.append(InputError(raw, refused))
+                continue
             seen.add(raw)
             files.append(raw)
     return files, errors
@@ -131,21 +150,85 @@ def read_text(path: str) -> tuple[str | None, InputError | None]:
     Returns ``(text, None)`` or ``(None, error)``; never raises for a bad file.
     """
     try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            return None, InputError(
-                path, f"file is {size} bytes, larger than the {MAX_FILE_BYTES} byte limit"
-            )
-        with open(path, "rb") as fh:
-            # bounded: a path named on the command line may be a pipe or a device
-            raw = fh.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            return None, InputError(path, f"larger than the {MAX_FILE_BYTES} byte limit")
+        raw = read_bounded(path, MAX_FILE_BYTES)
     except IsADirectoryError:
         return None, InputError(path, "is a directory, not a manifest file")
+    except TooLarge as exc:
+        return None, InputError(path, str(exc))
     except OSError as exc:
         return None, InputError(path, f"cannot read file: {exc.strerror or exc}")
     return decode(path, raw)
+
+
+class TooLarge(OSError):
+    """A file or stream past its size limit (the message says which limit)."""
+
+
+#: Seconds to wait for the writer of a pipe named on the command line (``<(helm template)``).
+PIPE_TIMEOUT_S = 60.0
+
+
+def read_bounded(path: str, limit: int) -> bytes:
+    """The bytes of ``path``, at most ``limit`` of them, without ever blocking forever.
+
+    A regular file larger than ``limit`` is refused before it is read. A pipe (a path named
+    on the command line such as ``<(helm template ...)``) is read until its writer closes it,
+    for at most :data:`PIPE_TIMEOUT_S` seconds; a FIFO that no process writes to reads as
+    empty instead of blocking. Devices and sockets are refused.
+
+    Raises:
+        TooLarge: past ``limit`` bytes.
+        OSError: it cannot be opened or read, is a directory, a device or a socket, or the
+            pipe's writer did not finish in time.
+    """
+    import select
+    import stat
+    import time
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", path)
+        if stat.S_ISREG(mode):
+            size = os.fstat(fd).st_size
+            if size > limit:
+                raise TooLarge(f"file is {size} bytes, larger than the {limit} byte limit")
+            os.set_blocking(fd, True)
+            chunks = []
+            total = 0
+            while total <= limit:
+                chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        elif stat.S_ISFIFO(mode):
+            chunks, total = [], 0
+            deadline = time.monotonic() + PIPE_TIMEOUT_S
+            while total <= limit:
+                try:
+                    chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+                except BlockingIOError:  # a writer is connected but has written nothing yet
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise OSError(
+                            f"the pipe's writer did not finish within {PIPE_TIMEOUT_S:.0f} s"
+                        ) from None
+                    select.select([fd], [], [], left)
+                    continue
+                if not chunk:
+                    break  # the writer closed it, or there never was one
+                chunks.append(chunk)
+                total += len(chunk)
+        else:
+            kind = "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "socket"
+            raise OSError(f"not a regular file ({kind})")
+    finally:
+        os.close(fd)
+    if total > limit:
+        raise TooLarge(f"larger than the {limit} byte limit")
+    return b"".join(chunks)
 
 
 def decode(path: str, raw: bytes) -> tuple[str | None, InputError | None]:
@@ -322,7 +405,13 @@ def _load_chunk(
             out.documents += 1
             out.objects.extend(
                 _objects_of(
-                    data, path, line_offset, default_namespace, out.documents - 1, out.notices
+                    data,
+                    path,
+                    line_offset,
+                    default_namespace,
+                    out.documents - 1,
+                    out.notices,
+                    out.errors,
                 )
             )
     except yaml.YAMLError as exc:
@@ -341,15 +430,28 @@ def _objects_of(
     default_namespace: str | None,
     doc_index: int,
     notices: list[Notice],
+    errors: list[InputError],
 ) -> Iterable[K8sObject]:
     if not isinstance(data, dict):
         return
     kind = data.get("kind")
     if not isinstance(kind, str) or not isinstance(data.get("apiVersion"), str):
         return  # not a Kubernetes object: skipped quietly
-    if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
-        for item in data.get("items") or []:
-            yield from _objects_of(item, path, line_offset, default_namespace, doc_index, notices)
+    items = data.get("items")
+    if kind == "List" and items is not None and not isinstance(items, list):
+        # kubectl decodes a List's items as an array (metav1.List) and rejects anything else
+        line, col = data.lc.key("items") if hasattr(data, "lc") else (-1, -1)
+        errors.append(
+            InputError(
+                path, "List: items must be a list of objects", line + 1 + line_offset, col + 1
+            )
+        )
+        return
+    if kind == "List" or (kind.endswith("List") and isinstance(items, list)):
+        for item in items or []:
+            yield from _objects_of(
+                item, path, line_offset, default_namespace, doc_index, notices, errors
+            )
         return
     api_version = data["apiVersion"]
     if kind == "StatefulSet" and api_version in LEGACY_STATEFULSET_VERSIONS:

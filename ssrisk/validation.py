@@ -335,6 +335,12 @@ def validate_object(obj: K8sObject, kube_version: str) -> Validation:
         and isinstance(value.get("spec"), dict)
     ):
         problems.extend(_statefulset_spec_problems(value["spec"]))
+    if (
+        not any(p.error for p in problems)
+        and obj.kind == "PodDisruptionBudget"
+        and isinstance(value.get("spec"), dict)
+    ):
+        problems.extend(_pdb_spec_problems(value["spec"]))
     for problem in problems[:MAX_PROBLEMS_PER_OBJECT]:
         pos = obj.pos(*problem.path)
         message = f"{where}: {problem.message}"
@@ -426,14 +432,20 @@ def _describe(err: Any, minor: int) -> _Problem:
     if name == "Type":
         types = [t for t in getattr(kind, "types", []) if t != "null"]
         expected = " or ".join(types) or "null"
-        shown = json.dumps(err.instance)
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        shown = _snippet(json.dumps(err.instance))
         return _Problem(
             path, f"{where}: expected {expected}, got {_json_type(err.instance)} {shown}"
         )
     if name in ("Maximum", "Minimum"):
         return _Problem(path, f"{where}: {err.message} (out of range of the API field type)")
-    return _Problem(path, f"{where}: {err.message}")
+    return _Problem(path, f"{where}: {_snippet(err.message, 200)}")
+
+
+def _snippet(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (values quoted in messages come from the input)."""
+    from .reporters.escape import snippet
+
+    return snippet(text, limit)
 
 
 # --- checks the API server makes in Go code -------------------------------------------------
@@ -459,7 +471,9 @@ def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
         if isinstance(value, str) and value and value not in allowed:
             out.append(
                 _Problem(
-                    path, f"{field_path(path)}: {value!r} is not {' or '.join(allowed)} {_SRC}"
+                    path,
+                    f"{field_path(path)}: {_snippet(repr(value))} is not {' or '.join(allowed)} "
+                    f"{_SRC}",
                 )
             )
 
@@ -517,6 +531,44 @@ def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
 
 
 _PERCENT = re.compile(r"^(-?\d+)%$")
+_INT64_MAX = 2**63 - 1
+
+
+def _atoi(digits: str) -> int:
+    """Go's ``strconv.Atoi`` of ``-?[0-9]+``, which gives the largest (or smallest) int64 on
+    overflow; bounded in cost for any number of digits."""
+    negative = digits.startswith("-")
+    significant = digits.lstrip("-").lstrip("0") or "0"
+    if len(significant) > 19:
+        return -_INT64_MAX - 1 if negative else _INT64_MAX
+    number = -int(significant) if negative else int(significant)
+    return max(-_INT64_MAX - 1, min(_INT64_MAX, number))
+
+
+_PDB_SRC = "(k8s: pkg/apis/policy/validation/validation.go, ValidatePodDisruptionBudgetSpec)"
+
+
+def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
+    """``minAvailable`` and ``maxUnavailable`` of a PodDisruptionBudget: a non-negative integer
+    or a percentage ``[0-9]+%`` of at most 100% (apps validation ValidatePositiveIntOrPercent
+    and IsNotMoreThan100Percent, called by ValidatePodDisruptionBudgetSpec)."""
+    out = []
+    for key in ("minAvailable", "maxUnavailable"):
+        value = spec.get(key)
+        path: tuple[str | int, ...] = ("spec", key)
+        where = field_path(path)
+        if isinstance(value, str):
+            if re.fullmatch(r"[0-9]+%", value) is None:
+                shown = _snippet(repr(value))
+                out.append(_Problem(path, f"{where}: {shown} is not a valid percent {_PDB_SRC}"))
+            elif _atoi(value[:-1]) > 100:
+                shown = _snippet(value)
+                out.append(
+                    _Problem(path, f"{where}: {shown} must not be more than 100% {_PDB_SRC}")
+                )
+        elif isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            out.append(_Problem(path, f"{where}: {value} must be >= 0 {_PDB_SRC}"))
+    return out
 
 
 def _max_unavailable(path: tuple[str | int, ...], value: Any) -> list[_Problem]:
@@ -528,10 +580,11 @@ def _max_unavailable(path: tuple[str | int, ...], value: Any) -> list[_Problem]:
     if isinstance(value, str):
         m = _PERCENT.match(value)
         if m is None:
-            return [_Problem(path, f"{where}: {value!r} is not an integer or a percentage {src}")]
-        number = int(m.group(1))
+            shown = _snippet(repr(value))
+            return [_Problem(path, f"{where}: {shown} is not an integer or a percentage {src}")]
+        number = _atoi(m.group(1))
         if number > 100:
-            return [_Problem(path, f"{where}: {value} is more than 100% {src}")]
+            return [_Problem(path, f"{where}: {_snippet(value)} is more than 100% {src}")]
     else:
         number = int(value)
     if number < 0:

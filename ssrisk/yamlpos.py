@@ -15,6 +15,7 @@ arbitrary object: a non-standard tag is an error.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -238,7 +239,7 @@ class _Builder:
             return
         m = node.start_mark
         raise YamlInputError(
-            f"tag {tag} is not allowed in a Kubernetes manifest (nothing is constructed from it)",
+            f"tag {tag} is not allowed (ssrisk constructs nothing from tags)",
             m.line,
             m.column,
         )
@@ -253,21 +254,7 @@ class _Builder:
         if tag == f"{_T}bool":
             return value.lower() in ("true", "yes", "on", "y")
         if tag == f"{_T}int":
-            text = value.replace("_", "")
-            try:
-                if _INT.match(value):
-                    return int(text)
-                sign = -1 if text.startswith("-") else 1
-                text = text.lstrip("+-")
-                if text.startswith("0x"):
-                    return sign * int(text[2:], 16)
-                if text.startswith("0b"):
-                    return sign * int(text[2:], 2)
-                if text.startswith("0") and len(text) > 1 and ":" not in text:
-                    return sign * int(text, 8)
-            except ValueError:
-                return value
-            return value  # sexagesimal and other rarities stay text
+            return _integer(value)
         if tag == f"{_T}float":
             low = value.lower().replace("_", "")
             if low in _FLOAT_SPECIAL:
@@ -279,6 +266,43 @@ class _Builder:
             except ValueError:
                 return value
         return value
+
+
+#: go-yaml reads an integer only when it fits in 64 bits (int64, else uint64).
+_INT64_MIN = -(2**63)
+_UINT64_MAX = 2**64 - 1
+
+
+def _integer(value: str) -> Any:
+    """An integer scalar as go-yaml v2 resolves it (resolve.go, ``resolve``): ``int64`` or
+    ``uint64`` when it fits (decimal, ``0x``, ``0b`` or ``0``-octal), else a float when it is
+    written like one and is finite, else the text. Never converts more digits than 64 bits
+    need, so a scalar of thousands of digits costs nothing (and stays text, as for kubectl)."""
+    text = value.replace("_", "")
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    if _INT.match(value):
+        base, digits = 10, body
+    elif body.startswith("0x"):
+        base, digits = 16, body[2:]
+    elif body.startswith("0b"):
+        base, digits = 2, body[2:]
+    elif body.startswith("0") and len(body) > 1 and ":" not in body:
+        base, digits = 8, body
+    else:
+        return value  # sexagesimal and other rarities stay text
+    significant = digits.lstrip("0") or "0"
+    if len(significant) <= 64:  # at most 64 digits in any base here: a fast, bounded int()
+        try:
+            number = sign * int(significant, base)
+        except ValueError:
+            return value
+        if _INT64_MIN <= number <= _UINT64_MAX:
+            return number
+    if base == 10 and _GO_YAML_FLOAT.match(text):
+        as_float = float(text)  # strconv.ParseFloat: out of range is an error, so text
+        return as_float if math.isfinite(as_float) else value
+    return value
 
 
 def build(node: Node | None) -> tuple[Any, list[DuplicateKey]]:

@@ -53,3 +53,10 @@ def printable_block(text: str) -> str:
     backslash before it). The line breaks are kept."""
     lines = [printable(line) for line in text.split("\n")]
     return _COMMAND_LINE.sub(r"\1\\:", "\n".join(lines))
+
+
+def snippet(text: str, limit: int) -> str:
+    """``text`` made :func:`printable` and cut to at most ``limit`` characters (ending in
+    ``...`` when cut): how error messages quote what the repository wrote."""
+    text = printable(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,241 @@
+"""Hostile repositories against what ssrisk reads: no file outside the checked tree (or in
+``.git``) is ever read or printed, and configuration files, baselines and manifests that a
+pull request can write give a clean error at their place, never a traceback, a hang or a
+blow-up; the other files are still checked.
+
+Each repository is built under ``tmp_path`` (with a ``.git`` directory, as a checkout has)
+from the files in ``tests/data/hostile``; links, pipes and very deep inputs are made at test
+time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import DATA, run_cli, ssrisk_executable
+
+HOSTILE = DATA / "hostile"
+GOOD = DATA / "robust" / "good.yaml"
+#: A value that must never appear in any output: it is in the environment of every run here.
+SECRET = "ssrisk-test-secret-7f3a9c"
+
+
+@pytest.fixture(autouse=True)
+def _secret_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSRISK_TEST_TOKEN", SECRET)
+
+
+def _repo(tmp_path: Path) -> Path:
+    """A checkout: ``.git/config`` holding a token, and one good manifest ``deploy/db.yaml``."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text(
+        f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {SECRET}\n'
+    )
+    (repo / "deploy").mkdir()
+    shutil.copy(GOOD, repo / "deploy" / "db.yaml")
+    return repo
+
+
+def _no_leak(*texts: str) -> None:
+    joined = "".join(texts)
+    assert SECRET not in joined
+    assert "root:x:0:0" not in joined  # /etc/passwd
+    assert "Traceback" not in joined and "internal error" not in joined
+
+
+# --- links out of the tree ---------------------------------------------------------------------
+
+LINKS = {
+    "env.yaml": "/proc/self/environ",
+    "passwd.yaml": "/etc/passwd",
+    "git-config.yaml": "../.git/config",  # inside the repository, but in .git
+}
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
+def test_manifest_links_out_of_the_tree_are_not_read(fmt: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    for name, target in LINKS.items():
+        (repo / "deploy" / name).symlink_to(target)
+    walked = run_cli("check", "deploy", "--format", fmt, cwd=repo)
+    named = run_cli("check", *[f"deploy/{n}" for n in LINKS], "deploy/db.yaml", cwd=repo)
+    for run in (walked, named):
+        assert run.code == 2
+        _no_leak(run.out, run.err)
+    assert walked.out.count("not read") >= len(LINKS), walked.out
+    assert "db.yaml" in walked.out  # the good file is still checked
+    assert named.out.count("not read") == len(LINKS), named.out
+
+
+def test_a_link_inside_the_repository_is_read(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "deploy" / "alias.yaml").symlink_to("db.yaml")
+    run = run_cli("check", "--format", "json", "deploy/alias.yaml", cwd=repo)
+    assert run.code == 0 and run.json()["summary"]["statefulsets"] == 1
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "/proc/self/environ", ".git/config"])
+def test_configuration_links_out_of_the_tree_are_not_read(target: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".ssrisk.yaml").symlink_to(target)
+    for args in (["check", "deploy"], ["check", "deploy", "--config", ".ssrisk.yaml"]):
+        run = run_cli(*args, cwd=repo)
+        assert run.code == 2 and ".ssrisk.yaml" in run.err and "not read" in run.err
+        _no_leak(run.out, run.err)
+
+
+def test_a_baseline_link_out_of_the_tree_is_not_read(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".ssrisk-baseline.json").symlink_to("/etc/passwd")
+    run = run_cli("check", "deploy", "--baseline", ".ssrisk-baseline.json", cwd=repo)
+    assert run.code == 2 and "not read" in run.err
+    _no_leak(run.out, run.err)
+
+
+# --- configuration and baseline files ----------------------------------------------------------
+
+
+def _deep_toml(path: Path) -> None:
+    path.write_text("[tool.ssrisk]\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+
+
+CONFIGS = [
+    ("alias-bomb.yaml", ".ssrisk.yaml", "more than 10000 values"),
+    ("huge-hex.yaml", ".ssrisk.yaml", "fail-on"),
+    ("huge-decimal.yaml", ".ssrisk.yaml", "profile zones must be a whole number"),
+    ("deep.yaml", ".ssrisk.yaml", "nesting depth"),
+    ("python-tag.yaml", ".ssrisk.yaml", "is not allowed"),
+    ("huge-int.pyproject.toml", "pyproject.toml", "too many digits"),
+    ("huge-hex.pyproject.toml", "pyproject.toml", "larger than 64 bits"),
+    ("deep.pyproject.toml", "pyproject.toml", "nesting too deep"),
+]
+
+
+@pytest.mark.parametrize(("source", "name", "words"), CONFIGS)
+def test_hostile_configuration_files(source: str, name: str, words: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    shutil.copy(HOSTILE / "config" / source, repo / name)
+    started = time.monotonic()
+    run = run_cli("check", "deploy", cwd=repo)
+    assert time.monotonic() - started < 10
+    assert run.code == 2, run.err
+    assert run.err.startswith(f"ssrisk: error: {repo / name}") and words in run.err, run.err
+    assert len(run.err) < 1200 and "\n" not in run.err.rstrip("\n")
+    _no_leak(run.out, run.err)
+    assert not list(repo.glob("ssrisk-*-ran"))
+
+
+BASELINES = [
+    ("huge-count.json", "a number of 5000 digits"),
+    ("python-tag.json", "not JSON"),
+    ("nan-count.json", "NaN is not JSON"),
+    (None, "recursion"),  # 100,000 nested arrays, made at test time
+]
+
+
+@pytest.mark.parametrize(("source", "words"), BASELINES)
+def test_hostile_baselines(source: str | None, words: str, tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    baseline = repo / ".ssrisk-baseline.json"
+    if source is None:
+        baseline.write_text("[" * 100_000 + "]" * 100_000)
+    else:
+        shutil.copy(HOSTILE / "baseline" / source, baseline)
+    run = run_cli("check", "deploy", "--baseline", str(baseline.name), cwd=repo)
+    assert run.code == 2 and ".ssrisk-baseline.json" in run.err and words in run.err, run.err
+    _no_leak(run.out, run.err)
+
+
+# --- manifests -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "words"),
+    [
+        ("replicas-huge-hex.yaml", 7, 'spec.replicas: expected integer, got string "0xfff'),
+        ("replicas-huge-decimal.yaml", 7, "spec.replicas: expected integer, got string"),
+        ("max-unavailable-huge-percent.yaml", 10, "999... is more than 100%"),
+        ("pdb-huge-percent.yaml", 6, "999... must not be more than 100%"),
+    ],
+)
+def test_integers_past_pythons_digit_limit(name: str, line: int, words: str) -> None:
+    """go-yaml reads an integer only when it fits in 64 bits (else text), and the API server
+    reads an out-of-range percentage as the largest int64: each is an error at its place,
+    and the good file beside it is still checked."""
+    report = run_cli("check", "--format", "json", str(HOSTILE / "manifests" / name), str(GOOD))
+    assert report.code == 2
+    data = report.json()
+    (err,) = data["errors"]
+    assert err["line"] == line and words in err["message"], err
+    assert len(err["message"]) < 300
+    assert any(f["path"].endswith("good.yaml") for f in data["findings"])
+    _no_leak(report.out, report.err)
+
+
+def test_a_list_whose_items_are_not_a_list() -> None:
+    report = run_cli(
+        "check", "--format", "json", str(HOSTILE / "lists" / "items-not-a-list.yaml"), str(GOOD)
+    )
+    assert report.code == 2
+    (err,) = report.json()["errors"]
+    assert (err["line"], err["column"]) == (4, 1) and "items must be a list" in err["message"]
+
+
+def test_a_fifo_named_on_the_command_line_does_not_block(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    p = subprocess.run(
+        [ssrisk_executable(), "check", str(fifo), str(GOOD)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert time.monotonic() - started < 30
+    assert p.returncode == 2 and "pipe.yaml: error: empty file" in p.stdout, p.stdout
+    assert "good.yaml:" in p.stdout
+
+
+def test_a_pipe_with_a_writer_is_read(tmp_path: Path) -> None:
+    """``ssrisk check <(kustomize build)``: the path is a pipe whose writer is running."""
+    p = subprocess.run(
+        ["bash", "-c", f'"{ssrisk_executable()}" check --format json <(sleep 0.3; cat "{GOOD}")'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert '"statefulsets": 1' in p.stdout
+
+
+def test_an_unreadable_directory_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path)
+    locked = repo / "deploy" / "locked"
+    locked.mkdir()
+    shutil.copy(GOOD, locked / "hidden.yaml")
+    locked.chmod(0)
+    try:
+        if os.geteuid() == 0:  # root lists anything: fail the listing as the kernel would
+            real_scandir = os.scandir
+
+            def scandir(path: object = ".") -> object:
+                if os.fspath(path).endswith("locked"):  # type: ignore[call-overload]
+                    raise PermissionError(13, "Permission denied", os.fspath(path))  # type: ignore[call-overload]
+                return real_scandir(path)  # type: ignore[call-overload]
+
+            monkeypatch.setattr(os, "scandir", scandir)
+        run = run_cli("check", "--format", "json", "deploy", cwd=repo)
+    finally:
+        locked.chmod(0o755)
+    assert run.code == 2
+    errors = run.json()["errors"]
+    assert [e["message"] for e in errors] == ["cannot list directory: Permission denied"]
+    assert errors[0]["path"].endswith("locked")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .inventory import Inventory
-from .loading import LoadedFile
+from .loading import RELATED_KINDS, LoadedFile
 from .model import Finding, InputError, K8sObject, Notice, ObjectRef, Position, Severity
 from .rule import CheckContext, Rule
 from .settings import Settings
@@ -52,9 +52,12 @@ class Report:
         }
 
 
-def load_all(paths: Sequence[str], settings: Settings) -> tuple[list[LoadedFile], list[InputError]]:
+def load_all(
+    paths: Sequence[str], settings: Settings, kinds: frozenset[str] | None = None
+) -> tuple[list[LoadedFile], list[InputError]]:
     """Discover and load every input: plain files, Helm charts and kustomizations (rendered)
-    and ``-`` (stdin). Errors come back as values, never raised.
+    and ``-`` (stdin). Errors come back as values, never raised. With ``kinds``, only objects
+    of those kinds are read (:func:`ssrisk.renderers.inputs.load_inputs`).
 
     Every loaded object is validated once against the Kubernetes schemas of
     ``settings.kube_version`` (:mod:`ssrisk.validation`): an object with a wrong type or an
@@ -69,7 +72,7 @@ def load_all(paths: Sequence[str], settings: Settings) -> tuple[list[LoadedFile]
     collecting = gc.isenabled()
     gc.disable()
     try:
-        loaded, errors = load_inputs(paths, settings)
+        loaded, errors = load_inputs(paths, settings, kinds=kinds)
         for lf in loaded:
             if lf.objects:
                 lf.objects, invalid, dubious = validate_objects(lf.objects, settings.kube_version)
@@ -103,9 +106,15 @@ def check(
     if context:
         import os
 
+        # The checked files are not context too (compared by real path; only files with the
+        # name of a checked one need resolving, the context may hold thousands of files).
         seen = {os.path.realpath(lf.path) for lf in loaded}
+        names = {os.path.basename(p) for p in seen}
         extra = [
-            lf for lf in load_all(context, settings)[0] if os.path.realpath(lf.path) not in seen
+            lf
+            for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]
+            if (os.path.basename(lf.path) not in names and not os.path.islink(lf.path))
+            or os.path.realpath(lf.path) not in seen
         ]
     return check_loaded(loaded, errors, rules, settings, context=extra)
 

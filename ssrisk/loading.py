@@ -44,6 +44,22 @@ _SNIFF = re.compile(
     r"""PersistentVolume|PersistentVolumeClaim|Namespace|\w*List)\b(?!-)"""
 )
 _HELM_DIRECTIVE = re.compile(r"^\{\{", re.MULTILINE)
+#: The kinds a ``--context`` input is read for: those that StatefulSets relate to (their
+#: StatefulSets are not checked, so they are not even parsed).
+RELATED_KINDS = frozenset(MODELLED_KINDS) - {"StatefulSet"}
+
+
+def _sniffer(kinds: frozenset[str] | None) -> re.Pattern[str]:
+    """The kind sniffing pattern for ``kinds`` (``None``: every modelled kind and lists)."""
+    if kinds is None:
+        return _SNIFF
+    if kinds not in _SNIFFERS:
+        names = "|".join(sorted(kinds, key=len, reverse=True))
+        _SNIFFERS[kinds] = re.compile(rf"""["']?kind["']?\s*:\s*["']?({names}|\w*List)\b(?!-)""")
+    return _SNIFFERS[kinds]
+
+
+_SNIFFERS: dict[frozenset[str], re.Pattern[str]] = {}
 
 
 @dataclass
@@ -329,13 +345,21 @@ def _checker() -> _SyntaxChecker:
     return _CHECKER
 
 
-def load_text(text: str, path: str, default_namespace: str | None = "default") -> LoadedFile:
+def load_text(
+    text: str,
+    path: str,
+    default_namespace: str | None = "default",
+    kinds: frozenset[str] | None = None,
+) -> LoadedFile:
     """Read every Kubernetes object of a modelled kind out of a YAML or JSON stream.
 
     Args:
         text: the whole file.
         path: the path to report (as the user gave it).
         default_namespace: namespace for namespaced objects that name none.
+        kinds: read only objects of these kinds (a ``--context`` input: :data:`RELATED_KINDS`);
+            documents of other kinds are then neither parsed nor counted. ``None``: every
+            modelled kind, and every other document is checked for syntax.
 
     Returns:
         A :class:`LoadedFile`; syntax errors, duplicate keys and similar problems are in its
@@ -352,10 +376,13 @@ def load_text(text: str, path: str, default_namespace: str | None = "default") -
             Notice(path, "skipped: unrendered Helm template ({{ ... }}); render it first")
         )
         return out
+    sniff = _sniffer(kinds)
     for line_offset, chunk in split_documents(text):
         if not _has_content(chunk):
             continue
-        if _SNIFF.search(chunk) is None:
+        if sniff.search(chunk) is None:
+            if kinds is not None:
+                continue
             # Not a kind ssrisk models: count it and check only its syntax.
             out.documents += 1
             out.skipped_kinds += 1
@@ -365,6 +392,8 @@ def load_text(text: str, path: str, default_namespace: str | None = "default") -
                 out.errors.append(InputError(path, f"YAML syntax: {_describe(err)}", line, col))
             continue
         _load_chunk(out, chunk, line_offset, default_namespace)
+    if kinds is not None:
+        out.objects = [o for o in out.objects if o.kind in kinds]
     return out
 
 

@@ -102,13 +102,16 @@ def helm_sources(text: str) -> dict[int, str]:
     return out
 
 
-def load_stream(text: str, path: str, default_namespace: str | None) -> LoadedFile:
+def load_stream(
+    text: str, path: str, default_namespace: str | None, kinds: frozenset[str] | None = None
+) -> LoadedFile:
     """Load a YAML stream (a file or stdin); objects under a ``# Source:`` comment get it.
 
     Positions stay in the stream (``path`` is ``<stdin>`` for standard input); findings on
-    those objects also name the template (``Position.source``).
+    those objects also name the template (``Position.source``). ``kinds`` as for
+    :func:`ssrisk.loading.load_text`.
     """
-    lf = load_text(text, path, default_namespace)
+    lf = load_text(text, path, default_namespace, kinds)
     sources = helm_sources(text)
     if sources:
         lf.objects = [

@@ -111,9 +111,14 @@ def plan_inputs(paths: Sequence[str], excludes: Sequence[str] = ()) -> InputPlan
 
 
 def load_inputs(
-    paths: Sequence[str], settings: Settings, stdin: BinaryIO | None = None
+    paths: Sequence[str],
+    settings: Settings,
+    stdin: BinaryIO | None = None,
+    kinds: frozenset[str] | None = None,
 ) -> tuple[list[LoadedFile], list[InputError]]:
     """Load every input of ``paths``: plain files, rendered charts and kustomizations, stdin.
+    With ``kinds`` (a ``--context`` input), only objects of those kinds are read, and plain
+    files' documents of other kinds are not parsed at all.
 
     Namespaces: a namespaced object without ``metadata.namespace`` gets the kustomization's
     namespace (applied by kustomize), else ``settings.namespace`` (``--namespace``), as kubectl
@@ -133,7 +138,7 @@ def load_inputs(
             lf.errors.append(err or InputError(path, "cannot read file"))
             loaded.append(lf)
         else:
-            loaded.append(load_stream(text, path, namespace))
+            loaded.append(load_stream(text, path, namespace, kinds))
     options = HelmOptions(
         values_files=tuple(settings.helm_values), set_values=tuple(settings.helm_set)
     )
@@ -143,6 +148,9 @@ def load_inputs(
         loaded.append(render_kustomization(directory, namespace))
     if plan.stdin:
         loaded.append(load_stdin(namespace, stdin))
+    if kinds is not None:
+        for lf in loaded:
+            lf.objects = [o for o in lf.objects if o.kind in kinds]
     return loaded, plan.errors
 
 

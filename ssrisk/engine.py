@@ -208,10 +208,10 @@ def evaluate(
     parallel (this process and ``jobs - 1`` forked workers); the results are concatenated in
     order, so the output is identical to a single-process run. Returns the findings, the
     internal errors of rules and a notice for each StatefulSet the simulator could not run (its
-    rules then say only what the manifest shows). Explanations that rules give as callables
-    stay unbuilt in this process's findings; a worker's findings come back with the text (a
-    callable cannot be sent between processes), or with none when ``settings.explanations``
-    is false.
+    rules then say only what the manifest shows). Explanations that rules give as callables are
+    built as soon as the rules of their StatefulSet have run when ``settings.explanations`` is
+    true (the text is smaller than the simulation results a builder keeps, and it can be sent
+    back from a worker process), and never built otherwise (the findings then have none).
     """
     import os
 
@@ -269,6 +269,7 @@ def _evaluate_range(
     for sts in statefulsets:
         start = sts.start()
         ctx = CheckContext.of(sts, inventory, settings)
+        first = len(findings)
         for rule in rules:
             try:
                 for finding in rule.check(ctx):
@@ -288,6 +289,11 @@ def _evaluate_range(
                         pos.column,
                     )
                 )
+        if explanations:
+            # Built now rather than when printed: a builder keeps the StatefulSet's simulation
+            # results alive (tens of KB each), its text is a few KB.
+            for finding in findings[first:]:
+                finding.explanation = finding.explanation
         failures = ctx.simulation_failures()
         for reason in sorted({f.reason for f in failures}):
             scenarios = ", ".join(sorted(f.scenario for f in failures if f.reason == reason))

@@ -51,12 +51,29 @@ def test_formats_that_print_explanations_build_each_once(builds: list[str], how:
 
 
 def test_explanations_quoting_a_simulation_are_given_lazily() -> None:
-    rules = collect_rules(plugin_manager())
-    report = check([str(RISKY)], rules, Settings())
-    quoting = [f for f in report.findings if "Simulated timeline" in f.explanation]
+    from ssrisk.engine import load_all
+    from ssrisk.inventory import Inventory
+    from ssrisk.rule import CheckContext
+
+    settings = Settings()
+    inventory = Inventory(o for lf in load_all([str(RISKY)], settings)[0] for o in lf.objects)
+    quoting = []
+    for sts in inventory.statefulsets:
+        ctx = CheckContext.of(sts, inventory, settings)
+        for rule in collect_rules(plugin_manager()):
+            for f in rule.check(ctx):
+                if "Simulated timeline" in f.explanation:
+                    quoting.append(f)
     assert len({f.rule for f in quoting}) >= 8
     for f in quoting:
         assert callable(f.__dict__["_explanation"]), f.rule
+
+
+def test_the_engine_builds_explanations_as_soon_as_a_statefulset_is_checked() -> None:
+    # a builder keeps the StatefulSet's simulation results alive; its text is much smaller
+    report = check([str(RISKY)], collect_rules(plugin_manager()), Settings())
+    assert report.findings
+    assert all(isinstance(f.__dict__["_explanation"], str) for f in report.findings)
 
 
 def test_a_finding_sent_to_another_process_carries_its_explanation_as_text() -> None:

@@ -506,10 +506,18 @@ def _drop_stdout(out: TextIO) -> None:
 
 
 def _check_not_empty(report: Report, paths: Sequence[str], fail: bool) -> None:
-    """No Kubernetes object in the inputs: a warning notice, or an input error with ``fail``."""
+    """No Kubernetes object in the inputs: a warning notice, or an input error with ``fail``;
+    with ``fail`` an empty input (an empty file, comments only, empty stdin) is an error too."""
+    from .model import InputError, Notice
+
+    if fail:
+        empty = [n for n in report.notices if n.empty]
+        report.notices = [n for n in report.notices if not n.empty]
+        report.errors.extend(
+            InputError(n.path, f"{n.message} (--fail-if-empty)", n.line, n.column) for n in empty
+        )
     if report.objects or report.errors:  # with an unreadable input the run fails already
         return
-    from .model import InputError, Notice
 
     where = ", ".join(paths)
     message = (

@@ -366,9 +366,11 @@ def load_text(
         ``errors`` (with 1-based line and column), never raised.
     """
     out = LoadedFile(path)
-    if not text.strip() or not _has_content(text):
-        out.errors.append(
-            InputError(path, "empty file: no YAML documents (only whitespace or comments)")
+    if not text.strip() or not has_content(text):
+        # kubectl applies nothing and reports no error for such a file; only
+        # --fail-if-empty makes it one
+        out.notices.append(
+            Notice(path, "empty file: no YAML documents (only whitespace or comments)", empty=True)
         )
         return out
     if looks_like_helm_template(text):
@@ -378,7 +380,7 @@ def load_text(
         return out
     sniff = _sniffer(kinds)
     for line_offset, chunk in split_documents(text):
-        if not _has_content(chunk):
+        if not has_content(chunk):
             continue
         if sniff.search(chunk) is None:
             if kinds is not None:
@@ -397,7 +399,8 @@ def load_text(
     return out
 
 
-def _has_content(chunk: str) -> bool:
+def has_content(chunk: str) -> bool:
+    """Whether YAML text has anything but whitespace, comments and document markers."""
     for line in chunk.splitlines():
         s = line.strip()
         if s and not s.startswith("#") and s not in ("---", "..."):

@@ -63,7 +63,10 @@ class Position:
         ``None`` also when the path already says it: the position is in that template, or
         in a file inside that kustomization directory.
         """
-        if self.source and not self.path.endswith(self.source):
+        # a chart's templates are named <chart name>/templates/...; its directory may be
+        # called otherwise
+        inside_chart = self.source.split("/", 1)[-1] if self.source else ""
+        if self.source and not self.path.replace(os.sep, "/").endswith(inside_chart):
             return self.source
         k = self.kustomization
         if k and not _inside(self.path, k):
@@ -241,6 +244,9 @@ class Notice:
     column: int | None = None
     #: ``"notice"`` (informational) or ``"warning"`` (the input is dubious but was read).
     level: str = "notice"
+    #: An input with no YAML document (empty, comments only): ``--fail-if-empty`` makes it an
+    #: error.
+    empty: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}:{self.column or 1}"

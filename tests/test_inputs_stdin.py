@@ -58,8 +58,12 @@ def test_stdin_without_source_comments_and_bad_bytes() -> None:
     assert bad.objects == [] and bad.errors and bad.errors[0].path == "<stdin>"
 
 
-def test_empty_stdin_is_an_input_error() -> None:
-    run = run_process("check", "--format", "json", "-", stdin="")
+def test_empty_stdin_is_a_notice_unless_fail_if_empty() -> None:
+    # `helm template ... | ssrisk check -` of a chart that renders nothing
+    run = run_process("check", "--format", "json", "-", stdin="# Source: c/templates/x.yaml\n")
     report = json.loads(run.out)
-    assert [e["path"] for e in report["errors"]] == ["<stdin>"]
+    assert report["errors"] == [] and run.code == 0
+    assert ("<stdin>", "notice") in [(n["path"], n["level"]) for n in report["notices"]]
+    run = run_process("check", "--format", "json", "--fail-if-empty", "-", stdin="")
+    assert "<stdin>" in [e["path"] for e in json.loads(run.out)["errors"]]
     assert run.code == 2

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..loading import LoadedFile, load_text, read_text
+from ..loading import LoadedFile, has_content, load_text, read_text
 from ..model import InputError
 from .common import RenderError, display_path, error, rendered, run_tool, split_by_source
 from .locate import TemplateLocator
@@ -69,7 +69,9 @@ def render_manifests(chart_dir: str, namespace: str, options: HelmOptions) -> di
 
     Partials (``_*.tpl``), ``NOTES.txt`` and templates that render to nothing are left out,
     as Helm leaves them out of a release (helm pkg/release/v1/util/manifest_sorter.go,
-    SortManifests; pkg/action/action.go, renderResources).
+    SortManifests; pkg/action/action.go, renderResources). So are templates that render to
+    comments only (a licence header above a disabled ``{{ if }}``): Helm keeps those in the
+    release, but they hold no object and kubectl applies nothing from them.
 
     Raises:
         RenderError: no renderer is available, a values file cannot be read or the chart
@@ -91,7 +93,7 @@ def render_manifests(chart_dir: str, namespace: str, options: HelmOptions) -> di
         if name
         and not os.path.basename(name).startswith("_")
         and not name.endswith("NOTES.txt")
-        and text.replace("---", "").strip()
+        and has_content(text)
     }
 
 

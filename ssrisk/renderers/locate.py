@@ -24,6 +24,10 @@ _DIRECTIVE_ONLY = re.compile(r"^\s*(\{\{.*?\}\}\s*)+$")
 _KEY = re.compile(r"^(?P<indent>\s*)(?P<dash>-\s+)?(?P<key>[\"']?[A-Za-z0-9_./-]+[\"']?)\s*:(\s|$)")
 _ITEM = re.compile(r"^(?P<indent>\s*)-(\s|$)")
 _DOC_START = re.compile(r"^---")
+#: A line that opens a template comment: ``{{/*`` or ``{{- /*`` (text/template: a comment is
+#: ``{{/* ... */}}``, trim markers allowed, and may span lines).
+_COMMENT_START = re.compile(r"^\s*\{\{-?\s*/\*")
+_COMMENT_END = re.compile(r"\*/\s*-?\}\}")
 
 
 @dataclass
@@ -34,15 +38,24 @@ class _Line:
 
 
 def _content_lines(text: str) -> list[list[_Line]]:
-    """The template's documents as lists of lines that carry YAML (directive-only and
-    comment lines dropped)."""
+    """The template's documents as lists of lines that carry YAML (directive-only lines,
+    YAML comments and template comments ``{{/* ... */}}`` spanning lines, such as a licence
+    header, dropped)."""
     docs: list[list[_Line]] = [[]]
+    in_comment = False
     for number, raw in enumerate(text.splitlines()):
+        if in_comment:
+            in_comment = _COMMENT_END.search(raw) is None
+            continue
         if _DOC_START.match(raw):
             docs.append([])
             continue
         stripped = raw.strip()
         if not stripped or stripped.startswith("#") or _DIRECTIVE_ONLY.match(raw):
+            continue
+        opened = _COMMENT_START.match(raw)
+        if opened is not None:  # a template comment that does not end on its first line
+            in_comment = _COMMENT_END.search(raw, opened.end()) is None
             continue
         docs[-1].append(_Line(number, len(raw) - len(raw.lstrip()), raw))
     return [d for d in docs if d]
@@ -72,11 +85,20 @@ class TemplateLocator:
 
     def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
         """The line of the deepest of ``keys`` found in the template (1-based), else the
-        document's first line; ``None`` when the template has no such document."""
+        object itself (its ``kind:`` line, else ``metadata:``, else the document's first
+        line); ``None`` when the template has no such document."""
         if not self.lines:
             return None
         block = _Block(self.lines, parent_indent=-1, own_line=False)
-        first = self.lines[0]
+        first = next(
+            (
+                line
+                for key in ("kind", "metadata")
+                for line in self.lines
+                if line.indent == 0 and (_key_of(line) or ("",))[0] == key
+            ),
+            self.lines[0],
+        )
         best = Position(self.path, first.number + 1, first.indent + 1)
         for key in keys:
             found = block.child(key)

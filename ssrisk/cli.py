@@ -7,6 +7,7 @@ import functools
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
@@ -18,6 +19,7 @@ from .settings import DEFAULT_KUBE_VERSION
 if TYPE_CHECKING:
     from .engine import Report
     from .reporters import Reporter
+    from .settings import Settings
 
 SUPPORTED_MINORS = range(25, 38)
 #: The simulator's scenarios (embedded_sim.SCENARIOS; listed here to keep --help import-light).
@@ -384,7 +386,7 @@ def _load_rules() -> list[Rule]:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from .engine import check, exit_code
+    from .engine import Report, check, exit_code, merge_reports
     from .plugins import collect_reporters, collect_rules, plugin_manager
 
     pm = plugin_manager()
@@ -398,24 +400,6 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"--select and --disable both name {', '.join(both)}: choose one")
     reporters = collect_reporters(pm)
     outputs = _resolve_outputs(args.outputs, sorted(reporters), args.write_baseline)
-    from .config import build_settings, find_config, load_config
-
-    config_path = args.config or find_config()
-    config = load_config(config_path) if config_path else None
-    if config is not None:
-        config.check_rules(sorted(known))
-    settings = build_settings(
-        config,
-        kube_version=args.kube_version,
-        fail_on=args.fail_on,
-        namespace=args.namespace,
-        exclude=args.exclude,
-        select=args.select,
-        disable=args.disable,
-        helm_values=tuple(args.helm_values),
-        helm_set=tuple(args.helm_set),
-        jobs=args.jobs,
-    )
     import os
 
     for path in args.context:
@@ -430,8 +414,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         )
         for fmt, dest in outputs
     ]
-    settings.explanations = any(w.prints_explanations for _fmt, _dest, w in writers)
-    report = check(args.paths, rules, settings, context=args.context)
+    runs = [
+        (settings, check(paths, rules, settings, context=args.context))
+        for settings, paths in _settings_by_config(args, sorted(known), writers)
+    ]
+    report = merge_reports([r for _s, r in runs])
     _check_not_empty(report, args.paths, args.fail_if_empty)
     if args.write_baseline:
         from .baseline import write_baseline
@@ -443,11 +430,67 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
         report.findings, baselined = filter_new(report.findings, args.baseline)
         report.baselined = len(baselined)
-    code = exit_code(report, settings.fail_on)
+    # each configuration's fail-on decides for the findings of its inputs
+    kept = {id(f) for f in report.findings}
+    code = max(
+        exit_code(Report(r.kube_version, [f for f in r.findings if id(f) in kept]), s.fail_on)
+        for s, r in runs
+    )
+    if report.errors:
+        code = ExitCode.ERROR
     if (args.exit_zero or args.write_baseline) and code == ExitCode.FINDINGS:
         code = ExitCode.OK
     written = _write_outputs(writers, out, report)
     return code if written else ExitCode.ERROR
+
+
+def _settings_by_config(
+    args: argparse.Namespace,
+    known: Sequence[str],
+    writers: Sequence[tuple[str, str | None, Reporter]],
+) -> list[tuple[Settings, list[str]]]:
+    """The run settings for each group of PATHs that share a configuration file (``--config``
+    names one for all; else each path's is found walking up from it), with the command line
+    on top.
+
+    Files ssrisk itself reads or writes in this run (configuration, baselines, outputs) and
+    every ``.ssrisk.yaml`` are never read as manifests.
+
+    Raises:
+        ConfigError: a configuration file that cannot be read or names an unknown rule.
+    """
+    import os
+
+    from .config import build_settings, configs_for, load_config
+
+    groups: dict[Path | None, list[str]] = (
+        {Path(args.config): list(args.paths)} if args.config else configs_for(args.paths)
+    )
+    own = [str(p) for p in groups if p is not None]
+    own += [f for f in (args.baseline, args.write_baseline) if f]
+    own += [dest for _fmt, dest, _w in writers if dest is not None]
+    skip = frozenset(os.path.realpath(f) for f in own)
+    out = []
+    for config_path, paths in groups.items():
+        config = load_config(config_path) if config_path else None
+        if config is not None:
+            config.check_rules(known)
+        settings = build_settings(
+            config,
+            kube_version=args.kube_version,
+            fail_on=args.fail_on,
+            namespace=args.namespace,
+            exclude=args.exclude,
+            select=args.select,
+            disable=args.disable,
+            helm_values=tuple(args.helm_values),
+            helm_set=tuple(args.helm_set),
+            jobs=args.jobs,
+            skip_files=skip,
+        )
+        settings.explanations = any(w.prints_explanations for _fmt, _dest, w in writers)
+        out.append((settings, paths))
+    return out
 
 
 def _write_outputs(
@@ -543,9 +586,9 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(
                 f"unknown scenario {name!r}; choose from: {', '.join(embedded_sim.SCENARIOS)}"
             )
-    from .config import build_settings, find_config, load_config
+    from .config import build_settings, configs_for, load_config
 
-    config_path = args.config or find_config()
+    config_path = args.config or next(iter(configs_for(args.paths)))
     settings = build_settings(
         load_config(config_path) if config_path else None,
         kube_version=args.kube_version,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -21,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .model import Position, Severity
-from .settings import DEFAULT_KUBE_VERSION, Settings
+from .settings import CONFIG_NAMES, DEFAULT_KUBE_VERSION, Settings
 
-CONFIG_NAMES = (".ssrisk.yaml", ".ssrisk.yml")
 PYPROJECT = "pyproject.toml"
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "config.schema.json"
 
@@ -98,7 +98,9 @@ def _unknown_rule(rule_id: str, known: Sequence[str]) -> str:
     return f"unknown rule {rule_id!r} (known: {', '.join(sorted(known))})"
 
 
-def find_config(start: Path | None = None) -> Path | None:
+def find_config(
+    start: Path | None = None, _seen: dict[Path, Path | None] | None = None
+) -> Path | None:
     """The configuration file for a run started in ``start`` (default: the working directory).
 
     Walks up from ``start`` to the filesystem root; returns the first ``.ssrisk.yaml``
@@ -106,13 +108,48 @@ def find_config(start: Path | None = None) -> Path | None:
     """
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
-        for name in CONFIG_NAMES:
-            candidate = directory / name
-            if candidate.is_file():
-                return candidate
-        pyproject = directory / PYPROJECT
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
+        if _seen is not None and directory in _seen:
+            found = _seen[directory]
+        else:
+            found = _config_in(directory)
+            if _seen is not None:
+                _seen[directory] = found
+        if found is not None:
+            return found
+    return None
+
+
+def configs_for(paths: Sequence[str]) -> dict[Path | None, list[str]]:
+    """The checked ``paths`` grouped by the configuration file that applies to each, in the
+    order first met.
+
+    A path's configuration is found walking up from it (from its directory for a file), as
+    ruff and kube-linter do, else from the working directory; ``-`` (standard input) uses the
+    working directory's. Each directory is looked at once (the pre-commit hook passes many
+    files of few directories).
+    """
+    seen: dict[Path, Path | None] = {}
+    groups: dict[Path | None, list[str]] = {}
+    for path in paths:
+        found = None
+        if path != "-":
+            start = Path(path) if os.path.isdir(path) else Path(path).parent
+            found = find_config(start, seen)
+        if found is None:
+            found = find_config(None, seen)
+        groups.setdefault(found, []).append(path)
+    return groups
+
+
+def _config_in(directory: Path) -> Path | None:
+    """The configuration file of ``directory`` itself, if it has one."""
+    for name in CONFIG_NAMES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    pyproject = directory / PYPROJECT
+    if pyproject.is_file() and _has_tool_table(pyproject):
+        return pyproject
     return None
 
 

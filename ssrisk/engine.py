@@ -52,6 +52,28 @@ class Report:
         }
 
 
+def merge_reports(reports: Sequence[Report]) -> Report:
+    """One report of several runs (inputs checked under different configuration files): every
+    finding, error, notice and count, findings sorted as in one run. The Kubernetes version and
+    configured severities are the first run's (formats that state one use it)."""
+    first = reports[0]
+    if len(reports) == 1:
+        return first
+    merged = Report(kube_version=first.kube_version, rule_severity=dict(first.rule_severity))
+    for r in reports:
+        merged.findings.extend(r.findings)
+        merged.errors.extend(r.errors)
+        merged.notices.extend(r.notices)
+        merged.checked.extend(r.checked)
+        merged.rules_run.extend(i for i in r.rules_run if i not in merged.rules_run)
+        for name in ("files", "documents", "statefulsets", "skipped_documents", "objects"):
+            setattr(merged, name, getattr(merged, name) + getattr(r, name))
+        merged.baselined += r.baselined
+    merged.findings.sort(key=Finding.sort_key)
+    merged.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
+    return merged
+
+
 def load_all(
     paths: Sequence[str], settings: Settings, kinds: frozenset[str] | None = None
 ) -> tuple[list[LoadedFile], list[InputError]]:

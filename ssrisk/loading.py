@@ -75,17 +75,20 @@ class LoadedFile:
 
 
 def discover(
-    paths: Sequence[str], excludes: Sequence[str] = ()
+    paths: Sequence[str], excludes: Sequence[str] = (), skip_files: Iterable[str] = ()
 ) -> tuple[list[str], list[InputError]]:
     """Expand ``paths`` into the list of files to check, in a stable order.
 
     Directories are walked recursively for ``*.yaml``, ``*.yml`` and ``*.json`` files,
     without following symbolic links to directories (so link loops cannot hang the walk);
     ``DEFAULT_EXCLUDES`` and the ``excludes`` glob patterns (matched against the name and the
-    path) are skipped. Files named explicitly are always taken. A path that does not exist, a
-    directory that cannot be listed, and a file whose real path leaves the checked tree or
-    enters a ``.git`` directory (:mod:`ssrisk.confine`: a symbolic link to ``/etc/passwd``) are
-    returned as :class:`InputError` values; such a file is never read.
+    path) are skipped. Files named explicitly are always taken, except ssrisk's own: a
+    configuration or baseline file (:data:`ssrisk.settings.OWN_FILE_NAMES`) and the real
+    paths in ``skip_files`` (the baseline and output files of the run) are never manifests. A
+    path that does not exist, a directory that cannot be listed, and a file whose real path
+    leaves the checked tree or enters a ``.git`` directory (:mod:`ssrisk.confine`: a symbolic
+    link to ``/etc/passwd``) are returned as :class:`InputError` values; such a file is never
+    read.
     """
     from .confine import refusal, tree_of
 
@@ -93,6 +96,7 @@ def discover(
     errors: list[InputError] = []
     seen: set[str] = set()
     patterns = tuple(excludes)
+    own = _OwnFiles(skip_files)
 
     def excluded(p: str) -> bool:
         name = os.path.basename(p)
@@ -120,6 +124,8 @@ def discover(
                     full = os.path.join(root, name)
                     if not name.lower().endswith(YAML_SUFFIXES) or excluded(full):
                         continue
+                    if own.holds(full):
+                        continue
                     if os.path.isdir(full):  # a link to a directory named like a file
                         continue
                     special = _special_file(full)
@@ -133,7 +139,7 @@ def discover(
                     if full not in seen:
                         seen.add(full)
                         files.append(full)
-        elif raw not in seen:
+        elif raw not in seen and not own.holds(raw):
             refused = refusal(raw, tree) if raw != "-" and os.path.islink(raw) else None
             if refused is not None:
                 errors.append(InputError(raw, refused))
@@ -141,6 +147,24 @@ def discover(
             seen.add(raw)
             files.append(raw)
     return files, errors
+
+
+class _OwnFiles:
+    """Files of ssrisk itself: its configuration and baseline by name, and given real paths (looked
+    up only for files whose name matches, so a walk costs no extra system call per file)."""
+
+    def __init__(self, real_paths: Iterable[str]) -> None:
+        from .settings import OWN_FILE_NAMES
+
+        self.real_paths = frozenset(real_paths)
+        self.config_names = frozenset(OWN_FILE_NAMES)
+        self.names = frozenset(os.path.basename(p) for p in self.real_paths)
+
+    def holds(self, path: str) -> bool:
+        name = os.path.basename(path)
+        if name in self.config_names:
+            return True
+        return name in self.names and os.path.realpath(path) in self.real_paths
 
 
 def _special_file(path: str) -> str | None:

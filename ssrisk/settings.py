@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile
 
 DEFAULT_KUBE_VERSION = "1.37"
+#: Names of ssrisk's configuration file; never read as manifests.
+CONFIG_NAMES = (".ssrisk.yaml", ".ssrisk.yml")
+#: ssrisk's own files by name (configuration, the baseline's name in the README): never read
+#: as manifests, wherever they are and however they are named on the command line.
+OWN_FILE_NAMES = (*CONFIG_NAMES, ".ssrisk-baseline.json")
 
 
 @dataclass
@@ -38,6 +43,9 @@ class Settings:
     helm_set: tuple[str, ...] = ()
     #: Worker processes for checking many StatefulSets: 0 = one per core, 1 = no workers.
     jobs: int = 0
+    #: Real paths of files ssrisk reads or writes itself in this run (configuration,
+    #: baselines, outputs): never read as manifests, like every file named in CONFIG_NAMES.
+    skip_files: frozenset[str] = frozenset()
     #: Whether an output prints findings' explanations (json, sarif, junit, text with
     #: ``--explain``). When not, explanations that rules give as callables are never built
     #: (each finding's explanation is then empty).

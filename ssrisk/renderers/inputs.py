@@ -52,8 +52,11 @@ class InputPlan:
     errors: list[InputError] = field(default_factory=list)
 
 
-def plan_inputs(paths: Sequence[str], excludes: Sequence[str] = ()) -> InputPlan:
-    """Sort ``paths`` into plain files, Helm charts, kustomizations and stdin."""
+def plan_inputs(
+    paths: Sequence[str], excludes: Sequence[str] = (), skip_files: frozenset[str] = frozenset()
+) -> InputPlan:
+    """Sort ``paths`` into plain files, Helm charts, kustomizations and stdin (``skip_files``:
+    real paths of files that are not manifests, see :func:`ssrisk.loading.discover`)."""
     plan = InputPlan()
     rendered_roots: list[str] = []
     walked_kustomizations: list[str] = []
@@ -106,7 +109,7 @@ def plan_inputs(paths: Sequence[str], excludes: Sequence[str] = ()) -> InputPlan
             plan.kustomizations.append(k)
     # Plain files: everything under the given directories except the rendered trees.
     skip = [glob.escape(r) for r in rendered_roots]
-    plan.files, plan.errors = discover(plain_paths, [*excludes, *skip])
+    plan.files, plan.errors = discover(plain_paths, [*excludes, *skip], skip_files)
     return plan
 
 
@@ -128,7 +131,7 @@ def load_inputs(
     Returns:
         ``(loaded files, input errors)``; nothing is raised for bad input.
     """
-    plan = plan_inputs(paths, settings.exclude)
+    plan = plan_inputs(paths, settings.exclude, settings.skip_files)
     namespace = settings.namespace
     loaded: list[LoadedFile] = []
     for path in plan.files:

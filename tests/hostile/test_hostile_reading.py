@@ -198,7 +198,8 @@ def test_a_fifo_named_on_the_command_line_does_not_block(tmp_path: Path) -> None
         timeout=60,
     )
     assert time.monotonic() - started < 30
-    assert p.returncode == 2 and "pipe.yaml: error: empty file" in p.stdout, p.stdout
+    # a pipe with no writer reads as empty: a notice like any empty input
+    assert p.returncode == 0 and "pipe.yaml: notice: empty file" in p.stdout, p.stdout
     assert "good.yaml:" in p.stdout
 
 

@@ -215,57 +215,92 @@ def duplicate_definitions(objects: Sequence[K8sObject]) -> list[Notice]:
 
 #: Below this many StatefulSets a second process costs more than it saves.
 PARALLEL_MIN_STATEFULSETS = 200
+#: With the default ``--jobs`` (0), this process first checks this many StatefulSets itself,
+#: and forks workers for the rest only when, at the pace of the second half of them (the
+#: simulation cache is warm by then, and the workers inherit it), the rest would take at least
+#: :data:`PARALLEL_MIN_SECONDS` of CPU time: below that a fork, the cold copies of memory pages
+#: and sending the findings back cost more than the second core saves.
+PARALLEL_PROBE = 100
+PARALLEL_MIN_SECONDS = 1.0
 
 # What forked workers read: set just before the pool forks, so nothing is pickled to them.
 _WORK: tuple[Inventory, Sequence[Rule], Settings] | None = None
 
+_Part = tuple[list[Finding], list[InputError], list[Notice]]
 
-def evaluate(
-    inventory: Inventory, rules: Sequence[Rule], settings: Settings
-) -> tuple[list[Finding], list[InputError], list[Notice]]:
+
+def worth_forking(seconds_per_statefulset: float, remaining: int) -> bool:
+    """Whether ``remaining`` StatefulSets at that CPU cost each are worth worker processes."""
+    return seconds_per_statefulset * remaining >= PARALLEL_MIN_SECONDS
+
+
+def evaluate(inventory: Inventory, rules: Sequence[Rule], settings: Settings) -> _Part:
     """Run ``rules`` on every StatefulSet of ``inventory``.
 
-    With ``settings.jobs`` > 1 (0 = one per core) and at least
-    :data:`PARALLEL_MIN_STATEFULSETS` StatefulSets, contiguous slices of them are checked in
-    parallel (this process and ``jobs - 1`` forked workers); the results are concatenated in
-    order, so the output is identical to a single-process run. Returns the findings, the
+    With ``settings.jobs`` > 1 and at least :data:`PARALLEL_MIN_STATEFULSETS` StatefulSets,
+    contiguous slices of them are checked in parallel (this process and ``jobs - 1`` forked
+    workers); with ``jobs`` 0 (one per core, the default) only when the first
+    :data:`PARALLEL_PROBE` of them show that the rest is worth it (:func:`worth_forking`). The
+    results are concatenated in order, so the output is identical to a single-process run.
+    Returns the findings, the
     internal errors of rules and a notice for each StatefulSet the simulator could not run (its
     rules then say only what the manifest shows). Explanations that rules give as callables are
     built as soon as the rules of their StatefulSet have run when ``settings.explanations`` is
     true (the text is smaller than the simulation results a builder keeps, and it can be sent
     back from a worker process), and never built otherwise (the findings then have none).
     """
+    import multiprocessing
     import os
+    import time
 
     statefulsets = inventory.statefulsets
+    total = len(statefulsets)
     jobs = settings.jobs or os.cpu_count() or 1
-    jobs = min(jobs, max(1, len(statefulsets) // (PARALLEL_MIN_STATEFULSETS // 2)))
-    if jobs > 1 and len(statefulsets) >= PARALLEL_MIN_STATEFULSETS:
-        import multiprocessing
+    jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
+    if (
+        jobs <= 1
+        or total < PARALLEL_MIN_STATEFULSETS
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return _evaluate_range(inventory, rules, settings, statefulsets)
+    parts: list[_Part] = []
+    begin = 0
+    if settings.jobs == 0:
+        half = PARALLEL_PROBE // 2
+        parts.append(_evaluate_range(inventory, rules, settings, statefulsets[:half]))
+        spent = time.process_time()
+        parts.append(_evaluate_range(inventory, rules, settings, statefulsets[half:PARALLEL_PROBE]))
+        pace = (time.process_time() - spent) / (PARALLEL_PROBE - half)
+        begin = PARALLEL_PROBE
+        if not worth_forking(pace, total - begin):
+            parts.append(_evaluate_range(inventory, rules, settings, statefulsets[begin:]))
+            return _joined(parts)
+    global _WORK
+    step = -(-(total - begin) // jobs)
+    slices = [(i, min(i + step, total)) for i in range(begin, total, step)]
+    if len(slices) < 2:
+        parts.append(_evaluate_range(inventory, rules, settings, statefulsets[begin:]))
+        return _joined(parts)
+    _WORK = (inventory, rules, settings)
+    try:
+        # The workers take every slice but the first, which this process checks
+        # meanwhile: one fork and one result transfer fewer.
+        with multiprocessing.get_context("fork").Pool(len(slices) - 1) as pool:
+            pending = pool.map_async(_evaluate_slice, slices[1:])
+            first = _evaluate_slice(slices[0])
+            parts.extend([first, *pending.get()])
+    except OSError:
+        parts.extend(_evaluate_slice(s) for s in slices)
+    finally:
+        _WORK = None
+    return _joined(parts)
 
-        if "fork" in multiprocessing.get_all_start_methods():
-            global _WORK
-            step = -(-len(statefulsets) // jobs)
-            slices = [
-                (i, min(i + step, len(statefulsets))) for i in range(0, len(statefulsets), step)
-            ]
-            _WORK = (inventory, rules, settings)
-            try:
-                # The workers take every slice but the first, which this process checks
-                # meanwhile: one fork and one result transfer fewer.
-                with multiprocessing.get_context("fork").Pool(jobs - 1) as pool:
-                    pending = pool.map_async(_evaluate_slice, slices[1:])
-                    first = _evaluate_slice(slices[0])
-                    parts = [first, *pending.get()]
-            except OSError:
-                parts = [_evaluate_slice(s) for s in slices]
-            finally:
-                _WORK = None
-            findings = [f for part in parts for f in part[0]]
-            errors = [e for part in parts for e in part[1]]
-            notices = [n for part in parts for n in part[2]]
-            return findings, errors, notices
-    return _evaluate_range(inventory, rules, settings, statefulsets)
+
+def _joined(parts: Sequence[_Part]) -> _Part:
+    findings = [f for part in parts for f in part[0]]
+    errors = [e for part in parts for e in part[1]]
+    notices = [n for part in parts for n in part[2]]
+    return findings, errors, notices
 
 
 def _evaluate_slice(

@@ -6,6 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, run_process
 
 from ssrisk.engine import PARALLEL_MIN_STATEFULSETS
@@ -31,3 +32,38 @@ def test_parallel_and_single_process_output_are_identical(tmp_path: Path) -> Non
     text_serial = run_process("check", "--jobs", "1", str(tmp_path))
     text_parallel = run_process("check", "--jobs", "2", str(tmp_path))
     assert text_parallel.out == text_serial.out
+
+
+def test_default_jobs_fork_only_when_the_rest_is_worth_a_second_core() -> None:
+    from ssrisk.engine import PARALLEL_MIN_SECONDS, worth_forking
+
+    # 1,000 StatefulSets left at 0.1 ms each: 0.1 s, less than a fork and the transfer cost
+    assert not worth_forking(0.0001, 1000)
+    # 10,000 left at 0.5 ms each: 5 s of work, half of it moves to the second core
+    assert worth_forking(0.0005, 10000)
+    assert worth_forking(PARALLEL_MIN_SECONDS / 100, 100)
+
+
+def test_default_jobs_output_is_the_single_process_output(tmp_path: Path) -> None:
+    files = PARALLEL_MIN_STATEFULSETS + 20
+    _generator()(tmp_path, files)
+    serial = run_process("check", "--jobs", "1", "--format", "json", str(tmp_path))
+    default = run_process("check", "--format", "json", str(tmp_path))
+    assert default.code == serial.code == 1
+    assert default.out == serial.out
+
+
+def test_workers_forked_after_the_probe_give_the_single_process_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ssrisk import engine
+    from ssrisk.plugins import collect_rules, plugin_manager
+    from ssrisk.settings import Settings
+
+    _generator()(tmp_path, PARALLEL_MIN_STATEFULSETS + 20)
+    rules = collect_rules(plugin_manager())
+    serial = engine.check([str(tmp_path)], rules, Settings(jobs=1))
+    monkeypatch.setattr(engine, "PARALLEL_MIN_SECONDS", 0.0)  # always worth it
+    forked = engine.check([str(tmp_path)], rules, Settings(jobs=0))
+    assert [f.to_dict() for f in forked.findings] == [f.to_dict() for f in serial.findings]
+    assert forked.notices == serial.notices and forked.errors == serial.errors

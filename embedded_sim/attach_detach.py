@@ -33,6 +33,9 @@ class AttachDetachController:
         self.sim = sim
         self.waiters: dict[str, str] = {}  # claim -> pod name waiting to attach
         self.force_timers: set[str] = set()
+        # claim -> node: maxWaitForUnmountDuration has passed but the node was Ready then; the
+        # reconciler re-checks on every pass and force-detaches once the node is not Ready.
+        self.force_held: dict[str, str] = {}
 
     # --- attach ---------------------------------------------------------------------------
     def request_attach(self, vol: Volume, pod: Pod) -> None:
@@ -182,18 +185,62 @@ class AttachDetachController:
                 )
 
     def _force(self, vol: Volume, node_name: str) -> None:
+        """reconciler.go#reconcile, every pass: forceDetach = !isHealthy && timeout. The
+        timeout stays expired, so a node that was Ready when it expired is force-detached on
+        the first pass that finds it not Ready (on_node_health)."""
         sim = self.sim
         n = sim.cluster.nodes.get(node_name)
         if vol.attached_to != node_name or vol.detaching_from is not None:
+            self.force_held.pop(vol.claim, None)
+            return
+        if not vol.mounted_on_dead_node:
+            self.force_held.pop(vol.claim, None)
             return
         if n is not None and not n.deleted and n.ready == "True":
-            return  # #110721: never force-detach from a healthy node
+            # #110721: never force-detach from a healthy node; re-checked on every pass.
+            self.force_held[vol.claim] = node_name
+            sim.timeline.once(
+                f"force-held-{vol.claim}-{node_name}",
+                sim.now,
+                None,
+                "volume-detach-waiting",
+                f"maxWaitForUnmountDuration passed for the volume of claim {vol.claim}, but "
+                f"{node_name} is Ready: no force detach while it stays Ready",
+                SRC_RECONCILE,
+            )
+            return
+        self.force_held.pop(vol.claim, None)
         self._detach(
             vol,
             node_name,
             "force detach after maxWaitForUnmountDuration "
             f"{sim.profile.max_wait_for_unmount_s:g} s "
             "(node not Ready)",
+        )
+
+    def on_node_health(self, node_name: str) -> None:
+        """A node turned not Ready or its Node object was deleted: the next reconcile pass
+        force-detaches the volumes whose unmount wait already expired there."""
+        for claim, held_on in sorted(self.force_held.items()):
+            vol = self.sim.cluster.volumes.get(claim)
+            if held_on == node_name and vol is not None:
+                self.sim.loop.after(
+                    self.sim.profile.adc_reaction_s,
+                    partial(self._force, vol, node_name),
+                    "adc-force",
+                )
+
+    def unmounted(self, vol: Volume, node_name: str, why: str) -> None:
+        """The kubelet of `node_name` unmounted the volume (volumesInUse no longer lists it):
+        the safe detach may proceed."""
+        if vol.attached_to != node_name or not vol.mounted_on_dead_node:
+            return
+        vol.mounted_on_dead_node = False
+        self.force_held.pop(vol.claim, None)
+        self.sim.loop.after(
+            self.sim.profile.volumes_in_use_report_s + self.sim.profile.adc_reaction_s,
+            partial(self._detach, vol, node_name, why),
+            "adc-detach",
         )
 
     def _in_use_on(self, vol: Volume, node_name: str) -> bool:

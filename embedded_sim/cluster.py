@@ -53,6 +53,7 @@ class Node:
     deleted: bool = False
     shutting_down: bool = False
     lost_at_s: float | None = None
+    labels: dict[str, str] = field(default_factory=dict)
 
     def has_taint(self, key: str, effect: str | None = None) -> bool:
         return any(t.key == key and (effect is None or t.effect == effect) for t in self.taints)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from .cluster import Pod
+from .cluster import Pod, Volume
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -16,7 +16,7 @@ SRC_KILL = "pkg/kubelet/kuberuntime/kuberuntime_container.go#killContainer"
 SRC_STATUS = "pkg/kubelet/status/status_manager.go#syncPod"
 SRC_PROBE = "pkg/kubelet/prober/worker.go#doProbe"
 SRC_VOLUME = "pkg/kubelet/volumemanager/volume_manager.go#WaitForAttachAndMount"
-SRC_SHUTDOWN = "pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go#processShutdownEvent"
+SRC_SHUTDOWN = "pkg/kubelet/nodeshutdown/nodeshutdown_manager.go#killPods"
 
 
 class Kubelet:
@@ -198,6 +198,20 @@ class Kubelet:
         """
         sim = self.sim
         delay = sim.profile.kubelet_return_sync_s
+        # Volumes of pods deleted from the API while the node was away (force delete, PodGC):
+        # the kubelet's pod cleanup finds them orphaned and unmounts them (kubelet_pods.go
+        # #HandlePodCleanups) [A: timing as for a terminating pod].
+        for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.sort_key):
+            if (
+                vol.attached_to == node_name
+                and vol.mounted_on_dead_node
+                and not any(vol.claim in p.claims for p in sim.cluster.pods_on(node_name))
+            ):
+                sim.loop.after(
+                    delay + sim.profile.kubelet_cleanup_s,
+                    partial(self._orphan_unmounted, vol, node_name),
+                    "kubelet-cleanup",
+                )
         for pod in sim.cluster.pods_on(node_name):
             if rebooted:
                 pod.containers_running = False
@@ -211,6 +225,13 @@ class Kubelet:
                     partial(self._restarted, pod),
                     "kubelet-start",
                 )
+
+    def _orphan_unmounted(self, vol: Volume, node_name: str) -> None:
+        if not self.node_running(node_name):
+            return
+        self.sim.adc.unmounted(
+            vol, node_name, f"unmounted by the returning kubelet of {node_name} (orphaned pod)"
+        )
 
     def _restarted(self, pod: Pod) -> None:
         sim = self.sim

@@ -11,9 +11,43 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class NodeTaint:
+    """A taint the cluster puts on its nodes (spec.taints), e.g. a dedicated node pool."""
+
+    key: str
+    effect: str  # NoSchedule, PreferNoSchedule or NoExecute
+    value: str = ""
+
+
+@dataclass(frozen=True)
+class Allocatable:
+    """A node's status.allocatable: millicores, bytes and pods."""
+
+    cpu_m: int = 4000
+    memory_b: int = 16 * 1024**3
+    pods: int = 110
+
+    def __str__(self) -> str:
+        cpu = f"{self.cpu_m / 1000:g} CPU" if self.cpu_m % 100 == 0 else f"{self.cpu_m}m CPU"
+        gib = self.memory_b / 1024**3
+        mem = f"{gib:g} GiB" if gib >= 1 else f"{self.memory_b / 1024**2:g} MiB"
+        return f"{cpu}, {mem} memory, {self.pods} pods"
+
+
+@dataclass(frozen=True)
 class NodeSpec:
+    """One simulated node.
+
+    `labels` and `taints` are added to the profile's `node_labels` / `node_taints`; the
+    well-known hostname and zone labels come from `name` and `zone` (nodes.py). `allocatable`
+    None takes the profile's `node_allocatable`.
+    """
+
     name: str
     zone: str
+    labels: tuple[tuple[str, str], ...] = ()
+    taints: tuple[NodeTaint, ...] = ()
+    allocatable: Allocatable | None = None
 
 
 def default_nodes(zones: int = 3, nodes_per_zone: int = 2) -> tuple[NodeSpec, ...]:
@@ -31,6 +65,16 @@ class ClusterProfile:
     """Everything about the simulated cluster that is not in the manifests. All overridable."""
 
     nodes: tuple[NodeSpec, ...] = field(default_factory=default_nodes)
+    # Generated nodes (default_nodes: zones × nodes-per-zone) have placeholder names: when the
+    # manifest selects hostnames or zones by name, the simulator gives those names to its nodes
+    # and zones instead of leaving the set unschedulable (nodes.py). False: the names are real.
+    placeholder_names: bool = True
+    # Labels and taints of every node (the node pool the StatefulSet runs on), and each node's
+    # allocatable resources. A label key none of them states is assumed to satisfy the
+    # manifest's own nodeSelector / node affinity (nodes.py), and the result says so.
+    node_labels: tuple[tuple[str, str], ...] = ()
+    node_taints: tuple[NodeTaint, ...] = ()
+    node_allocatable: Allocatable = field(default_factory=Allocatable)
 
     # --- controller settings (cited defaults) ---
     # kubelet Lease renew interval (docs/reference/node/node-status.md, Heartbeats).
@@ -136,6 +180,7 @@ ASSUMPTIONS: tuple[tuple[str, str], ...] = (
         "the kubelet reports an unmounted volume out of volumesInUse {v:g} s later",
     ),
     ("podgc_phase_s", "PodGC passes at {v:g} s + k×20 s"),
+    ("node_allocatable", "each node has {v} allocatable for these pods (NodeResourcesFit)"),
 )
 
 # Shown only when the scenario has the node come back (node_returns_after_s).

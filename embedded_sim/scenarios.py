@@ -75,6 +75,7 @@ def _delete_node(sim: Simulation, node: Node) -> None:
     sim.record(None, "node-deleted", f"Node object {node.name} deleted", SRC_CCM)
     sim.changed()
     sim.nlc.node_deleted(node)
+    sim.adc.on_node_health(node.name)
     sim.podgc.kick()
     sim.scheduler.retry_pending()
 
@@ -159,8 +160,17 @@ def _setup(sim: Simulation, scenario: str) -> dict[str, Callable[[], Any]]:
         def power_off() -> None:
             node.alive = False
             node.shutting_down = False
-            sim.record(None, "node-shutdown", f"{node.name} powered off", SRC_SHUTDOWN)
+            node.lost_at_s = sim.now
+            sim.record(
+                None,
+                "node-shutdown",
+                f"{node.name} powered off: its kubelet no longer renews the Lease",
+                SRC_SHUTDOWN,
+            )
             sim.changed()
+            # The node lifecycle controller sees the Lease go stale like any lost node: Unknown
+            # node-monitor-grace-period later, then the unreachable NoExecute taint.
+            sim.nlc.node_lost(node)
 
         sim.loop.at(0.0, shutdown, "fault")
         sim.loop.at(p.shutdown_grace_period_s, power_off, "fault")
@@ -377,9 +387,11 @@ def _result(
         "worst placement the hard scheduling constraints allow; node resources assumed to fit",
         *sim.notes,
     ]
-    if sim.vd.version.minor == 35 and sim.vd.version.patch is None:
+    if sim.vd.version.minor == 35 and sim.vd.version.latest_patch:
         assumptions.append(
-            "'1.35' without a patch is read as 1.35.0 (MaxUnavailableStatefulSet on)"
+            "'1.35' without a patch is read as the latest 1.35 patch (1.35.4 or later: "
+            "MaxUnavailableStatefulSet off again, #137926); give 1.35.0 to 1.35.3 for the "
+            "earlier behaviour"
         )
     n = len(ords)
     if recovered:

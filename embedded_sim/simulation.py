@@ -67,7 +67,9 @@ class Simulation:
         self.timeline = Timeline()
         self.cluster = Cluster()
         for ns in p.nodes:
-            self.cluster.nodes[ns.name] = Node(ns.name, ns.zone)
+            self.cluster.nodes[ns.name] = Node(
+                ns.name, ns.zone, labels={**dict(p.node_labels), **dict(ns.labels)}
+            )
         self.grace_s = (
             p.node_monitor_grace_period_s
             if p.node_monitor_grace_period_s is not None

@@ -161,6 +161,14 @@ class StatefulSetController:
             and p.available(self.sim.now, self.sim.wl.min_ready_seconds)
         )
 
+    def _update_ready(self, p: Pod | None) -> bool:
+        """What the rolling-update step waits for: available (isUnavailable with
+        minReadySeconds) from 1.34, only healthy (running, Ready, not terminating) before
+        (kubernetes/kubernetes#130909; VersionDefaults.update_waits_for_min_ready)."""
+        if self.sim.vd.update_waits_for_min_ready:
+            return self._available(p)
+        return self._healthy(p)
+
     def _stall(self, pod: Pod | None, why: str, source: str) -> None:
         sim = self.sim
         if self.current_revision == self.update_revision or pod is None:
@@ -516,14 +524,14 @@ class StatefulSetController:
                     self.deletes += 1
                     sim.api.delete_pod(pod, SRC_UPDATE, f"rolling update to {upd}")
                     return
-                if not self._available(pod):
+                if not self._update_ready(pod):
                     self._stall(
                         pod, f"rolling update waits for {pod.name} to become available", SRC_UPDATE
                     )
                     return
             return
         max_unav = resolve_max_unavailable(sim.wl.max_unavailable_raw, self.replicas)
-        unavailable = [o for o in range(start, end) if not self._available(pods.get(o))]
+        unavailable = [o for o in range(start, end) if not self._update_ready(pods.get(o))]
         u = len(unavailable)
         counting = sim.vd.maxunavailable_counting
         parallel = sim.wl.parallel
@@ -551,7 +559,7 @@ class StatefulSetController:
                     p is not None
                     and p.revision != upd
                     and not p.terminating
-                    and not self._available(p)
+                    and not self._update_ready(p)
                 ):
                     self.deletes += 1
                     deleted.add(o)

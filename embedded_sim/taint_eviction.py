@@ -2,8 +2,9 @@
 
 k8s-behavior.md B.2.2; pkg/controller/tainteviction/taint_eviction.go (1.29+) or
 pkg/controller/nodelifecycle/scheduler/taint_manager.go (up to 1.28): #processPodOnNode,
-#getMinTolerationTime, #addConditionAndDeletePod. The timer starts when the controller sees the
-taint, not at the taint's timeAdded.
+#getMinTolerationTime, #addConditionAndDeletePod; the tolerations that count are those
+v1helper.GetMatchingTolerations picks (the first match per taint). The timer starts when the
+controller sees the taint, not at the taint's timeAdded.
 """
 
 from __future__ import annotations
@@ -46,19 +47,23 @@ class TaintEvictionController:
                 )
             self.timers.pop(pod.uid, None)
             return
+        # GetMatchingTolerations (pkg/apis/core/v1/helper/helpers.go): for each taint, the
+        # *first* toleration in the pod's list that tolerates it, not every one; the
+        # DefaultTolerationSeconds admission plugin appends its tolerations after the pod's own.
         used = []
         for t in taints:
-            matching = [
-                tol for tol in sim.wl.tolerations if tol.tolerates(t.key, t.value, t.effect)
-            ]
-            if not matching:
+            first = next(
+                (tol for tol in sim.wl.tolerations if tol.tolerates(t.key, t.value, t.effect)),
+                None,
+            )
+            if first is None:
                 # Not tolerated at all: delete now.
                 if existing is not None:
                     existing.cancel()
                 self.timers.pop(pod.uid, None)
                 self._evict(pod, f"does not tolerate {t.key}:{t.effect}")
                 return
-            used.extend(matching)
+            used.append(first)
         # getMinTolerationTime: smallest tolerationSeconds; <=0 -> now; none set -> forever.
         secs = [tol.toleration_seconds for tol in used if tol.toleration_seconds is not None]
         if not secs:

@@ -56,9 +56,10 @@ class KubeVersion:
         return f"{self.major}.{self.minor}"
 
     @property
-    def effective_patch(self) -> int:
-        """Patch used for patch-dependent defaults; "1.35" is read as 1.35.0 (first release)."""
-        return 0 if self.patch is None else self.patch
+    def latest_patch(self) -> bool:
+        """True for "x.y" without a patch, read as the latest patch of that minor release (a
+        cluster runs a current patch; patch-dependent defaults take their last value)."""
+        return self.patch is None
 
 
 def parse_kube_version(value: str | KubeVersion) -> KubeVersion:
@@ -99,17 +100,25 @@ class VersionDefaults:
     # controller from 1.29 (KEP-3902).
     taint_eviction_source: str
     maxunavailable_counting: str  # "1.35" or "1.37" (k8s-behavior.md E.3.1)
+    # The rolling-update step waits for a replaced pod to be *available* (Ready for
+    # minReadySeconds) only from 1.34: "Statefulset now respects minReadySeconds"
+    # (kubernetes/kubernetes#130909, CHANGELOG-1.34.md, v1.34.0-beta.0). Before, it waited for
+    # Ready only (isHealthy), so a Parallel set (whose replica pass does not block on
+    # availability) rolled on as soon as the new pod was Ready.
+    update_waits_for_min_ready: bool = True
 
 
 def _gates(kv: KubeVersion) -> dict[str, bool]:
     m = kv.minor
     g: dict[str, bool] = {}
-    # KEP-961: off 1.25–1.34, on 1.35.0–1.35.3, off 1.35.4+ (#137926) and 1.36 (#137904),
-    # on again 1.37 (#139466) with the #137666 counting.
+    # KEP-961: off 1.25–1.34, on 1.35.0–1.35.3, off 1.35.4+ ("Fixes a 1.35 regression in
+    # StatefulSet Parallel pod management by disabling the MaxUnavailableStatefulSet feature by
+    # default", #137926, CHANGELOG-1.35.md 1.35.4) and 1.36 (#137904), on again 1.37 (#139466)
+    # with the #137666 counting. A bare "1.35" is the latest 1.35 patch: off.
     if m <= 34 or m == 36:
         g[MAX_UNAVAILABLE_STATEFULSET] = False
     elif m == 35:
-        g[MAX_UNAVAILABLE_STATEFULSET] = kv.effective_patch <= 3
+        g[MAX_UNAVAILABLE_STATEFULSET] = kv.patch is not None and kv.patch <= 3
     else:
         g[MAX_UNAVAILABLE_STATEFULSET] = True
     # KEP-2268: alpha (off) 1.25, beta-on 1.26, GA 1.28.
@@ -156,4 +165,5 @@ def version_defaults(
         disable_force_detach_flag_available=kv.minor >= 30,
         taint_eviction_source=te_src,
         maxunavailable_counting=counting,
+        update_waits_for_min_ready=kv.minor >= 34,
     )

@@ -152,10 +152,12 @@ def eviction_for(sts: K8sObject, taint: str, default_s: float = DEFAULT_TOLERATI
     --default-unreachable-toleration-seconds / --default-not-ready-toleration-seconds, 300 s
     unless the cluster profile says otherwise); a whole number of seconds is returned as int.
 
-    Sources: admission as in :func:`suppresses_default`; k8s: pkg/controller/tainteviction/
-    taint_eviction.go#processPodOnNode and #getMinTolerationTime (a NoExecute taint that is not
-    tolerated deletes at once; otherwise the smallest tolerationSeconds among the matching
-    tolerations, ≤0 meaning now, and no tolerationSeconds at all meaning never).
+    Sources: admission as in :func:`suppresses_default` (its tolerations are appended after the
+    pod's own); k8s: pkg/controller/tainteviction/taint_eviction.go#processPodOnNode, which
+    takes for each taint only the *first* toleration of the list that tolerates it
+    (pkg/apis/core/v1/helper/helpers.go#GetMatchingTolerations), then #getMinTolerationTime (a
+    NoExecute taint that is not tolerated deletes at once; a tolerationSeconds ≤0 means now; none
+    means never).
     """
     tols = tolerations(sts)
     defaulted = not any(suppresses_default(t, taint) for t in tols)
@@ -167,27 +169,21 @@ def eviction_for(sts: K8sObject, taint: str, default_s: float = DEFAULT_TOLERATI
         matching.append((None, {"tolerationSeconds": added}))
     if not matching:
         return Eviction(taint, 0, None, defaulted)
-    best: tuple[int | None, int] | None = None
-    for i, t in matching:
-        secs = as_int(t.get("tolerationSeconds"))
-        if secs is None:
-            continue
-        if secs <= 0:
-            return Eviction(taint, 0, i, defaulted)
-        if best is None or secs < best[1]:
-            best = (i, secs)
-    if best is None:
-        return Eviction(taint, None, matching[0][0], defaulted)
-    return Eviction(taint, best[1], best[0], defaulted)
+    index, first = matching[0]
+    secs = as_int(first.get("tolerationSeconds"))
+    if secs is None:
+        return Eviction(taint, None, index, defaulted)
+    return Eviction(taint, max(secs, 0), index, defaulted)
 
 
 def tolerated_for_ever(sts: K8sObject, taint: str, value: str = "") -> bool:
     """Whether pods of ``sts`` tolerate the NoExecute taint ``taint=value`` without any
-    tolerationSeconds, so the taint never deletes them (k8s: pkg/controller/tainteviction/
+    tolerationSeconds, so the taint never deletes them: the first toleration that tolerates it
+    decides (k8s: pkg/apis/core/v1/helper/helpers.go#GetMatchingTolerations, then
     taint_eviction.go#getMinTolerationTime). No admission default applies: use
     :func:`eviction_for` for the unreachable and not-ready taints."""
     matching = [t for t in tolerations(sts) if tolerates(t, taint, "NoExecute", value)]
-    return bool(matching) and all(as_int(t.get("tolerationSeconds")) is None for t in matching)
+    return bool(matching) and as_int(matching[0].get("tolerationSeconds")) is None
 
 
 # --- selectors and spreading -----------------------------------------------------------------

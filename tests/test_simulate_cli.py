@@ -56,7 +56,8 @@ def test_simulate_reads_the_configuration_file(tmp_path) -> None:
     (res,) = run.json()["results"]
     assert res["kube_version"] == "1.31"
     evicted = next(e for e in res["timeline"] if e["kind"] == "pod-deletion-requested")
-    assert evicted["t_s"] == 97.6  # NotReady at 37.5 s, NoExecute taint +0.1 s, toleration 60 s
+    # NotReady at 37.5 s, NoExecute taint one node-monitor-period (5 s) + 0.1 s later, 60 s
+    assert evicted["t_s"] == 102.6
     flag = run_cli("simulate", "--format", "json", "--kube-version", "1.34", POSTGRES, cwd=tmp_path)
     assert flag.json()["results"][0]["kube_version"] == "1.34"
 

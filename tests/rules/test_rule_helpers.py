@@ -39,7 +39,8 @@ def _pdb(api: str, spec: dict[str, Any]) -> K8sObject:
         ([{"key": UNREACHABLE, "operator": "Exists", "effect": "NoSchedule"}], 300, True),
         ([{"key": UNREACHABLE, "operator": "Exists", "tolerationSeconds": 30}], 30, False),
         ([{"key": UNREACHABLE, "operator": "Exists", "tolerationSeconds": 0}], 0, False),
-        # matching tolerations: the smallest tolerationSeconds wins, unset ones are ignored
+        # GetMatchingTolerations takes the first toleration that tolerates the taint, so a
+        # catch-all listed first decides (never), whatever follows it
         (
             [
                 {"operator": "Exists"},
@@ -50,7 +51,15 @@ def _pdb(api: str, spec: dict[str, Any]) -> K8sObject:
                     "tolerationSeconds": 90,
                 },
             ],
-            90,
+            None,
+            False,
+        ),
+        (
+            [
+                {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 600},
+                {"key": UNREACHABLE, "effect": "NoExecute", "tolerationSeconds": 30},
+            ],
+            600,
             False,
         ),
         # suppresses the default (admission ignores operator and value) but does not tolerate

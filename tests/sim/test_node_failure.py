@@ -27,26 +27,33 @@ def test_node_unknown_at_g_minus_2_5(version: str, t_u: float) -> None:
 
 
 def test_noexecute_taint_then_default_eviction_after_300s() -> None:
+    # Derivation (node_lifecycle_controller.go, 1.34: G = 50 s, node-monitor-period P = 5 s):
+    # Unknown at T_u = G - 2.5 = 47.5 s (typical), when the NoSchedule taint follows the node
+    # update. tryUpdateNodeHealth hands processTaintBaseEviction the Ready condition as it was
+    # before the pass (True), so only the next pass (T_u + P = 52.5 s) queues the node; the
+    # tainting pass runs every 100 ms with a full token bucket: NoExecute at 52.6 s, eviction
+    # 300 s (default toleration) later at 352.6 s.
     r = simulate(load("pg-single.yaml").sts, "node-loss", kube_version="1.34")
     taints = r.events("taint-added")
-    assert [round(e.t_s, 1) for e in taints] == [47.5, 47.6]
+    assert [round(e.t_s, 1) for e in taints] == [47.5, 52.6]
     assert "NoExecute" in taints[1].event and taints[1].source == f"{NLC}#doNoExecuteTaintingPass"
     ev = r.first("pod-deletion-requested", "pg-0")
-    assert ev is not None and ev.t_s == pytest.approx(347.6)
+    assert ev is not None and ev.t_s == pytest.approx(352.6)
     assert ev.source == "pkg/controller/tainteviction/taint_eviction.go#addConditionAndDeletePod"
 
 
 def test_taint_manager_source_before_1_29() -> None:
     r = simulate(load("pg-single.yaml").sts, "node-loss", kube_version="1.28")
     ev = r.first("pod-deletion-requested")
-    assert ev is not None and ev.t_s == pytest.approx(337.6)
+    # G = 40 s up to 1.31: Unknown at 37.5 s, NoExecute one pass later at 42.6 s, + 300 s
+    assert ev is not None and ev.t_s == pytest.approx(342.6)
     assert ev.source.startswith("pkg/controller/nodelifecycle/scheduler/taint_manager.go")
 
 
 def test_toleration_seconds_60_and_noschedule_toleration_keeps_default() -> None:
     r = simulate(load("toleration-60.yaml").sts, "node-loss", kube_version="1.34")
     ev = r.first("pod-deletion-requested", "db-0")
-    assert ev is not None and ev.t_s == pytest.approx(47.6 + 60)
+    assert ev is not None and ev.t_s == pytest.approx(52.6 + 60)
 
 
 def test_toleration_without_seconds_never_evicted() -> None:
@@ -64,7 +71,7 @@ def test_single_replica_node_loss_never_recovers() -> None:
     assert d["manual_action_required"] is True
     assert d["pods"]["pg-0"]["unavailable_s"] is None
     stuck = r.first("pod-terminating-stuck", "pg-0")
-    assert stuck is not None and stuck.t_s == pytest.approx(347.6)
+    assert stuck is not None and stuck.t_s == pytest.approx(352.6)
     assert r.events("pod-created") == []
 
 

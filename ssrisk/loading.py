@@ -337,7 +337,9 @@ def _describe(exc: Exception) -> str:
 
 
 class _SyntaxChecker:
-    """Syntax-only check (parse events, no construction) with PyYAML's C parser."""
+    """Syntax-only check with PyYAML's C parser: ``CParser.raw_parse`` runs libyaml's parser
+    without making a Python object per event (about 6x faster than iterating ``yaml.parse``,
+    with the same errors and marks); the pure-Python parser where libyaml is missing."""
 
     def __init__(self) -> None:
         try:
@@ -347,13 +349,22 @@ class _SyntaxChecker:
             self._loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         except ImportError:  # pragma: no cover - pyyaml is a dependency
             self._yaml = None
+        try:
+            from yaml._yaml import CParser
+
+            self._raw: Any = CParser
+        except ImportError:  # pragma: no cover - wheels ship libyaml
+            self._raw = None
 
     def check(self, text: str) -> Exception | None:
         if self._yaml is None:
             return None
         try:
-            for _ in self._yaml.parse(text, Loader=self._loader):
-                pass
+            if self._raw is not None:
+                self._raw(text).raw_parse()
+            else:  # pragma: no cover
+                for _ in self._yaml.parse(text, Loader=self._loader):
+                    pass
         except self._yaml.YAMLError as exc:
             return exc
         return None

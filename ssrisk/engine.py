@@ -183,19 +183,22 @@ def check_loaded(
 
 
 def duplicate_definitions(objects: Sequence[K8sObject]) -> list[Notice]:
-    """A notice for each plain-file object whose kind, namespace and name an earlier one has.
+    """A notice for each plain-file object whose kind, namespace and name an earlier one of
+    the same directory has.
 
-    Applied to one cluster, the later manifest replaces the earlier one; ssrisk checks both
-    and resolves references (Services, PDBs) to the first. Objects rendered from a chart or a
-    kustomization are left out: several overlays of one base legitimately share identities.
+    Applied together, the later manifest replaces the earlier; ssrisk checks both and resolves
+    references (Services, PDBs) to the first. Copies in different directories, charts or
+    kustomizations are environments (``staging/`` and ``prod/``), each resolved on its own
+    (:meth:`ssrisk.inventory.Inventory.for_unit`), and rendered objects are left out:
+    several overlays of one base legitimately share identities.
     """
-    first: dict[tuple[str, str | None, str], Position] = {}
+    first: dict[tuple[str, str | None, str, str], Position] = {}
     out: list[Notice] = []
     for obj in objects:
         start = obj.start()
         if start.rendered_from() or not obj.name:
             continue
-        key = (obj.kind, obj.namespace, obj.name)
+        key = (obj.kind, obj.namespace, obj.name, obj.unit)
         if key not in first:
             first[key] = start
             continue
@@ -203,9 +206,9 @@ def duplicate_definitions(objects: Sequence[K8sObject]) -> list[Notice]:
         out.append(
             Notice(
                 start.path,
-                f"{obj.ref} is also defined at {seen.path}:{seen.line}: in one cluster the "
-                "later manifest replaces the earlier; if they are for different clusters, check "
-                "them in separate runs (Services and PDBs are looked up within one run)",
+                f"{obj.ref} is also defined at {seen.path}:{seen.line}: applied together, the "
+                "later manifest replaces the earlier (copies in other directories are checked "
+                "as separate environments)",
                 start.line,
                 start.column,
             )

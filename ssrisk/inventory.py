@@ -5,9 +5,9 @@ Cross-object lookups stay within one namespace, the way the controllers resolve 
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections import ChainMap, defaultdict
+from collections.abc import Iterable, Mapping, MutableMapping
+from typing import Any, TypeVar
 
 from .model import K8sObject
 from .selectors import InvalidSelector, is_empty_selector, selector_matches
@@ -18,23 +18,75 @@ DEFAULT_CLASS_ANNOTATIONS = (
 )
 
 
+#: Namespaced kinds whose copies in two rendered units mark those units as alternatives of
+#: each other (environments, overlays of one base): cluster-scoped objects (StorageClasses,
+#: PersistentVolumes, Namespaces) are often shared infrastructure copied into several places.
+ALTERNATIVE_MARKERS = frozenset(
+    {"StatefulSet", "Service", "PodDisruptionBudget", "PersistentVolumeClaim"}
+)
+
+Identity = tuple[str, str | None, str]
+
+
 class Inventory:
     """Objects by kind and namespace.
 
-    Build it once per run with every loaded object; lookups are read-only afterwards.
+    Build it once per run with every loaded object; lookups are read-only afterwards. Rules
+    see it through :meth:`for_unit`: the objects as the rendered unit of the StatefulSet being
+    checked sees them.
     """
 
     def __init__(self, objects: Iterable[K8sObject] = ()) -> None:
-        self.by_kind: dict[str, list[K8sObject]] = defaultdict(list)
+        self.by_kind: MutableMapping[str, list[K8sObject]] = defaultdict(list)
         # indexes, so that every lookup costs the same however large the repository is
-        self._by_ns: dict[tuple[str, str | None], list[K8sObject]] = defaultdict(list)
-        self._by_name: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
+        self._by_ns: MutableMapping[tuple[str, str | None], list[K8sObject]] = defaultdict(list)
+        self._by_name: MutableMapping[tuple[str, str], list[K8sObject]] = defaultdict(list)
         self._pdb_indexes: dict[str | None, tuple[dict[tuple[str, str], list[int]], list[int]]] = {}
+        self._views: dict[str, Inventory] = {}
+        self._units: _Units | None = None
         for obj in objects:
             kind = obj.kind
             self.by_kind[kind].append(obj)
             self._by_ns[(kind, obj.namespace)].append(obj)
             self._by_name[(kind, obj.name)].append(obj)
+
+    def for_unit(self, unit: str) -> Inventory:
+        """The objects as seen from the rendered unit ``unit`` (:attr:`K8sObject.unit`: a
+        kustomization, a chart, a directory of plain files).
+
+        Relations (PDBs, Services, StorageClasses, volumes) are resolved within the unit, and
+        with objects of other units by identity: a unit that defines a copy of one of this
+        unit's namespaced objects (the same kind, namespace and name: ``staging/`` and
+        ``prod/``, two overlays of one base) is an alternative to it, never a complement, so
+        none of its objects is seen; of the copies of one object in the other units only the
+        first counts, so a redefinition is never counted twice. Without any object defined in
+        two units this is the inventory itself, at no cost.
+
+        Every lookup method works on the view (they all go through the three indexes, which
+        the view overlays); a new index added to ``__init__`` must be overlaid in
+        :meth:`_view` too.
+        """
+        if self._units is None:
+            self._units = _Units(self)
+        if not self._units.shared:
+            return self
+        view = self._views.get(unit)
+        if view is None:
+            view = self._views[unit] = self._view(self._units.hidden_from(unit))
+        return view
+
+    def _view(self, hidden: dict[int, K8sObject]) -> Inventory:
+        """This inventory without the ``hidden`` objects (by ``id``; the indexes are overlaid
+        only where a hidden object is listed, so a view costs what it hides)."""
+        view = Inventory.__new__(Inventory)
+        view._pdb_indexes = {}
+        view._views = {}
+        objs = list(hidden.values())
+        view.by_kind = _overlay(self.by_kind, hidden, {o.kind for o in objs})
+        view._by_ns = _overlay(self._by_ns, hidden, {(o.kind, o.namespace) for o in objs})
+        view._by_name = _overlay(self._by_name, hidden, {(o.kind, o.name) for o in objs})
+        view._units = _Units.none()
+        return view
 
     def of_kind(self, kind: str) -> list[K8sObject]:
         return self.by_kind.get(kind, [])
@@ -159,6 +211,68 @@ class Inventory:
             for pv in self.of_kind("PersistentVolume")
             if pv.get("spec", "storageClassName") == storage_class
         ]
+
+
+K = TypeVar("K")
+
+
+def _overlay(
+    index: MutableMapping[K, list[K8sObject]], hidden: dict[int, K8sObject], keys: set[K]
+) -> MutableMapping[K, list[K8sObject]]:
+    """``index`` with the lists under ``keys`` filtered of the ``hidden`` objects (the rest
+    is read through from ``index``, not copied)."""
+    overlay = {key: [o for o in index.get(key, ()) if id(o) not in hidden] for key in keys}
+    return ChainMap(overlay, index)
+
+
+class _Units:
+    """Which rendered units define the same objects (computed once per inventory)."""
+
+    def __init__(self, inventory: Inventory | None) -> None:
+        self.by_unit: dict[str, list[K8sObject]] = defaultdict(list)
+        #: identity -> its copies, for identities defined in more than one unit
+        self.copies: dict[Identity, list[K8sObject]] = {}
+        #: unit -> units that define a copy of one of its namespaced objects
+        self.alternatives: dict[str, set[str]] = defaultdict(set)
+        self.shared = False
+        if inventory is None:
+            return
+        seen: dict[Identity, list[K8sObject]] = defaultdict(list)
+        units_of: dict[Identity, set[str]] = defaultdict(set)
+        for objs in inventory.by_kind.values():
+            for o in objs:
+                unit = o.unit
+                identity = (o.kind, o.namespace, o.name)
+                self.by_unit[unit].append(o)
+                seen[identity].append(o)
+                units_of[identity].add(unit)
+        for identity, units in units_of.items():
+            if len(units) < 2:
+                continue
+            self.copies[identity] = seen[identity]
+            if identity[0] in ALTERNATIVE_MARKERS:
+                for u in units:
+                    self.alternatives[u].update(units - {u})
+        self.shared = bool(self.copies)
+
+    @classmethod
+    def none(cls) -> _Units:
+        return cls(None)
+
+    def hidden_from(self, unit: str) -> dict[int, K8sObject]:
+        """Every object (by ``id``) the unit ``unit`` does not see: all objects of its
+        alternatives, and of each object copied into other units every copy but the unit's
+        own (else the first)."""
+        alternatives = self.alternatives.get(unit, set())
+        hidden = {id(o): o for u in alternatives for o in self.by_unit.get(u, ())}
+        for objs in self.copies.values():
+            candidates = [o for o in objs if o.unit not in alternatives]
+            if not candidates:
+                continue
+            own = [o for o in candidates if o.unit == unit]
+            keep = own[0].unit if own else candidates[0].unit
+            hidden.update((id(o), o) for o in candidates if o.unit != keep)
+        return hidden
 
 
 #: Node labels a PersistentVolume's node affinity pins a zone with (the second is the

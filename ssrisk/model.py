@@ -10,7 +10,7 @@ import enum
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 
@@ -149,6 +149,13 @@ class K8sObject:
     def ref(self) -> ObjectRef:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
+    @property
+    def unit(self) -> str:
+        """The rendered unit the object belongs to, within which its relations (PDBs,
+        Services, StorageClasses) are resolved first: the directory of a plain file (``<stdin>``
+        for standard input); a chart or kustomization for rendered objects."""
+        return _directory_unit(self.path)
+
     def get(self, *keys: str | int) -> Any:
         """Return the value at ``keys`` (mapping keys or list indexes), or ``None``."""
         return dig(self.data, *keys)
@@ -184,6 +191,14 @@ class K8sObject:
     def start(self) -> Position:
         line, col = _start_of(self.data)
         return Position(self.path, line + 1 + self.line_offset, col + 1)
+
+
+@lru_cache(maxsize=4096)
+def _directory_unit(path: str) -> str:
+    """The unit of a plain file: its directory (a file of several objects is looked up once)."""
+    if path.startswith("<"):
+        return path
+    return os.path.dirname(os.path.normpath(path)) or os.curdir
 
 
 def _start_of(node: Any) -> tuple[int, int]:

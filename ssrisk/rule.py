@@ -87,7 +87,7 @@ class CheckContext:
         """The context of ``sts`` with the run's version, cluster profile and feature gates."""
         return cls(
             sts=sts,
-            inventory=inventory,
+            inventory=inventory.for_unit(sts.unit),
             kube_version=settings.kube_version,
             profile=settings.profile,
             feature_gates=settings.feature_gates,

@@ -45,6 +45,13 @@ class RenderedObject(K8sObject):
     source: str | None = None
     locator: Locator | None = None
     kustomization: str | None = None
+    #: The chart directory it was rendered from (shown like the path), when from a chart.
+    chart: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """The chart or kustomization it was rendered from, else as for a plain object."""
+        return self.chart or self.kustomization or super().unit
 
     def pos(self, *keys: str | int) -> Position:
         """Position of the field at ``keys`` in the file the user edits, or in the stream."""
@@ -71,6 +78,7 @@ def rendered(
     locator: Locator | None = None,
     path: str | None = None,
     kustomization: str | None = None,
+    chart: str | None = None,
 ) -> RenderedObject:
     """Wrap a loaded object as a :class:`RenderedObject` (keeping its data and positions)."""
     return RenderedObject(
@@ -82,6 +90,7 @@ def rendered(
         source=source,
         locator=locator,
         kustomization=kustomization,
+        chart=chart,
     )
 
 

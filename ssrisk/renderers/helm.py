@@ -165,6 +165,7 @@ def template_file(chart_dir: str, template: str) -> str:
 def _load_template(chart_dir: str, template: str, text: str, namespace: str) -> LoadedFile:
     file_path = template_file(chart_dir, template)
     shown = display_path(os.path.abspath(file_path), chart_dir)
+    chart_shown = display_path(os.path.abspath(chart_dir), chart_dir)
     lf = load_text(text, shown, namespace)
     # errors are in the rendered text, whose lines are not the template's
     lf.errors = [
@@ -182,7 +183,7 @@ def _load_template(chart_dir: str, template: str, text: str, namespace: str) -> 
         ordinal = seen.get(obj.kind, 0)
         seen[obj.kind] = ordinal + 1
         locator = TemplateLocator(source, shown, obj.kind, ordinal) if source else None
-        objects.append(rendered(obj, source=template, locator=locator))
+        objects.append(rendered(obj, source=template, locator=locator, chart=chart_shown))
     lf.objects = list(objects)
     return lf
 

@@ -1,0 +1,58 @@
+"""Relations resolved per rendered unit (a directory of plain files, a chart, a
+kustomization) and by object identity: copies of one object in ``staging/`` and ``prod/`` are
+environments, never one cluster; shared infrastructure elsewhere is still found."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import DATA, run_cli
+
+ENVS = DATA / "gate" / "envs"
+KZ = DATA / "inputs" / "kz"
+
+
+def _findings(*paths: str) -> list[dict[str, Any]]:
+    run = run_cli("check", "--format", "json", *paths)
+    assert run.code in (0, 1), run.out + run.err
+    findings: list[dict[str, Any]] = run.json()["findings"]
+    return findings
+
+
+def test_two_copies_of_one_pdb_are_not_two_pdbs_on_the_same_pods() -> None:
+    findings = _findings(str(ENVS / "copies"))
+    several = [f for f in findings if "select the same pods" in f["message"]]
+    assert several == []
+    # each environment's set sees its own PDB: the info about its unhealthy-pod policy, once
+    pdb_notes = sorted(f["path"] for f in findings if f["rule"] == "pdb-blocks-drain")
+    assert pdb_notes == [
+        str(ENVS / "copies" / "prod" / "pdb.yaml"),
+        str(ENVS / "copies" / "staging" / "pdb.yaml"),
+    ]
+    assert not [f for f in findings if f["rule"] in ("pdb-missing", "headless-service-missing")]
+    run = run_cli("check", "--format", "json", str(ENVS / "copies"))
+    assert not [n for n in run.json()["notices"] if "also defined" in n["message"]]
+
+
+def test_an_environment_does_not_see_the_other_environments_objects() -> None:
+    findings = _findings(str(ENVS / "one-sided"))
+    by_env = {
+        (f["path"].split("/")[-2], f["rule"])
+        for f in findings
+        if f["rule"] in ("pdb-missing", "pdb-blocks-drain")
+    }
+    # staging's blocking PDB is staging's; prod has none, so prod is told it has none
+    assert by_env == {("staging", "pdb-blocks-drain"), ("prod", "pdb-missing")}
+
+
+def test_objects_of_other_directories_are_found_by_identity() -> None:
+    findings = _findings(str(ENVS / "shared"))
+    pinned = [f for f in findings if f["rule"] == "node-pinned-storage"]
+    assert len(pinned) == 1 and "node-disks" in pinned[0]["message"]  # from storage/classes.yaml
+
+
+def test_overlays_of_one_base_each_see_their_own_objects() -> None:
+    # p1..p4 build the same Service and StatefulSet names in one namespace
+    findings = _findings(str(KZ))
+    assert not [f for f in findings if f["rule"] == "headless-service-missing"]
+    assert {f["kustomization"].rsplit("/", 1)[-1] for f in findings} == {"p1", "p2", "p3", "p4"}

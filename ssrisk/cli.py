@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
 from .exitcodes import ExitCode
@@ -63,6 +63,17 @@ def _jobs(value: str) -> int:
     if jobs < 0:
         raise argparse.ArgumentTypeError(f"--jobs takes a whole number ≥ 0, not {value!r}")
     return jobs
+
+
+def _seconds(value: str) -> float:
+    """``--render-timeout``: a number of seconds > 0 (argparse type)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < 1e6:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, not {value!r}")
+    return seconds
 
 
 def _severity(value: str) -> Severity:
@@ -217,6 +228,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="Helm value for every chart rendered, as helm --set (repeatable)",
     )
+    common.add_argument(
+        "--render-timeout",
+        type=_seconds,
+        default=None,  # None: ssrisk.renderers.bounded.RENDER_TIMEOUT_S
+        metavar="SECONDS",
+        help="stop a Helm or kustomize render after SECONDS (default 60)",
+    )
+    common.add_argument(
+        "--allow-remote-resources",
+        action="store_true",
+        help="let kustomize fetch remote resources (git, HTTP); refused by default",
+    )
 
     p = sub.add_parser(
         "check", parents=[common], help="report failover risks of every StatefulSet in PATHs"
@@ -327,11 +350,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    previous = _on_sigterm(_terminate)
     try:
         return _main(argv)
     except KeyboardInterrupt:
         print("ssrisk: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("ssrisk: terminated", file=sys.stderr)
+        return 128 + 15
     except BrokenPipeError:  # a reader that stopped early; check keeps its own exit code
         _drop_stdout(sys.stdout)
         return ExitCode.ERROR
@@ -349,6 +376,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SSRISK_DEBUG"):
             raise
         return ExitCode.ERROR
+    finally:
+        _on_sigterm(previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. Raised where the main process is, like KeyboardInterrupt for
+    SIGINT, so that on the way out renderer children are killed, worker processes ended and
+    temporary files removed; not an ``Exception``, so no ``except Exception`` swallows it."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not stop the clean-up
+    raise Terminated
+
+
+def _on_sigterm(handler: Any) -> Any:
+    """Install ``handler`` for SIGTERM; returns the previous one (``None`` off the main
+    thread, where signals cannot be handled)."""
+    import signal
+
+    if handler is None:
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        return None
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -485,6 +540,8 @@ def _settings_by_config(
             disable=args.disable,
             helm_values=tuple(args.helm_values),
             helm_set=tuple(args.helm_set),
+            render_timeout_s=args.render_timeout,
+            allow_remote_resources=args.allow_remote_resources,
             jobs=args.jobs,
             skip_files=skip,
         )
@@ -596,6 +653,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         exclude=args.exclude,
         helm_values=tuple(args.helm_values),
         helm_set=tuple(args.helm_set),
+        render_timeout_s=args.render_timeout,
+        allow_remote_resources=args.allow_remote_resources,
     )
     loaded, errors = load_all(args.paths, settings)
     for lf in loaded:

@@ -63,7 +63,11 @@ def refusal(path: str, root: str) -> str | None:
     """
     real = os.path.realpath(path)
     if not is_inside(real, root):
-        return f"a symbolic link that leads outside the checked tree ({root}) to {real}; not read"
+        if is_inside(os.path.abspath(path), root):
+            return (
+                f"a symbolic link that leads outside the checked tree ({root}) to {real}; not read"
+            )
+        return f"outside the checked tree ({root}): {real}; not read"
     if in_git_dir(real, root):
         return "inside a .git directory (or a link into one); not read"
     return None

@@ -288,7 +288,8 @@ def evaluate(inventory: Inventory, rules: Sequence[Rule], settings: Settings) ->
     try:
         # The workers take every slice but the first, which this process checks
         # meanwhile: one fork and one result transfer fewer.
-        with multiprocessing.get_context("fork").Pool(len(slices) - 1) as pool:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(len(slices) - 1, initializer=_worker_signals) as pool:
             pending = pool.map_async(_evaluate_slice, slices[1:])
             first = _evaluate_slice(slices[0])
             parts.extend([first, *pending.get()])
@@ -304,6 +305,19 @@ def _joined(parts: Sequence[_Part]) -> _Part:
     errors = [e for part in parts for e in part[1]]
     notices = [n for part in parts for n in part[2]]
     return findings, errors, notices
+
+
+def _worker_signals() -> None:
+    """In a forked worker: Ctrl-C is the main process's to handle (it ends the pool), and
+    SIGTERM (how the pool ends a worker) ends it at once, without a traceback; on Linux a
+    worker also dies with the main process."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    from .renderers.bounded import die_with_parent
+
+    die_with_parent()
 
 
 def _evaluate_slice(

@@ -41,6 +41,12 @@ class Settings:
     #: command-line order.
     helm_values: tuple[str, ...] = ()
     helm_set: tuple[str, ...] = ()
+    #: Wall-clock seconds each renderer run (helm, kustomize) may take (``--render-timeout``;
+    #: ``None``: ``ssrisk.renderers.bounded.RENDER_TIMEOUT_S``).
+    render_timeout_s: float | None = None
+    #: Let kustomize fetch remote resources (``--allow-remote-resources``); off, a
+    #: kustomization that names one is an error and renderers get no network settings.
+    allow_remote_resources: bool = False
     #: Worker processes for checking many StatefulSets: 0 = one per core, 1 = no workers.
     jobs: int = 0
     #: Real paths of files ssrisk reads or writes itself in this run (configuration,

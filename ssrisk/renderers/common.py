@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -17,8 +15,6 @@ from ..model import InputError, K8sObject, Position
 #: ``helm template`` starts each manifest with this comment (helm pkg/action/action.go,
 #: renderResources: ``fmt.Fprintf(b, "---\n# Source: %s\n%s\n", m.Name, m.Content)``).
 SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
-#: Seconds a renderer may run before it is treated as failed.
-RENDER_TIMEOUT_S = 120.0
 
 
 class RenderError(Exception):
@@ -157,37 +153,6 @@ def display_path(target: str, given: str) -> str:
         return os.path.relpath(target)
     except ValueError:  # another drive (Windows)
         return target
-
-
-def run_tool(
-    argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None
-) -> str:
-    """Run an external renderer and return its standard output.
-
-    Raises:
-        RenderError: when it cannot start, exits non-zero (with the last lines of its
-            standard error) or runs longer than :data:`RENDER_TIMEOUT_S` seconds.
-    """
-    try:
-        proc = subprocess.run(
-            list(argv),
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            timeout=RENDER_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise RenderError(f"{argv[0]} could not be started: {exc.strerror or exc}") from None
-    except subprocess.TimeoutExpired:
-        raise RenderError(
-            f"{os.path.basename(argv[0])} did not finish within {RENDER_TIMEOUT_S:.0f} s"
-        ) from None
-    if proc.returncode != 0:
-        raise RenderError(tool_message(proc.stderr) or f"exit status {proc.returncode}")
-    return proc.stdout
 
 
 def tool_message(stderr: str, max_lines: int = 6) -> str:

@@ -13,18 +13,24 @@ Options.MergeValues). Findings point at the template file that produced the obje
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..loading import LoadedFile, has_content, load_text, read_text
-from ..model import InputError
-from .common import RenderError, display_path, error, rendered, run_tool, split_by_source
+from ..model import InputError, Notice
+from .bounded import Limits, run_bounded, scrubbed_environment
+from .chartcopy import Skipped, copy_chart
+from .common import RenderError, display_path, error, rendered, split_by_source
 from .locate import TemplateLocator
 
 RELEASE_NAME = "release-name"
+#: Files left out of a chart's copy are listed one by one up to this many.
+MAX_SKIPPED_NOTICES = 20
 CHART_FILE = "Chart.yaml"
 INSTALL_HINT = (
     "install the helm binary (https://helm.sh/docs/intro/install/) or the Helm engine "
@@ -34,10 +40,12 @@ INSTALL_HINT = (
 
 @dataclass(frozen=True)
 class HelmOptions:
-    """``--values FILE`` (in order) and ``--set key=value`` (in order) for every chart."""
+    """``--values FILE`` (in order) and ``--set key=value`` (in order) for every chart, and
+    the limits of each render."""
 
     values_files: tuple[str, ...] = ()
     set_values: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
 
 
 def is_chart(directory: str) -> bool:
@@ -50,21 +58,54 @@ def render_chart(
 ) -> list[LoadedFile]:
     """Render ``chart_dir`` and load every object, one :class:`LoadedFile` per template.
 
+    The chart is rendered from a private copy (:mod:`ssrisk.renderers.chartcopy`); each file
+    left out of the copy (a link out of the chart, ``.git``) is a warning naming it.
+
     Returns:
-        The loaded templates; when Helm is missing or the chart does not render, a single
-        :class:`LoadedFile` whose one error names the chart directory and the cause.
+        The loaded templates; when Helm is missing or the chart does not render, a
+        :class:`LoadedFile` whose error names the chart directory and the cause.
     """
+    skipped: list[Skipped] = []
     try:
-        manifests = render_manifests(chart_dir, namespace, options)
+        manifests = render_manifests(chart_dir, namespace, options, skipped)
     except RenderError as exc:
-        return [error(chart_dir, f"cannot render Helm chart: {exc}")]
-    out = []
-    for template, text in sorted(manifests.items()):
-        out.append(_load_template(chart_dir, template, text, namespace))
+        out = [error(chart_dir, f"cannot render Helm chart: {exc}")]
+    else:
+        out = [
+            _load_template(chart_dir, template, text, namespace)
+            for template, text in sorted(manifests.items())
+        ]
+    if skipped:
+        notices = out[0].notices if out else []
+        for item in skipped[:MAX_SKIPPED_NOTICES]:
+            notices.append(
+                Notice(
+                    display_path(os.path.join(os.path.abspath(chart_dir), item.path), chart_dir),
+                    f"not given to Helm: {item.reason}",
+                    level="warning",
+                )
+            )
+        if len(skipped) > MAX_SKIPPED_NOTICES:
+            notices.append(
+                Notice(
+                    chart_dir,
+                    f"{len(skipped) - MAX_SKIPPED_NOTICES} more files not given to Helm",
+                    level="warning",
+                )
+            )
+        if not out:
+            lf = LoadedFile(chart_dir)
+            lf.notices = notices
+            out.append(lf)
     return out
 
 
-def render_manifests(chart_dir: str, namespace: str, options: HelmOptions) -> dict[str, str]:
+def render_manifests(
+    chart_dir: str,
+    namespace: str,
+    options: HelmOptions,
+    skipped: list[Skipped] | None = None,
+) -> dict[str, str]:
     """``{template name: rendered text}`` for every template that produced output.
 
     Partials (``_*.tpl``), ``NOTES.txt`` and templates that render to nothing are left out,
@@ -72,21 +113,47 @@ def render_manifests(chart_dir: str, namespace: str, options: HelmOptions) -> di
     SortManifests; pkg/action/action.go, renderResources). So are templates that render to
     comments only (a licence header above a disabled ``{{ if }}``): Helm keeps those in the
     release, but they hold no object and kubectl applies nothing from them.
+    The chart is copied first (what was left out is appended to ``skipped``) and rendered
+    in a bounded child process (:mod:`ssrisk.renderers.bounded`).
 
     Raises:
-        RenderError: no renderer is available, a values file cannot be read or the chart
-            does not render (the message is Helm's).
+        RenderError: no renderer is available, a values file cannot be read, the chart does
+            not render (the message is Helm's) or the renderer passed a limit.
     """
     helm = shutil.which("helm")
-    if helm is not None:
-        argv = [helm, "template", RELEASE_NAME, os.path.abspath(chart_dir), "-n", namespace]
-        for f in options.values_files:
-            argv += ["--values", f]
-        for s in options.set_values:
-            argv += ["--set", s]
-        manifests = split_by_source(run_tool(argv))
-    else:
-        manifests = _render_with_sdk(chart_dir, namespace, options)
+    if helm is None:
+        try:
+            import helm_python  # noqa: F401  (only to know it is there: it runs in a child)
+        except ImportError:
+            raise RenderError(f"no Helm renderer found; {INSTALL_HINT}") from None
+        except Exception as exc:  # the embedded Go library failed to load (HelmLibraryError)
+            raise RenderError(
+                f"the Helm engine could not be loaded ({exc}); {INSTALL_HINT}"
+            ) from None
+    values = [(path, _read_values(path)) for path in options.values_files]
+    with tempfile.TemporaryDirectory(prefix="ssrisk-helm-") as tmp:
+        private = os.path.join(tmp, "home")
+        os.mkdir(private)
+        copy, left_out = copy_chart(chart_dir, os.path.join(tmp, "chart"))
+        if skipped is not None:
+            skipped.extend(left_out)
+        env = scrubbed_environment(private)
+        try:
+            if helm is not None:
+                argv = [helm, "template", RELEASE_NAME, copy, "-n", namespace]
+                for i, (_path, text) in enumerate(values):
+                    copied = os.path.join(tmp, f"values-{i}.yaml")
+                    with open(copied, "w", encoding="utf-8") as fh:
+                        fh.write(text)
+                    argv += ["--values", copied]
+                for expr in options.set_values:
+                    argv += ["--set", expr]
+                out = run_bounded(argv, what="helm", cwd=private, env=env, limits=options.limits)
+                manifests = split_by_source(out)
+            else:
+                manifests = _render_with_engine(copy, namespace, values, options, private, env)
+        except RenderError as exc:
+            raise RenderError(str(exc).replace(copy, chart_dir)) from None
     return {
         name: text
         for name, text in manifests.items()
@@ -97,62 +164,63 @@ def render_manifests(chart_dir: str, namespace: str, options: HelmOptions) -> di
     }
 
 
-def _render_with_sdk(chart_dir: str, namespace: str, options: HelmOptions) -> dict[str, str]:
+def _read_values(path: str) -> str:
+    """A ``--values`` file's text, read only inside its tree (:mod:`ssrisk.confine`)."""
+    from ..confine import refusal, tree_of
+
+    refused = refusal(path, tree_of(path))
+    if refused is not None:
+        raise RenderError(f"values file {path}: {refused}")
+    text, err = read_text(path)
+    if err is not None or text is None:
+        raise RenderError(f"values file {path}: {err.message if err else 'cannot read'}")
+    return text
+
+
+def _render_with_engine(
+    chart: str,
+    namespace: str,
+    values: list[tuple[str, str]],
+    options: HelmOptions,
+    private: str,
+    env: dict[str, str],
+) -> dict[str, str]:
+    """Render with Helm's embedded engine in a bounded child (:mod:`.helm_engine`)."""
+    request = {
+        "chart": chart,
+        "namespace": namespace,
+        "release": RELEASE_NAME,
+        "values_files": values,
+        "set": list(options.set_values),
+    }
+    # -I: the child ignores PYTHON* variables and does not put its working directory (or the
+    # user's) on sys.path; the directory this ssrisk was imported from is put there instead.
+    code = (
+        f"import sys; sys.path.insert(0, {_package_parent()!r}); "
+        "from ssrisk.renderers.helm_engine import main; main()"
+    )
+    out = run_bounded(
+        [sys.executable, "-I", "-c", code],
+        what="the Helm engine",
+        cwd=private,
+        env=env,
+        stdin=json.dumps(request).encode("utf-8"),
+        limits=options.limits,
+    )
     try:
-        import helm_python
-    except ImportError:
-        raise RenderError(f"no Helm renderer found; {INSTALL_HINT}") from None
-    except Exception as exc:  # the embedded Go library failed to load (HelmLibraryError)
-        raise RenderError(f"the Helm engine could not be loaded ({exc}); {INSTALL_HINT}") from None
-    try:
-        values = merged_values(options, helm_python)
-        with helm_python.Chart.load(os.path.abspath(chart_dir)) as chart:
-            result: dict[str, str] = chart.render(values, name=RELEASE_NAME, namespace=namespace)
-            return result
-    except helm_python.HelmError as exc:
-        raise RenderError(_helm_detail(exc)) from None
+        answer = json.loads(out)
+    except ValueError:
+        raise RenderError("the Helm engine gave no answer") from None
+    if "error" in answer:
+        raise RenderError(str(answer["error"]))
+    manifests: dict[str, str] = answer["manifests"]
+    return manifests
 
 
-def _helm_detail(exc: Exception) -> str:
-    detail = str(getattr(exc, "detail", "") or exc).strip()
-    return " ".join(detail.split()) or type(exc).__name__
+def _package_parent() -> str:
+    import ssrisk
 
-
-def merged_values(options: HelmOptions, helm_python: Any) -> dict[str, Any] | None:
-    """User values from ``--values`` files and ``--set`` expressions, merged in order.
-
-    Raises:
-        RenderError: a values file cannot be read or parsed, or a ``--set`` is malformed.
-    """
-    if not options.values_files and not options.set_values:
-        return None
-    values: dict[str, Any] = {}
-    for path in options.values_files:
-        text, err = read_text(path)
-        if err is not None or text is None:
-            raise RenderError(f"values file {path}: {err.message if err else 'cannot read'}")
-        try:
-            merge_into(values, helm_python.values_from_yaml(text))
-        except helm_python.HelmError as exc:
-            raise RenderError(f"values file {path}: {_helm_detail(exc)}") from None
-    for expr in options.set_values:
-        try:
-            merge_into(values, helm_python.parse_set_string(expr))
-        except helm_python.HelmError as exc:
-            raise RenderError(f"--set {expr}: {_helm_detail(exc)}") from None
-    return values
-
-
-def merge_into(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge ``override`` into ``base`` key by key; nested maps merge, anything else is
-    replaced (helm pkg/cli/values/options.go, mergeMaps)."""
-    for key, value in override.items():
-        current = base.get(key)
-        if isinstance(value, Mapping) and isinstance(current, dict):
-            merge_into(current, value)
-        else:
-            base[key] = value
-    return base
+    return os.path.dirname(os.path.dirname(os.path.abspath(ssrisk.__file__)))
 
 
 def template_file(chart_dir: str, template: str) -> str:

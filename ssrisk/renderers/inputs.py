@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import TYPE_CHECKING, BinaryIO
 
+from ..confine import tree_of
 from ..loading import DEFAULT_EXCLUDES, LoadedFile, decode, discover, read_text
 from ..model import InputError
+from .bounded import Limits
 from .common import load_stream
 from .helm import HelmOptions, is_chart, render_chart
 from .kustomize import kustomization_file, local_references, render_kustomization
@@ -50,6 +52,9 @@ class InputPlan:
     kustomizations: list[str] = field(default_factory=list)
     stdin: bool = False
     errors: list[InputError] = field(default_factory=list)
+    #: The checked tree (:func:`ssrisk.confine.tree_of` of the PATH it was found under) of
+    #: each chart and kustomization: what a kustomization may reference.
+    trees: dict[str, str] = field(default_factory=dict)
 
 
 def plan_inputs(
@@ -79,11 +84,14 @@ def plan_inputs(
         if not os.path.isdir(raw):
             plain_paths.append(raw)
             continue
+        tree = tree_of(raw)
         if is_chart(raw):
             plan.charts.append(raw)
+            plan.trees[raw] = tree
             continue
         if kustomization_file(raw) is not None:
             plan.kustomizations.append(raw)
+            plan.trees[raw] = tree
             continue
         plain_paths.append(raw)
         for root, dirs, _names in os.walk(raw, followlinks=False):
@@ -98,10 +106,12 @@ def plan_inputs(
                     dirs.remove(d)
                     if not excluded_build(sub, "Chart.yaml"):
                         plan.charts.append(sub)
+                        plan.trees[sub] = tree
                 elif kfile is not None:
                     rendered_roots.append(sub)  # its files are never read as plain YAML
                     if not excluded_build(sub, kfile):
                         walked_kustomizations.append(sub)
+                        plan.trees[sub] = tree
                     # keep walking: charts and unrelated kustomizations may sit below
     included = {ref for k in walked_kustomizations for ref in local_references(k)}
     for k in walked_kustomizations:
@@ -142,13 +152,24 @@ def load_inputs(
             loaded.append(lf)
         else:
             loaded.append(load_stream(text, path, namespace, kinds))
+    limits = Limits(timeout_s=settings.render_timeout_s)
     options = HelmOptions(
-        values_files=tuple(settings.helm_values), set_values=tuple(settings.helm_set)
+        values_files=tuple(settings.helm_values),
+        set_values=tuple(settings.helm_set),
+        limits=limits,
     )
     for chart in plan.charts:
         loaded.extend(render_chart(chart, namespace, options))
     for directory in plan.kustomizations:
-        loaded.append(render_kustomization(directory, namespace))
+        loaded.append(
+            render_kustomization(
+                directory,
+                namespace,
+                limits,
+                network=settings.allow_remote_resources,
+                tree=plan.trees.get(directory),
+            )
+        )
     if plan.stdin:
         loaded.append(load_stdin(namespace, stdin))
     if kinds is not None:

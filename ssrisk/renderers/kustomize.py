@@ -23,7 +23,9 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..loading import LoadedFile, load_text, read_text
 from ..model import K8sObject, Position
-from .common import RenderError, display_path, error, rendered, run_tool
+from .bounded import Limits, run_bounded, scrubbed_environment
+from .common import RenderError, display_path, error, rendered
+from .kustomize_refs import refused_references
 from .locate import FieldValue, InlineText, JsonPatch, ObjectLocator, PatchDocument
 
 #: kustomize api/konfig/general.go, RecognizedKustomizationFileNames (in this order).
@@ -44,18 +46,22 @@ def kustomization_file(directory: str) -> str | None:
     return None
 
 
-def _build_command(target: str) -> list[str]:
+def _build_command(target: str) -> tuple[list[str], str]:
     kustomize = shutil.which("kustomize")
     if kustomize is not None:
-        return [kustomize, "build", target]
+        return [kustomize, "build", target], "kustomize build"
     kubectl = shutil.which("kubectl")
     if kubectl is not None:
-        return [kubectl, "kustomize", target]
+        return [kubectl, "kustomize", target], "kubectl kustomize"
     raise RenderError(f"neither kustomize nor kubectl is on PATH; {INSTALL_HINT}")
 
 
-def build(directory: str) -> tuple[str, str | None]:
-    """Run kustomize on ``directory``.
+def build(
+    directory: str, limits: Limits | None = None, *, network: bool = False
+) -> tuple[str, str | None]:
+    """Run kustomize on ``directory``, bounded (:mod:`ssrisk.renderers.bounded`): no
+    network unless ``network`` (``--allow-remote-resources``), a scrubbed environment, and
+    the time, memory and output limits of ``limits``.
 
     Returns:
         ``(yaml stream, wrapper directory)``; origin annotation paths in the stream are
@@ -63,42 +69,73 @@ def build(directory: str) -> tuple[str, str | None]:
         without origins, which happens only if the wrapper cannot be built).
 
     Raises:
-        RenderError: kustomize/kubectl is missing or the build fails (kustomize's message).
+        RenderError: kustomize/kubectl is missing, the build fails (kustomize's message) or
+            passes a limit.
     """
     target = os.path.abspath(directory)
     with tempfile.TemporaryDirectory(prefix="ssrisk-kustomize-") as tmp:
-        wrapper = os.path.realpath(tmp)
+        tmp = os.path.realpath(tmp)
+        private = os.path.join(tmp, "home")
+        wrapper = os.path.join(tmp, "wrapper")
+        os.mkdir(private)
+        os.mkdir(wrapper)
+        env = scrubbed_environment(private, network=network)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as fh:
             rel = os.path.relpath(os.path.realpath(target), wrapper)
             fh.write(
                 "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
                 f"resources:\n  - {_quote(rel)}\nbuildMetadata: [originAnnotations]\n"
             )
+        argv, what = _build_command(wrapper)
         try:
-            return run_tool(_build_command(wrapper)), wrapper
-        except RenderError:
-            pass
-    # Build the directory itself: either it works without origins, or its error message
-    # names the user's files rather than the wrapper.
-    return run_tool(_build_command(target)), None
+            return run_bounded(argv, what=what, cwd=private, env=env, limits=limits), wrapper
+        except RenderError as exc:
+            if "stopped" in str(exc) or "out of memory" in str(exc):
+                raise  # a limit: building again would only cost as much again
+        # Build the directory itself: either it works without origins, or its error message
+        # names the user's files rather than the wrapper.
+        argv, what = _build_command(target)
+        return run_bounded(argv, what=what, cwd=private, env=env, limits=limits), None
 
 
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def render_kustomization(directory: str, namespace: str) -> LoadedFile:
+def render_kustomization(
+    directory: str,
+    namespace: str,
+    limits: Limits | None = None,
+    *,
+    network: bool = False,
+    tree: str | None = None,
+) -> LoadedFile:
     """Build ``directory`` and load its objects, pointing each at the file that defines it.
 
     Namespaces: kustomize already applied the kustomization's ``namespace``; objects that
     still name none get ``namespace`` (``--namespace``), as kubectl would.
 
+    Unless ``network`` (``--allow-remote-resources``), a kustomization that names anything
+    kustomize would fetch over the network, or a local path that leaves the checked tree, is
+    not built: each such reference is an error at its file and line
+    (:mod:`ssrisk.renderers.kustomize_refs`). ``tree`` is the checked tree (default:
+    :func:`ssrisk.confine.tree_of` the directory).
+
     Returns:
         A :class:`LoadedFile` named after the directory; a missing tool or a failed build is
         its single error (naming the directory and what to install), never raised.
     """
+    if not network:
+        from ..confine import tree_of
+
+        root = tree or tree_of(directory)
+        refused = refused_references(directory, root, kustomization_file(directory))
+        if refused:
+            lf = LoadedFile(directory)
+            lf.errors.extend(refused)
+            return lf
     try:
-        text, wrapper = build(directory)
+        text, wrapper = build(directory, limits, network=network)
     except RenderError as exc:
         return error(directory, f"cannot build kustomization: {exc}")
     lf = load_text(text, directory, namespace) if text.strip() else LoadedFile(directory)

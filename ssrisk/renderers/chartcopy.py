@@ -1,0 +1,100 @@
+"""A private copy of a Helm chart, made before it is rendered.
+
+Helm's chart loader follows symbolic links wherever they lead (helm pkg/chart/loader,
+LoadDir walks with ``sympath.Walk``, which logs "found symbolic link in path. Contents of
+linked file included and used") and loads every file that ``.helmignore`` does not exclude,
+``.git/`` included; a template can then print any of them, for example with
+``{{ fail (.Files.Get "files/env") }}`` where ``files/env`` links to ``/proc/self/environ``.
+Both renderers (the ``helm`` binary and Helm's embedded engine) therefore render a copy,
+made here, that holds only regular files whose real path is inside the chart directory and
+outside ``.git``: a link that leads elsewhere, a ``.git`` directory, a pipe or a device is
+left out (Helm then sees no such file), and the caller reports each one. A link inside the
+chart is copied as the file or directory it names, as Helm would read it. The copy is
+bounded: at most :data:`MAX_CHART_FILES` files and :data:`MAX_CHART_BYTES` bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from ..confine import GIT_DIR, in_git_dir, is_inside
+from ..loading import MAX_FILE_BYTES
+from .common import RenderError
+
+MAX_CHART_FILES = 10_000
+MAX_CHART_BYTES = MAX_FILE_BYTES
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A chart entry left out of the copy: its path inside the chart and why."""
+
+    path: str
+    reason: str
+
+
+def copy_chart(chart_dir: str, into: str) -> tuple[str, list[Skipped]]:
+    """Copy the chart at ``chart_dir`` into a new directory below ``into``.
+
+    Returns:
+        ``(the copy's path, what was left out)``; the copy has the chart directory's name.
+
+    Raises:
+        RenderError: the chart has more than :data:`MAX_CHART_FILES` files or
+            :data:`MAX_CHART_BYTES` bytes.
+    """
+    root = os.path.realpath(chart_dir)
+    dest = os.path.join(into, os.path.basename(root) or "chart")
+    os.makedirs(dest)
+    skipped: list[Skipped] = []
+    visited = {root}
+    files = 0
+    size = 0
+    for here, dirs, names in os.walk(root, followlinks=True):
+        rel_here = os.path.relpath(here, root)
+        keep = []
+        for d in sorted(dirs):
+            rel = os.path.normpath(os.path.join(rel_here, d))
+            real = os.path.realpath(os.path.join(here, d))
+            if d == GIT_DIR or in_git_dir(real, root):
+                skipped.append(Skipped(rel, "a .git directory"))
+            elif not is_inside(real, root):
+                skipped.append(
+                    Skipped(rel, f"a symbolic link that leads outside the chart, to {real}")
+                )
+            elif real not in visited:  # each directory once: link loops end
+                visited.add(real)
+                keep.append(d)
+        dirs[:] = keep
+        os.makedirs(os.path.join(dest, rel_here), exist_ok=True)
+        for name in sorted(names):
+            rel = os.path.normpath(os.path.join(rel_here, name))
+            real = os.path.realpath(os.path.join(here, name))
+            if not is_inside(real, root):
+                skipped.append(
+                    Skipped(rel, f"a symbolic link that leads outside the chart, to {real}")
+                )
+                continue
+            if in_git_dir(real, root) or name == GIT_DIR:
+                skipped.append(Skipped(rel, "inside a .git directory"))
+                continue
+            try:
+                st = os.stat(real)
+            except OSError as exc:
+                skipped.append(Skipped(rel, f"cannot be read: {exc.strerror or exc}"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                skipped.append(Skipped(rel, "not a regular file"))
+                continue
+            files += 1
+            size += st.st_size
+            if files > MAX_CHART_FILES or size > MAX_CHART_BYTES:
+                raise RenderError(
+                    f"the chart has more than {MAX_CHART_FILES} files or {MAX_CHART_BYTES} "
+                    "bytes (links included); not rendered"
+                )
+            with open(real, "rb") as src, open(os.path.join(dest, rel), "xb") as out:
+                out.write(src.read(MAX_CHART_BYTES + 1))
+    return dest, skipped

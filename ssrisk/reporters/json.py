@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
@@ -12,11 +13,27 @@ if TYPE_CHECKING:
     from ..engine import Report
 
 
+class Items:
+    """``convert`` of each of ``items``, made when iterated: :func:`write_json` writes one item
+    at a time, so the findings of a large report are never all held as dicts at once."""
+
+    def __init__(self, items: Sequence[Any], convert: Callable[[Any], Any]) -> None:
+        self._items = items
+        self._convert = convert
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self._convert, self._items)
+
+
 def report_dict(report: Report) -> dict[str, Any]:
+    """The report as JSON-ready data (``findings`` converted as they are written)."""
     return {
         "version": __version__,
         "kube_version": report.kube_version,
-        "findings": [f.to_dict() for f in report.findings],
+        "findings": Items(report.findings, lambda f: f.to_dict()),
         "errors": [e.to_dict() for e in report.errors],
         "notices": [n.to_dict() for n in report.notices],
         "summary": report.summary(),
@@ -34,13 +51,14 @@ def write_json(doc: dict[str, Any], out: TextIO) -> None:
     for i, (key, value) in enumerate(doc.items()):
         sep = "," if i < len(doc) - 1 else ""
         head = f"  {json.dumps(key)}: "
-        if isinstance(value, list) and value:
+        if isinstance(value, list | Items) and value:
             out.write(f"{head}[\n")
             last = len(value) - 1
             for j, item in enumerate(value):
                 out.write(f"    {json.dumps(item, ensure_ascii=False)}{',' if j < last else ''}\n")
             out.write(f"  ]{sep}\n")
         else:
+            value = list(value) if isinstance(value, Items) else value
             out.write(f"{head}{json.dumps(value, ensure_ascii=False)}{sep}\n")
     out.write("}\n")
 

@@ -298,8 +298,9 @@ class Size:
     def wall_ratio(self, runs: list[Run], base: list[Run]) -> float:
         return median([r.wall_s / b.wall_s for r, b in zip(runs, base, strict=True)])
 
-    def peak_kib(self) -> int:
-        return max(r.peak_kib for r in [*self.json, *self.text, *self.json1])
+    def peak_kib(self, runs: list[Run] | None = None) -> int:
+        """The highest peak of ``runs`` (default: of every ssrisk run)."""
+        return max(r.peak_kib for r in (runs or [*self.json, *self.text, *self.json1]))
 
 
 def measure_size(directory: Path, documents: int, repeat: int) -> Size:
@@ -320,7 +321,7 @@ class Target:
 
 
 def targets(
-    sizes: dict[int, Size], one_file_ms: float, context_ms: float | None, context_docs: int
+    sizes: dict[int, Size], one_file: list[Run], with_context: list[Run], context_docs: int
 ) -> list[Target]:
     out: list[Target] = []
     for docs in sorted(sizes):
@@ -348,31 +349,33 @@ def targets(
                 growth <= 1.2,
             )
         )
+    one_ms = median([r.wall_s for r in one_file]) * 1000
     out.append(
         Target(
             "one file, one StatefulSet: <= 150 ms wall from process start",
-            f"{one_file_ms:.0f} ms",
-            one_file_ms <= 150,
+            f"{one_ms:.0f} ms (CPU {median([r.cpu_s for r in one_file]) * 1000:.0f} ms)",
+            one_ms <= 150,
         )
     )
-    if context_ms is not None:
-        out.append(
-            Target(
-                f"one file with --context over {context_docs:,} documents: <= 1 s",
-                f"{context_ms / 1000:.2f} s",
-                context_ms <= 1000,
-            )
-        )
-    top = sizes[max(sizes)]
-    kib = top.peak_kib()
-    per_doc = kib / top.documents
+    context_s = median([r.wall_s for r in with_context])
     out.append(
         Target(
-            f"peak memory at {top.documents:,} documents: <= 10 KB per document",
-            f"{kib / 1024:.0f} MiB, {per_doc * 1.024:.1f} KB per document",
-            per_doc * 1.024 <= 10,
+            f"one file with --context over {context_docs:,} documents: <= 1 s",
+            f"{context_s:.2f} s (CPU {median([r.cpu_s for r in with_context]):.2f} s)",
+            context_s <= 1,
         )
     )
+    top = sizes[max(sizes)]
+    for label, runs in (("text", top.text), ("json", top.json), ("json --jobs 1", top.json1)):
+        kib = top.peak_kib(runs)
+        per_doc = kib * 1.024 / top.documents
+        out.append(
+            Target(
+                f"peak memory at {top.documents:,} documents, {label}: <= 10 KB per document",
+                f"{kib / 1024:.0f} MiB, {per_doc:.1f} KB per document",
+                per_doc <= 10,
+            )
+        )
     for docs in sorted(sizes):
         s = sizes[docs]
         r = s.wall_ratio(s.json, s.json1)
@@ -398,20 +401,19 @@ def print_sizes(sizes: dict[int, Size]) -> None:
     print(
         f"{'documents':>10} {'floor CPU':>10} {'text CPU':>9} {'json CPU':>9} {'json -j1':>9}"
         f" {'text/floor':>10} {'json/floor':>10} {'j1/floor':>9} {'wall json':>9}"
-        f" {'wall -j1':>9} {'peak MiB':>9} {'KB/doc':>7}"
+        f" {'wall -j1':>9} {'MiB text':>9} {'MiB json':>9} {'MiB -j1':>8}"
     )
     for docs in sorted(sizes):
         s = sizes[docs]
         m = {
             k: median([r.cpu_s for r in getattr(s, k)]) for k in ("floor", "text", "json", "json1")
         }
-        peak = s.peak_kib()
         print(
             f"{docs:>10,} {m['floor']:>9.2f}s {m['text']:>8.2f}s {m['json']:>8.2f}s"
             f" {m['json1']:>8.2f}s {s.ratio(s.text):>9.2f}x {s.ratio(s.json):>9.2f}x"
             f" {s.ratio(s.json1):>8.2f}x {median([r.wall_s for r in s.json]):>8.2f}s"
-            f" {median([r.wall_s for r in s.json1]):>8.2f}s {peak / 1024:>9.0f}"
-            f" {peak * 1.024 / docs:>7.1f}"
+            f" {median([r.wall_s for r in s.json1]):>8.2f}s {s.peak_kib(s.text) / 1024:>9.0f}"
+            f" {s.peak_kib(s.json) / 1024:>9.0f} {s.peak_kib(s.json1) / 1024:>8.0f}"
         )
 
 
@@ -445,10 +447,8 @@ def main() -> None:
         ctx_docs = 10000 if 10000 in sizes else max(sizes)
         ctx_dir = work / f"docs-{ctx_docs}"
         one = sorted(ctx_dir.rglob("*.yaml"))[0]
-        one_file = [ssrisk(str(one)).wall_s for _ in range(max(5, 3 * args.repeat))]
-        with_context = [
-            ssrisk("--context", str(ctx_dir), str(one)).wall_s for _ in range(args.repeat)
-        ]
+        one_file = [ssrisk(str(one)) for _ in range(max(5, 3 * args.repeat))]
+        with_context = [ssrisk("--context", str(ctx_dir), str(one)) for _ in range(args.repeat)]
         print()
         print_sizes(sizes)
         corpus = ROOT.parent / "shared" / "corpus"
@@ -457,15 +457,10 @@ def main() -> None:
             r = median([s.cpu_s / f.cpu_s for f, s in pairs])
             print(f"shared corpus: text CPU {r:.2f}x the floor")
         print()
-        rows = targets(
-            sizes,
-            median(one_file) * 1000,
-            median(with_context) * 1000,
-            files_for(ctx_docs) * 3,
-        )
+        rows = targets(sizes, one_file, with_context, files_for(ctx_docs) * 3)
         width = max(len(t.name) for t in rows)
         for t in rows:
-            print(f"{t.name:<{width}}  {t.measured:>34}  {'met' if t.met else 'NOT MET'}")
+            print(f"{t.name:<{width}}  {t.measured:>36}  {'met' if t.met else 'NOT MET'}")
         if args.markdown:
             print()
             print("| target | measured | |")

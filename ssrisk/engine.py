@@ -176,7 +176,16 @@ def check_loaded(
     report.notices.extend(sim_notices)
     from .suppression import apply as apply_suppressions
 
-    apply_suppressions(report.findings, objects)
+    comments = {path: c for lf in loaded for path, c in lf.ignore_comments.items()}
+    report.notices.extend(
+        apply_suppressions(
+            report.findings,
+            inventory.statefulsets,
+            comments,
+            known=[r.id for r in rules],
+            ran=report.rules_run,
+        )
+    )
     report.findings.sort(key=Finding.sort_key)
     report.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
     return report

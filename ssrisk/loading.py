@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import InputError, K8sObject, Notice
+
+if TYPE_CHECKING:
+    from .suppression import IgnoreComment
 
 #: Kinds whose documents are fully loaded, with the API versions read for each; every other
 #: kind (custom resources included) is counted and skipped.
@@ -72,6 +75,10 @@ class LoadedFile:
     errors: list[InputError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     skipped_kinds: int = 0
+    #: ``# ssrisk: ignore[...]`` comments of the files the user edits, by path as positions
+    #: give it (this file; a chart's template sources; a kustomization's resources), recorded
+    #: while their text is at hand so that suppression never reads a file again.
+    ignore_comments: dict[str, list[IgnoreComment]] = field(default_factory=dict)
 
 
 def discover(
@@ -401,6 +408,7 @@ def load_text(
         ``errors`` (with 1-based line and column), never raised.
     """
     out = LoadedFile(path)
+    record_comments(out, path, text)
     if not text.strip() or not has_content(text):
         # kubectl applies nothing and reports no error for such a file; only
         # --fail-if-empty makes it one
@@ -432,6 +440,16 @@ def load_text(
     if kinds is not None:
         out.objects = [o for o in out.objects if o.kind in kinds]
     return out
+
+
+def record_comments(lf: LoadedFile, path: str, text: str | None) -> None:
+    """Keep the ``ssrisk: ignore`` comments of ``text`` (the file ``path``) in ``lf``."""
+    if text and "ssrisk:" in text:
+        from .suppression import scan_comments
+
+        found = scan_comments(text)
+        if found:
+            lf.ignore_comments[path] = found
 
 
 def has_content(chunk: str) -> bool:

@@ -11,16 +11,18 @@ handles suppression itself):
   annotations are awkward).
 
 A suppressed finding keeps its place in the report with ``suppressed`` set; it does not count
-towards the exit code.
+towards the exit code. A suppression that names an unknown rule, or (for a rule that ran)
+suppresses nothing, gets a warning notice at its place.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .model import Finding, K8sObject, ObjectRef
+from .model import Finding, K8sObject, Notice, ObjectRef, Position
 
 IGNORE_ANNOTATION = "ssrisk.io/ignore"
 REASON_ANNOTATION = "ssrisk.io/ignore-reason"
@@ -88,57 +90,166 @@ def comment_suppression(lines: Sequence[str], line: int, rule_id: str) -> Suppre
     return None
 
 
-class FileLines:
-    """Reads input files once, as lines, for comment suppressions (unreadable → no lines)."""
+@dataclass(frozen=True)
+class IgnoreComment:
+    """An ``# ssrisk: ignore[...]`` comment of a file: where it is (1-based ``line``, the
+    ``column`` of its ``#``), what it says, and the line it applies to (``target``: its own
+    line, or for a comment on a line of its own the first line below that is not a comment
+    line)."""
 
-    def __init__(self, reader: Callable[[str], str | None] | None = None) -> None:
-        self._cache: dict[str, list[str]] = {}
-        self._reader = reader or _read
-
-    def __call__(self, path: str) -> list[str]:
-        if path not in self._cache:
-            text = self._reader(path)
-            self._cache[path] = text.splitlines() if text is not None else []
-        return self._cache[path]
+    line: int
+    column: int
+    ids: frozenset[str]
+    reason: str | None
+    target: int
 
 
-def _read(path: str) -> str | None:
+def scan_comments(text: str) -> list[IgnoreComment]:
+    """Every ``ssrisk: ignore`` comment of a file's text (the loader calls this while it has
+    the text, so suppression never reads a file again; a file without ``ssrisk:`` costs one
+    substring search)."""
+    if "ssrisk:" not in text:
+        return []
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if "ssrisk:" not in line:
+            continue
+        m = _COMMENT.search(line)
+        if m is None:
+            continue
+        target = i
+        if line.lstrip().startswith("#"):
+            target = i + 1
+            while target < len(lines) and lines[target].lstrip().startswith("#"):
+                target += 1
+        reason = m.group("reason").strip() or None
+        column = line.index("#", m.start()) + 1
+        out.append(IgnoreComment(i + 1, column, parse_ids(m.group("ids")), reason, target + 1))
+    return out
+
+
+def _read_comments(path: str) -> list[IgnoreComment]:
+    """The comments of a file no loader recorded (a kustomize patch, say), read once."""
+    import os
+
     from .loading import read_text
 
+    if not os.path.isfile(path):
+        return []
     text, _err = read_text(path)
-    return text
+    return scan_comments(text) if text is not None else []
 
 
 def apply(
     findings: Iterable[Finding],
-    objects: Iterable[K8sObject],
-    lines: Callable[[str], Sequence[str]] | None = None,
-) -> None:
-    """Mark every suppressed finding in place (``suppressed``, ``suppression_*`` fields).
+    statefulsets: Iterable[K8sObject],
+    comments: Mapping[str, Sequence[IgnoreComment]],
+    known: Iterable[str] = (),
+    ran: Iterable[str] = (),
+) -> list[Notice]:
+    """Mark every suppressed finding in place (``suppressed``, ``suppression_*`` fields) and
+    return a warning for each suppression that names no installed rule or, for rules that
+    ran, suppressed nothing (so a typo such as ``single-replcia`` does not pass silently).
 
     Args:
-        findings: findings of one run.
-        objects: the loaded objects; a finding's annotations are looked up on the object it
-            is reported on (``finding.obj``).
-        lines: returns the lines of an input file by path (default: read it from disk once).
+        findings: findings of one run; each is looked up on the StatefulSet that was checked
+            (``finding.checked_at``), so copies of one object in two environments keep their
+            own annotations.
+        statefulsets: the StatefulSets checked, whose annotations may suppress findings.
+        comments: the ``ssrisk: ignore`` comments of the checked files, by path as positions
+            give it (recorded by the loaders); a finding in any other file has that file's
+            comments read then.
+        known: ids of every installed rule; ``ran``: ids of the rules that ran.
     """
-    by_ref: dict[ObjectRef, K8sObject] = {}
-    for o in objects:
-        by_ref.setdefault(o.ref, o)
-    read = lines or FileLines()
-    annotations: dict[ObjectRef, dict[str, Suppression]] = {}
+    known_ids, ran_ids = frozenset(known), frozenset(ran)
+    annotated: dict[tuple[ObjectRef, Position], tuple[K8sObject, dict[str, Suppression]]] = {}
+    for sts in statefulsets:
+        declared = annotation_suppressions(sts)
+        if declared:
+            annotated[(sts.ref, sts.start())] = (sts, declared)
+    files = dict(comments)
+    targets: dict[str, dict[int, list[IgnoreComment]]] = {}
+    used: set[tuple[object, str]] = set()
     for finding in findings:
-        obj = by_ref.get(finding.obj)
         found: Suppression | None = None
-        if obj is not None:
-            if finding.obj not in annotations:
-                annotations[finding.obj] = annotation_suppressions(obj)
-            found = annotations[finding.obj].get(finding.rule)
+        key = (finding.obj, finding.checked_at or finding.position)
+        entry = annotated.get(key) if annotated else None
+        if entry is not None and finding.rule in entry[1]:
+            found = entry[1][finding.rule]
+            used.add((key, finding.rule))
         if found is None:
-            found = comment_suppression(
-                read(finding.position.path), finding.position.line, finding.rule
-            )
+            path = finding.position.path
+            if path not in targets:
+                if path not in files:
+                    files[path] = _read_comments(path)
+                by_line: dict[int, list[IgnoreComment]] = {}
+                for c in sorted(files[path], key=lambda c: -c.line):  # nearest first
+                    by_line.setdefault(c.target, []).append(c)
+                targets[path] = by_line
+            for c in targets[path].get(finding.position.line, ()):
+                if finding.rule in c.ids:
+                    found = Suppression("comment", c.reason)
+                    used.add(((path, c.line), finding.rule))
+                    break
         if found is not None:
             finding.suppressed = True
             finding.suppression_kind = found.kind
             finding.suppression_reason = found.reason
+    notices: list[Notice] = []
+    for path, found_comments in files.items():
+        for c in found_comments:
+            where = (path, c.line, c.column)
+            notices.extend(
+                _unhelpful(
+                    c.ids, known_ids, ran_ids, used, (path, c.line), where, f"line {c.target}"
+                )
+            )
+    for key, (sts, declared) in annotated.items():
+        at = _annotation_position(sts)
+        notices.extend(
+            _unhelpful(
+                frozenset(declared),
+                known_ids,
+                ran_ids,
+                used,
+                key,
+                (at.path, at.line, at.column),
+                str(sts.ref),
+            )
+        )
+    notices.sort(key=lambda n: (n.path, n.line or 0, n.column or 0))
+    return notices
+
+
+def _unhelpful(
+    ids: frozenset[str],
+    known: frozenset[str],
+    ran: frozenset[str],
+    used: set[tuple[object, str]],
+    key: object,
+    where: tuple[str, int, int],
+    subject: str,
+) -> list[Notice]:
+    """Warnings for the ``ids`` of one suppression that name no rule or suppressed nothing."""
+    out = []
+    for rule_id in sorted(ids):
+        if known and rule_id not in known:
+            close = difflib.get_close_matches(rule_id, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else " (see 'ssrisk rules')"
+            message = f"suppression names an unknown rule {rule_id!r}{hint}"
+        elif rule_id in ran and (key, rule_id) not in used:
+            message = f"unused suppression: {subject} has no {rule_id} finding to suppress"
+        else:
+            continue
+        out.append(Notice(where[0], message, where[1], where[2], level="warning"))
+    return out
+
+
+def _annotation_position(sts: K8sObject) -> Position:
+    """Where the ``ssrisk.io/ignore`` annotation of ``sts`` is written."""
+    for keys in (("metadata", "annotations"), ("spec", "template", "metadata", "annotations")):
+        annotations = sts.get(*keys)
+        if isinstance(annotations, Mapping) and IGNORE_ANNOTATION in annotations:
+            return sts.pos(*keys, IGNORE_ANNOTATION)
+    return sts.start()

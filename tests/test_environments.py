@@ -56,3 +56,12 @@ def test_overlays_of_one_base_each_see_their_own_objects() -> None:
     findings = _findings(str(KZ))
     assert not [f for f in findings if f["rule"] == "headless-service-missing"]
     assert {f["kustomization"].rsplit("/", 1)[-1] for f in findings} == {"p1", "p2", "p3", "p4"}
+
+
+def test_each_copy_keeps_its_own_suppression_annotations() -> None:
+    run = run_cli(
+        "check", "--format", "json", "--select", "single-replica", str(ENVS / "annotated")
+    )  # fmt: skip
+    by_env = {f["path"].split("/")[-2]: f.get("suppressed", False) for f in run.json()["findings"]}
+    assert by_env == {"staging": True, "prod": False}
+    assert run.code == 1  # prod's single replica is not suppressed by staging's annotation

@@ -116,3 +116,64 @@ def test_comment_above_must_be_a_comment_line() -> None:
     lines[1] = "  # ssrisk: ignore[single-replica] ok"
     found = comment_suppression(lines, 3, "single-replica")
     assert found is not None and found.reason == "ok"
+
+
+# --- suppressions that do nothing ------------------------------------------------------
+
+GATE_SUPPRESS = DATA / "gate" / "suppress"
+
+
+def _warnings(*paths: Path) -> list[tuple[str, int, str]]:
+    run = run_cli("check", "--format", "json", "--select", "single-replica", *map(str, paths))
+    return [
+        (Path(n["path"]).name, n["line"], n["message"])
+        for n in run.json()["notices"]
+        if n["level"] == "warning"
+    ]
+
+
+def test_unknown_rule_ids_in_suppressions_are_warnings() -> None:
+    warned = _warnings(GATE_SUPPRESS / "plain" / "typos.yaml")
+    assert warned == [
+        ("typos.yaml", 7, "suppression names an unknown rule 'single-replcia' "
+         "(did you mean 'single-replica'?)"),
+        ("typos.yaml", 10, "suppression names an unknown rule 'no-such-rule' (see 'ssrisk rules')"),
+    ]  # fmt: skip
+    # and they suppress nothing: the run still fails on the single replica
+    run = run_cli(
+        "check", "--select", "single-replica", str(GATE_SUPPRESS / "plain" / "typos.yaml")
+    )
+    assert run.code == 1
+
+
+def test_unused_suppressions_are_warnings() -> None:
+    warned = _warnings(GATE_SUPPRESS / "plain" / "unused.yaml")
+    assert warned == [
+        ("unused.yaml", 7, "unused suppression: StatefulSet default/queue has no single-replica "
+         "finding to suppress"),
+        ("unused.yaml", 10, "unused suppression: line 10 has no single-replica finding "
+         "to suppress"),
+    ]  # fmt: skip
+
+
+def test_used_suppressions_in_files_charts_and_kustomizations_warn_nothing() -> None:
+    from ssrisk.renderers.helm import describe_renderer
+
+    paths = [GATE_SUPPRESS / "plain" / "used.yaml", GATE_SUPPRESS / "kz" / "overlay"]
+    if describe_renderer():
+        paths.append(GATE_SUPPRESS / "chart")
+    run = run_cli("check", "--format", "json", "--select", "single-replica", *map(str, paths))
+    report = run.json()
+    assert [n for n in report["notices"] if n["level"] == "warning"] == []
+    assert len(report["findings"]) == len(paths)
+    assert all(f.get("suppressed") for f in report["findings"]), report["findings"]
+    assert run.code == 0
+
+
+def test_suppressions_of_rules_that_did_not_run_are_not_unused() -> None:
+    # unused.yaml names single-replica; a run of another rule says nothing about it
+    run = run_cli(
+        "check", "--format", "json", "--select", "pdb-missing",
+        str(GATE_SUPPRESS / "plain" / "unused.yaml"),
+    )  # fmt: skip
+    assert [n for n in run.json()["notices"] if "suppression" in n["message"]] == []

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..loading import LoadedFile, has_content, load_text, read_text
+from ..loading import LoadedFile, has_content, load_text, read_text, record_comments
 from ..model import InputError, Notice
 from .bounded import Limits, run_bounded, scrubbed_environment
 from .chartcopy import Skipped, copy_chart
@@ -245,6 +245,9 @@ def _load_template(chart_dir: str, template: str, text: str, namespace: str) -> 
         for e in lf.errors
     ]
     source, _ = read_text(file_path) if os.path.isfile(file_path) else (None, None)
+    # suppression comments are the template's, at its lines (not the rendered text's)
+    lf.ignore_comments = {}
+    record_comments(lf, shown, source)
     seen: dict[str, int] = {}
     objects = []
     for obj in lf.objects:

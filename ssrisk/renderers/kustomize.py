@@ -21,7 +21,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from ..loading import LoadedFile, load_text, read_text
+from ..loading import LoadedFile, load_text, read_text, record_comments
 from ..model import K8sObject, Position
 from .bounded import Limits, run_bounded, scrubbed_environment
 from .common import RenderError, display_path, error, rendered
@@ -139,6 +139,7 @@ def render_kustomization(
     except RenderError as exc:
         return error(directory, f"cannot build kustomization: {exc}")
     lf = load_text(text, directory, namespace) if text.strip() else LoadedFile(directory)
+    lf.ignore_comments = {}  # the built stream's lines are nobody's: see below
     resolver = _Resolver(directory)
     shown = display_path(os.path.abspath(directory), directory)  # findings name the build
     objects = []
@@ -153,6 +154,8 @@ def render_kustomization(
         locator = resolver.locator(obj, origin_file)
         objects.append(rendered(obj, locator=locator, kustomization=shown))
     lf.objects = list(objects)
+    for path, source in resolver.texts.items():  # the resource files findings point into
+        record_comments(lf, path, source)
     return lf
 
 
@@ -238,6 +241,8 @@ class _Resolver:
         self.directory = directory
         self.root = os.path.realpath(directory)
         self._files: dict[str, list[K8sObject]] = {}
+        #: the text of each resource file read, by path as shown
+        self.texts: dict[str, str] = {}
         self._patches: list[_Patch | _Replicas] | None = None
 
     def locator(self, obj: K8sObject, origin_file: str | None) -> ObjectLocator:
@@ -268,9 +273,10 @@ class _Resolver:
     def _objects(self, path: str) -> list[K8sObject]:
         if path not in self._files:
             text = _read(path)
-            self._files[path] = (
-                load_text(text, self._shown(os.path.abspath(path)), None).objects if text else []
-            )
+            shown = self._shown(os.path.abspath(path))
+            self._files[path] = load_text(text, shown, None).objects if text else []
+            if text:
+                self.texts[shown] = text
         return self._files[path]
 
     def _document(self, path: str, obj: K8sObject) -> K8sObject | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -49,29 +50,45 @@ _NUMBER_START = frozenset("+-.0123456789")
 
 
 class LC:
-    """Positions of a mapping or sequence and of its keys or items (0-based).
+    """Positions of a mapping or sequence and of its keys or items (0-based): a view of the
+    packed positions its :class:`PosMap` or :class:`PosList` keeps.
 
-    Positions are packed as ``line << 32 | column`` integers, so that the composed node tree
-    (two mark objects per node) can be freed as soon as a document is built.
+    Positions are packed as ``line << 32 | column`` integers in one ``array('q')`` per
+    mapping or sequence (its own position, then one per key or item, in order), so that the
+    composed node tree (two mark objects per node) can be freed as soon as a document is
+    built, and so that positions cost 8 bytes each (a dict of Python integers cost about 60).
     """
 
-    __slots__ = ("_at", "_keys")
+    __slots__ = ("_node",)
 
-    def __init__(self, at: int, keys: dict[Any, int] | list[int]) -> None:
-        self._at = at
-        self._keys = keys
+    def __init__(self, node: PosMap | PosList) -> None:
+        self._node = node
 
     @property
     def line(self) -> int:
-        return self._at >> 32
+        return int(self._node._pos[0] >> 32)
 
     @property
     def col(self) -> int:
-        return self._at & 0xFFFFFFFF
+        return int(self._node._pos[0] & 0xFFFFFFFF)
 
     def key(self, key: Any) -> tuple[int, int]:
-        """Line and column of mapping key ``key`` (or of the item at index ``key``)."""
-        at = self._keys[key]
+        """Line and column of mapping key ``key`` (or of the item at index ``key``).
+
+        Raises:
+            KeyError: for a key the mapping does not have; IndexError: for an index out of
+                range.
+        """
+        node = self._node
+        if isinstance(node, PosList):
+            index = range(len(node))[key]  # IndexError, negative indexes as for the list
+        else:
+            # positions are looked up rarely (findings, schema errors): no index is kept
+            found = next((i for i, name in enumerate(node) if name == key), None)
+            if found is None:
+                raise KeyError(key)
+            index = found
+        at = node._pos[index + 1]
         return at >> 32, at & 0xFFFFFFFF
 
     def item(self, index: int) -> tuple[int, int]:
@@ -89,15 +106,23 @@ def _pack(node: Node) -> int:
 class PosMap(dict[str, Any]):
     """A mapping with positions in ``lc``."""
 
-    __slots__ = ("lc",)
-    lc: LC
+    __slots__ = ("_pos",)
+    _pos: array[int]
+
+    @property
+    def lc(self) -> LC:
+        return LC(self)
 
 
 class PosList(list[Any]):
     """A sequence with positions in ``lc``."""
 
-    __slots__ = ("lc",)
-    lc: LC
+    __slots__ = ("_pos",)
+    _pos: array[int]
+
+    @property
+    def lc(self) -> LC:
+        return LC(self)
 
 
 class YamlInputError(Exception):
@@ -181,7 +206,7 @@ class _Builder:
             if node.tag != _SEQ:
                 self._check_tag(node, _SEQ)
             seq = PosList()
-            seq.lc = LC(_pack(node), [_pack(child) for child in node.value])
+            seq._pos = array("q", [_pack(node), *[_pack(child) for child in node.value]])
             self.memo[id(node)] = seq
             seq.extend([self.build(child, depth + 1) for child in node.value])
             return seq
@@ -189,8 +214,8 @@ class _Builder:
             if node.tag != _MAP:
                 self._check_tag(node, _MAP)
             mapping = PosMap()
-            keys: dict[Any, int] = {}
-            mapping.lc = LC(_pack(node), keys)
+            positions = [_pack(node)]  # then one per key, in the mapping's key order
+            index: dict[Any, int] | None = None  # key -> its slot, made at a first duplicate
             self.memo[id(node)] = mapping
             pairs = node.value
             own: set[int] | None = None
@@ -210,11 +235,17 @@ class _Builder:
                 if key_node.tag not in _PLAIN_KEY_TAGS:
                     self._check_tag(key_node, None)
                 key = key_node.value
-                if key in mapping and (own is None or id(key_node) in own):
-                    self._duplicate(pairs, key_node, own)
                 m = key_node.start_mark  # _pack, inlined: this runs for every key
-                keys[key] = (m.line << 32) | m.column
+                if key in mapping:  # the last one written wins, in the first one's place
+                    if own is None or id(key_node) in own:
+                        self._duplicate(pairs, key_node, own)
+                    if index is None:
+                        index = {k: i for i, k in enumerate(mapping, 1)}
+                    positions[index[key]] = (m.line << 32) | m.column
+                else:
+                    positions.append((m.line << 32) | m.column)
                 mapping[key] = self.build(value_node, depth + 1)
+            mapping._pos = array("q", positions)
             return mapping
         m = node.start_mark
         raise YamlInputError(f"unexpected YAML node {type(node).__name__}", m.line, m.column)

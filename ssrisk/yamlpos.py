@@ -83,11 +83,10 @@ class LC:
         if isinstance(node, PosList):
             index = range(len(node))[key]  # IndexError, negative indexes as for the list
         else:
-            # positions are looked up rarely (findings, schema errors): no index is kept
-            found = next((i for i, name in enumerate(node) if name == key), None)
-            if found is None:
-                raise KeyError(key)
-            index = found
+            try:  # positions are looked up rarely (findings, schema errors): no index is kept
+                index = list(node).index(key)
+            except ValueError:
+                raise KeyError(key) from None
         at = node._pos[index + 1]
         return at >> 32, at & 0xFFFFFFFF
 

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .profile import Allocatable
+
 #: UID of the simulated StatefulSet (one set per simulation).
 SET_UID = "uid-statefulset"
 
@@ -54,6 +56,7 @@ class Node:
     shutting_down: bool = False
     lost_at_s: float | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    allocatable: Allocatable | None = None  # status.allocatable (None: unlimited)
 
     def has_taint(self, key: str, effect: str | None = None) -> bool:
         return any(t.key == key and (effect is None or t.effect == effect) for t in self.taints)

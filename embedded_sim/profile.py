@@ -69,6 +69,11 @@ class ClusterProfile:
     # manifest selects hostnames or zones by name, the simulator gives those names to its nodes
     # and zones instead of leaving the set unschedulable (nodes.py). False: the names are real.
     placeholder_names: bool = True
+    # False: `nodes` is an assumed shape (default_nodes), which grows by whole nodes per zone
+    # when the set's hard constraints (anti-affinity, hostPort, resources, spreading) leave
+    # replicas without a node, so the steady state holds every replica (simulation.py); the
+    # result says so. True (zones / nodes-per-zone given): the shape is the cluster's.
+    shape_stated: bool = False
     # Labels and taints of every node (the node pool the StatefulSet runs on), and each node's
     # allocatable resources. A label key none of them states is assumed to satisfy the
     # manifest's own nodeSelector / node affinity (nodes.py), and the result says so.

@@ -251,6 +251,47 @@ def _setup(sim: Simulation, scenario: str) -> dict[str, Callable[[], Any]]:
     return extra
 
 
+#: Scenarios whose fault hits one node / one zone, for the placement qualifier of the verdict.
+NODE_FAULTS = (
+    "node-loss",
+    "node-loss-out-of-service",
+    "node-deleted",
+    "graceful-node-shutdown",
+    "node-drain",
+)
+
+
+def placement_basis(sim: Simulation, scenario: str) -> str:
+    """Whether the replicas the fault hits are the worst case or forced by the constraints."""
+    facts = sim.scheduler.facts
+    if scenario in NODE_FAULTS:
+        hit, spread, forced, where = (
+            facts.worst_node,
+            facts.spread_node,
+            facts.forced_node,
+            "the node",
+        )
+    elif scenario == "zone-loss":
+        hit, spread, forced, where = (
+            facts.worst_zone,
+            facts.spread_zone,
+            facts.forced_zone,
+            "the zone",
+        )
+    else:
+        return ""
+    n = len(sim.initial_nodes) + len(sim.baseline_down)
+    if n <= 1:
+        return ""
+    if forced:
+        why = f": {'; '.join(facts.limits)}" if facts.limits else ""
+        return f"{hit} of {n} on {where} that fails, forced by the constraints{why}"
+    return (
+        f"{hit} of {n} on {where} that fails is the worst case the constraints allow; the "
+        f"scheduler's spreading would put {spread} there"
+    )
+
+
 def _blocker(sim: Simulation) -> str:
     """Why the set is not back, as one phrase (first unavailable ordinal)."""
     if sim.drain.failed is not None:
@@ -298,7 +339,12 @@ def _blocker(sim: Simulation) -> str:
         if pod.node is None or (node is not None and not running and pod.phase == "Pending"):
             pend = [e for e in sim.timeline.events if e.kind == "pod-pending" and e.pod == name]
             detail = pend[-1].event if pend else f"{name} Pending"
-            return detail
+            why = sim.scheduler.pending_reason(pod) if pod.node is None else ""
+            if not why:
+                return detail
+            counts = detail.split(": ", 1)[1] if ": " in detail else detail
+            shape = sim.scheduler.shape()
+            return f"{name} stays Pending: {why} (simulated cluster: {shape}); scheduler: {counts}"
         if pod.broken:
             if sim.wl.monotonic:
                 return (
@@ -384,7 +430,7 @@ def _result(
             sim.profile,
             node_returns=scenario == "node-loss" and sim.profile.node_returns_after_s is not None,
         ),
-        "worst placement the hard scheduling constraints allow; node resources assumed to fit",
+        f"placement: {placement_basis(sim, scenario) or 'as the constraints allow'}",
         *sim.notes,
     ]
     if sim.vd.version.minor == 35 and sim.vd.version.latest_patch:
@@ -417,6 +463,22 @@ def _result(
         verdict = f"{scenario}: not recovered within the {sim.loop.horizon_s:g} s horizon"
     else:
         verdict = f"{scenario}: never recovers without an operator: {_blocker(sim)}"
+    basis = placement_basis(sim, scenario)
+    if basis:
+        verdict += f" ({basis})"
+    if not sim.initial_nodes and sim.baseline_down:
+        first = sim.cluster.pods.get(sim.wl.pod_name(min(sim.baseline_down)))
+        why = sim.scheduler.pending_reason(first) if first is not None else ""
+        verdict = (
+            f"{scenario}: no replica fits a node of the simulated cluster "
+            f"({sim.scheduler.shape()}), so nothing runs to fail over" + (f": {why}" if why else "")
+        )
+    elif sim.baseline_down:
+        names = ", ".join(sim.wl.pod_name(o) for o in sorted(sim.baseline_down))
+        verdict += (
+            f"; {names} fit(s) no node of the simulated cluster ({sim.scheduler.shape()}) and "
+            "stay(s) Pending from the start"
+        )
     extra: dict[str, Any] = {k: fn() for k, fn in extra_fns.items()}
     extra["node_unknown_range_s"] = [g - 10, g + 5]
     extra["failed_nodes"] = list(sim.failed_nodes)
@@ -424,6 +486,8 @@ def _result(
         1 for n in sim.initial_nodes.values() if n in set(sim.failed_nodes)
     )
     extra["description"] = _description(sim, scenario)
+    extra["placement_basis"] = sim.scheduler.facts.to_dict()
+    extra["cluster_shape"] = dict(sim.initial_shape)
     return ScenarioResult(
         namespace=sim.wl.namespace,
         name=sim.wl.name,

@@ -9,14 +9,15 @@ from typing import Any
 from .apiserver import ApiError, ApiServer, Pdb
 from .attach_detach import AttachDetachController
 from .clock import EventLoop
-from .cluster import SET_UID, Cluster, Node, Pod, Volume
+from .cluster import SET_UID, Cluster, Node, Pod, Taint, Volume
 from .drain import Drain
 from .events import Timeline
 from .garbage_collector import GarbageCollector
 from .kubelet import Kubelet
 from .node_lifecycle import NodeLifecycleController
+from .nodes import BuiltNode, build_nodes
 from .podgc import PodGC
-from .profile import ClusterProfile
+from .profile import ClusterProfile, default_nodes
 from .scheduler import Scheduler
 from .statefulset_controller import StatefulSetController
 from .storage import ClaimStorage, resolve_claim
@@ -66,23 +67,31 @@ class Simulation:
         self.loop = EventLoop(horizon_s)
         self.timeline = Timeline()
         self.cluster = Cluster()
-        for ns in p.nodes:
-            self.cluster.nodes[ns.name] = Node(
-                ns.name, ns.zone, labels={**dict(p.node_labels), **dict(ns.labels)}
-            )
+        built, node_notes = build_nodes(p, self.wl)
+        self._add_nodes(built)
         self.grace_s = (
             p.node_monitor_grace_period_s
             if p.node_monitor_grace_period_s is not None
             else self.vd.node_monitor_grace_period_s
         )
         self.templates: dict[str, bool] = {"rev-1": False}
-        self.notes: list[str] = []
+        self.notes: list[str] = list(node_notes)
+        if self.wl.foreign_affinity_terms:
+            self.notes.append(
+                f"{self.wl.foreign_affinity_terms} required (anti-)affinity term(s) about other "
+                "workloads' pods are not simulated (only this StatefulSet's pods are placed)"
+            )
         self.storage: list[ClaimStorage] = []
         for ct in self.wl.claim_templates:
             st = resolve_storage(ct, storage_classes, persistent_volumes, p)
             self.storage.append(st)
             if st.note:
                 self.notes.append(st.note)
+            if st.topology == "hostpath":
+                self.notes.append(
+                    f"claim template {ct.name!r}: {st.basis}: nothing keeps a pod on the node "
+                    "that holds its data; a replacement elsewhere starts with an empty directory"
+                )
         self.api = ApiServer(self, [Pdb.parse(x) for x in pdbs if isinstance(x, Mapping)])
         self.kubelet = Kubelet(self)
         self.nlc = NodeLifecycleController(self)
@@ -94,6 +103,7 @@ class Simulation:
         self.stsc = StatefulSetController(self)
         self.gc = GarbageCollector(self)
         self.placement = ""
+        self.initial_shape: dict[str, int | str] = {}
         self.initial_nodes: dict[int, str] = {}
         self.failed_nodes: list[str] = []
         self.observers: list[Callable[[Simulation], None]] = []
@@ -104,6 +114,9 @@ class Simulation:
         self._down_total: dict[int, float] = {}
         self._all_ok_since: float | None = 0.0
         self.max_unavailable = 0
+        # Ordinals no node accepted in the steady state: Pending from the start, left out of
+        # max_unavailable (which counts replicas a fault took).
+        self.baseline_down: set[int] = set()
         self.loop.after_step = self._after_step
 
     # --- services used by the components -------------------------------------------------
@@ -178,13 +191,30 @@ class Simulation:
 
     # --- set-up ----------------------------------------------------------------------
     def steady_state(self) -> None:
-        """All replicas Running, Ready and available at t=0 on the worst allowed placement."""
+        """All replicas Running, Ready and available at t=0 on the worst allowed placement;
+        a replica that fits no node is Pending from the start (scheduler.PlacementFacts)."""
         ords = self.stsc.ordinals()
         placement, text = self.scheduler.initial_placement(ords)
+        if self.scheduler.facts.unplaced and not self.profile.shape_stated:
+            placement, text = self._grow_shape(ords, placement, text)
         self.placement = text
-        self.initial_nodes = {o: placement[o] for o in ords}
+        self.initial_shape = self.scheduler.shape_dict()
+        self.initial_nodes = {o: n for o in ords if (n := placement.get(o)) is not None}
         for o in ords:
-            node = self.cluster.nodes[placement[o]]
+            node_name = placement.get(o)
+            if node_name is None:
+                pod = Pod(
+                    name=self.wl.pod_name(o),
+                    ordinal=o,
+                    revision="rev-1",
+                    uid=self.cluster.next_uid(),
+                    created_s=-3600.0,
+                    claims=self.claims_for(o),
+                )
+                self.cluster.pods[pod.name] = pod
+                self.baseline_down.add(o)
+                continue
+            node = self.cluster.nodes[node_name]
             pod = Pod(
                 name=self.wl.pod_name(o),
                 ordinal=o,
@@ -207,7 +237,62 @@ class Simulation:
                     vol.node = node.name
                 if vol.needs_attach:
                     vol.attached_to = node.name
+        for o in sorted(self.baseline_down):
+            pod = self.cluster.pods[self.wl.pod_name(o)]
+            _, reasons = self.scheduler.feasible(pod)
+            self.scheduler.record_pending(pod, reasons)
         self._observe()
+
+    def _grow_shape(
+        self, ords: list[int], placement: dict[int, str | None], text: str
+    ) -> tuple[dict[int, str | None], str]:
+        """The assumed cluster shape, grown by one node per zone at a time (up to one node per
+        replica in every zone) while that places more replicas: the default 3 zones × 2 nodes
+        is a shape, not the user's inventory, and a cluster whose set cannot even start is a
+        different problem than failover. The result notes the shape used."""
+        p = self.profile
+        zones = list(dict.fromkeys(ns.zone for ns in p.nodes))
+        per_zone = max(sum(1 for ns in p.nodes if ns.zone == z) for z in zones) if zones else 0
+        if not p.placeholder_names or p.nodes != default_nodes(len(zones), per_zone):
+            return placement, text  # nodes given one by one: the user's inventory
+        best = (
+            len(self.scheduler.facts.unplaced),
+            per_zone,
+            placement,
+            text,
+            dict(self.cluster.nodes),
+        )
+        for npz in range(per_zone + 1, max(per_zone, len(ords)) + 1):
+            grown = p.with_overrides(nodes=default_nodes(len(zones), npz))
+            self.cluster.nodes = {}
+            built, _ = build_nodes(grown, self.wl)
+            self._add_nodes(built)
+            placement, text = self.scheduler.initial_placement(ords)
+            left = len(self.scheduler.facts.unplaced)
+            if left < best[0]:
+                best = (left, npz, placement, text, dict(self.cluster.nodes))
+            if left == 0:
+                break
+        _, npz, placement, text, nodes = best
+        self.cluster.nodes = nodes
+        self.scheduler.initial_placement(ords)  # the facts of the shape kept
+        if npz != per_zone:
+            self.notes.append(
+                f"the assumed cluster shape was grown to {len(zones)} zones × {npz} nodes so "
+                "that the hard scheduling constraints place every replica it can; give the real "
+                "shape with the profile's zones and nodes-per-zone"
+            )
+        return placement, text
+
+    def _add_nodes(self, built: list[BuiltNode]) -> None:
+        for b in built:
+            self.cluster.nodes[b.name] = Node(
+                b.name,
+                b.zone,
+                labels=dict(b.labels),
+                allocatable=b.allocatable,
+                taints=[Taint(t.key, t.effect, t.value, -3600.0) for t in b.taints],
+            )
 
     def lose_node(self, node: Node, why: str, source: str) -> None:
         node.alive = False
@@ -268,10 +353,10 @@ class Simulation:
                 start = self._down_since.pop(o, now)
                 self._down_total[o] = self._down_total.get(o, 0.0) + (now - start)
                 self._avail[o] = True
-            if not ok:
+            if not ok and o not in self.baseline_down:
                 down += 1
         self.max_unavailable = max(self.max_unavailable, down)
-        all_ok = down == 0 and self.goal()
+        all_ok = down == 0 and self.goal() and all(self.pod_serving(o) for o in self.baseline_down)
         if all_ok and self._all_ok_since is None:
             self._all_ok_since = now
         elif not all_ok:

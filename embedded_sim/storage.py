@@ -8,12 +8,16 @@ admission.go#Admit, which skips claims that have either, helper#PersistentVolume
 
 Classification ("topology") decides what the simulator does with the volume:
 
-* "local": the disk of one node (a local PV, a hostPath PV, or a node-local provisioner). The PV
-  carries a node affinity, so the scheduler's VolumeBinding filter only accepts that node
-  (pkg/scheduler/framework/plugins/volumebinding/binder.go#FindPodVolumes); it is never
-  attached or detached by the attach/detach controller (local and hostPath volumes are not
-  attachable plugins: pkg/volume/local/local.go, pkg/volume/hostpath/host_path.go), so no
-  Multi-Attach error and no 6-minute wait apply.
+* "local": the disk of one node (a local PV, a hostPath PV with node affinity, or a node-local
+  provisioner). The PV carries a node affinity, so the scheduler's VolumeBinding filter only
+  accepts that node (pkg/scheduler/framework/plugins/volumebinding/binder.go#FindPodVolumes);
+  it is never attached or detached by the attach/detach controller (local and hostPath volumes
+  are not attachable plugins: pkg/volume/local/local.go, pkg/volume/hostpath/host_path.go), so
+  no Multi-Attach error and no 6-minute wait apply.
+* "hostpath": a hostPath PV without node affinity (the in-tree kubernetes.io/host-path test
+  provisioner, minikube's and Docker Desktop's single-node provisioners): never attached, and
+  nothing keeps the pod on the node that holds the data, so a replacement on another node
+  starts with an empty directory.
 * "zonal": a block disk of one zone (node affinity on the zone label), attached by the
   attach/detach controller; ReadWriteOnce makes it exclusive to one node.
 * "regional": a block disk replicated over zones; attached like a zonal one, no zone pinning.
@@ -49,7 +53,6 @@ DEFAULT_CLASS_ANNOTATIONS = (
 NODE_LOCAL_PROVISIONERS = frozenset(
     {
         "kubernetes.io/no-provisioner",
-        "kubernetes.io/host-path",
         "rancher.io/local-path",
         "openebs.io/local",
         "local.csi.openebs.io",
@@ -57,10 +60,15 @@ NODE_LOCAL_PROVISIONERS = frozenset(
         "topolvm.io",
         "topolvm.cybozu.com",
         "hostpath.csi.k8s.io",
-        "k8s.io/minikube-hostpath",
         "microk8s.io/hostpath",
-        "docker.io/hostpath",
     }
+)
+
+#: Provisioners of hostPath PersistentVolumes without node affinity (single-node development
+#: clusters): pkg/volume/hostpath/host_path.go (kubernetes.io/host-path, "for development and
+#: testing only"), the minikube storage-provisioner and Docker Desktop's hostpath provisioner.
+HOSTPATH_PROVISIONERS = frozenset(
+    {"kubernetes.io/host-path", "k8s.io/minikube-hostpath", "docker.io/hostpath"}
 )
 
 #: Class names that those provisioners install by default, used when the StorageClass object is
@@ -78,7 +86,6 @@ NODE_LOCAL_CLASS_NAMES = frozenset(
         "openebs-lvmpv",
         "openebs-zfspv",
         "microk8s-hostpath",
-        "hostpath",
         "topolvm-provisioner",
     }
 )
@@ -91,6 +98,7 @@ NON_ZONAL_BLOCK_HINTS = ("rbd.csi.ceph.com", "driver.longhorn.io", "portworx", "
 #: What the simulator does with each topology (shown in explanations).
 TOPOLOGY_WORDS = {
     "local": "node-local (never attached or detached; the pod can only run on that node)",
+    "hostpath": "a hostPath directory of one node (never attached; nothing keeps the pod there)",
     "zonal": "a zonal block volume (attached to one node at a time, pinned to its zone)",
     "regional": "a regional block volume (attached to one node at a time)",
     "network": "network storage (mounted, not attached)",
@@ -119,6 +127,12 @@ class ClaimStorage:
 
     @property
     def node_local(self) -> bool:
+        """The data lives on one node's disk (pinned "local", or unpinned "hostpath")."""
+        return self.topology in ("local", "hostpath")
+
+    @property
+    def pinned(self) -> bool:
+        """The PV's node affinity keeps the pod on the node that holds the data."""
         return self.topology == "local"
 
     @property
@@ -150,6 +164,8 @@ def classify_class(sc: Mapping[str, Any], modes: Sequence[str]) -> tuple[str, st
     bmode = binding if binding in ("Immediate", "WaitForFirstConsumer") else "Immediate"
     name = str(_m(sc.get("metadata")).get("name", ""))
     params = {str(k): str(v) for k, v in _m(sc.get("parameters")).items()}
+    if prov in HOSTPATH_PROVISIONERS:
+        return "hostpath", bmode, f"StorageClass {name!r} (provisioner {prov}, hostPath volumes)"
     if prov in NODE_LOCAL_PROVISIONERS or "local" in prov.split(".")[0]:
         return "local", bmode, f"StorageClass {name!r} (provisioner {prov}, node-local disks)"
     basis = f"StorageClass {name!r} (provisioner {prov or 'none'})"
@@ -171,9 +187,15 @@ def local_class_name(name: str) -> bool:
     return name in NODE_LOCAL_CLASS_NAMES or bool(NODE_LOCAL_CLASS_RE.match(name))
 
 
-def _local_pv(pv: Mapping[str, Any]) -> bool:
+def _pv_topology(pv: Mapping[str, Any]) -> str | None:
+    """ "local" for a local PV or a hostPath PV with node affinity, "hostpath" for a hostPath PV
+    without one, None otherwise."""
     spec = _m(pv.get("spec"))
-    return "local" in spec or "hostPath" in spec
+    if "local" in spec:
+        return "local"
+    if "hostPath" in spec:
+        return "local" if _m(spec.get("nodeAffinity")).get("required") else "hostpath"
+    return None
 
 
 def _pv_class(pv: Mapping[str, Any]) -> str:
@@ -213,18 +235,24 @@ def resolve_claim(
     if class_name and class_name in by_name:
         topo, bmode, basis = classify_class(by_name[class_name], access_modes)
         return ClaimStorage(topo, bmode, class_name, basis)
-    same_class = [
-        pv for pv in pvs if isinstance(pv, Mapping) and _pv_class(pv) == (class_name or "")
+    wanted = class_name or ""
+    node_pvs = [
+        (pv, pv_topo)
+        for pv in pvs
+        if isinstance(pv, Mapping)
+        and _pv_class(pv) == wanted
+        and (pv_topo := _pv_topology(pv)) is not None
     ]
-    local_pvs = [pv for pv in same_class if _local_pv(pv)]
-    if local_pvs:
-        pv_name = str(_m(local_pvs[0].get("metadata")).get("name", "?"))
+    if node_pvs:
+        pv, pv_topo = node_pvs[0]
+        pv_name = str(_m(pv.get("metadata")).get("name", "?"))
         what = f"class {class_name!r}" if class_name else 'storageClassName ""'
+        kind = "local" if pv_topo == "local" else "hostPath"
         return ClaimStorage(
-            "local",
+            pv_topo,
             "WaitForFirstConsumer",
             class_name or "",
-            f"local PersistentVolumes of {what} (e.g. {pv_name})",
+            f"{kind} PersistentVolumes of {what} (e.g. {pv_name})",
         )
     if class_name == "":
         note = (
@@ -232,6 +260,14 @@ def resolve_claim(
             "block volumes"
         )
         return ClaimStorage("zonal", "Immediate", "", 'storageClassName "" (static PVs)', note)
+    if class_name == "hostpath":
+        return ClaimStorage(
+            "hostpath",
+            "Immediate",
+            class_name,
+            "class 'hostpath', Docker Desktop's hostPath provisioner (the StorageClass is not in "
+            "the input)",
+        )
     if class_name and local_class_name(class_name):
         return ClaimStorage(
             "local",

@@ -92,11 +92,40 @@ class ClaimTemplate:
 
 @dataclass(frozen=True)
 class SpreadRule:
-    """A hard placement rule: at most `max_per_domain`/`max_skew` of our pods per domain."""
+    """A hard placement rule over the set's own pods, per topology domain ("hostname" or
+    "zone"): required anti-affinity (none of ours in the domain), required affinity (one of ours
+    in the domain, unless none exists yet) or a DoNotSchedule spread (`max_skew`)."""
 
     topology_key: str
-    kind: str  # "anti-affinity" or "spread"
+    kind: str  # "anti-affinity", "affinity" or "spread"
     max_skew: int = 1
+
+
+@dataclass(frozen=True)
+class NodeSelectorRequirement:
+    """One matchExpressions (or matchFields, `field=True`: metadata.name) requirement."""
+
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    values: tuple[str, ...] = ()
+    field: bool = False
+
+
+@dataclass(frozen=True)
+class HostPort:
+    """A container port with hostPort (pkg/scheduler/framework/plugins/nodeports)."""
+
+    port: int
+    protocol: str = "TCP"
+    host_ip: str = "0.0.0.0"
+
+
+@dataclass(frozen=True)
+class Requests:
+    """The pod's resource requests as the scheduler sums them (millicores, bytes)."""
+
+    cpu_m: float = 0.0
+    memory_b: float = 0.0
 
 
 @dataclass
@@ -128,6 +157,14 @@ class Workload:
     has_empty_dir: bool = False
     # spec.revisionHistoryLimit (SetDefaults_StatefulSet: 10).
     revision_history_limit: int = 10
+    # requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms (ORed; each term ANDs
+    # its requirements); () = no required node affinity.
+    node_affinity_terms: tuple[tuple[NodeSelectorRequirement, ...], ...] = ()
+    host_ports: tuple[HostPort, ...] = ()
+    requests: Requests = field(default_factory=Requests)
+    # Required (anti-)affinity terms about other workloads' pods, which the simulation cannot
+    # place (it only holds this set's pods): counted, reported as not modelled.
+    foreign_affinity_terms: int = 0
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -267,13 +304,18 @@ def parse_statefulset(
     when_scaled = _str(ret.get("whenScaled"), "Retain")
 
     rules: list[SpreadRule] = []
+    foreign = 0
     aff = _map(pspec.get("affinity"))
-    anti = _map(aff.get("podAntiAffinity"))
-    for term in _list(anti.get("requiredDuringSchedulingIgnoredDuringExecution")):
-        tm = _map(term)
-        topo = _topology(_str(tm.get("topologyKey")))
-        if topo and _selector_matches(_map(tm.get("labelSelector")), labels):
-            rules.append(SpreadRule(topo, "anti-affinity", 1))
+    for field_name, kind in (("podAntiAffinity", "anti-affinity"), ("podAffinity", "affinity")):
+        section = _map(aff.get(field_name))
+        for term in _list(section.get("requiredDuringSchedulingIgnoredDuringExecution")):
+            tm = _map(term)
+            topo = _topology(_str(tm.get("topologyKey")))
+            if _selector_matches(_map(tm.get("labelSelector")), labels):
+                if topo:
+                    rules.append(SpreadRule(topo, kind, 1))
+            else:
+                foreign += 1
     for tsc in _list(pspec.get("topologySpreadConstraints")):
         tc = _map(tsc)
         if _str(tc.get("whenUnsatisfiable"), "DoNotSchedule") != "DoNotSchedule":
@@ -296,6 +338,8 @@ def parse_statefulset(
             start_to_ready = delay if start_to_ready is None else max(start_to_ready, delay)
 
     node_name = pspec.get("nodeName")
+    init = _list(pspec.get("initContainers"))
+    sidecars = [c for c in init if _map(c).get("restartPolicy") == "Always"]
     return Workload(
         namespace=_str(meta.get("namespace"), "default") or "default",
         name=_str(meta.get("name"), "statefulset") or "statefulset",
@@ -323,8 +367,112 @@ def parse_statefulset(
         labels=labels,
         has_empty_dir=any("emptyDir" in _map(v) for v in _list(pspec.get("volumes"))),
         revision_history_limit=_int(spec.get("revisionHistoryLimit"), 10),
+        node_affinity_terms=_node_affinity_terms(aff),
+        host_ports=_host_ports([*containers, *sidecars], pspec.get("hostNetwork") is True),
+        requests=_pod_requests(containers, init, _map(pspec.get("overhead"))),
+        foreign_affinity_terms=foreign,
         notes=notes,
     )
+
+
+def _node_affinity_terms(aff: Mapping[str, Any]) -> tuple[tuple[NodeSelectorRequirement, ...], ...]:
+    """pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."""
+    req = _map(_map(aff.get("nodeAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution"))
+    terms: list[tuple[NodeSelectorRequirement, ...]] = []
+    for term in _list(req.get("nodeSelectorTerms")):
+        tm = _map(term)
+        reqs: list[NodeSelectorRequirement] = []
+        for fld, is_field in (("matchExpressions", False), ("matchFields", True)):
+            for e in _list(tm.get(fld)):
+                em = _map(e)
+                reqs.append(
+                    NodeSelectorRequirement(
+                        _str(em.get("key")),
+                        _str(em.get("operator"), "In"),
+                        tuple(str(v) for v in _list(em.get("values"))),
+                        is_field,
+                    )
+                )
+        terms.append(tuple(reqs))
+    return tuple(terms)
+
+
+def _host_ports(containers: list[Any], host_network: bool) -> tuple[HostPort, ...]:
+    """Container ports bound on the node: hostPort > 0, and with hostNetwork every containerPort
+    (SetDefaults_Pod sets hostPort = containerPort for hostNetwork pods)."""
+    out: list[HostPort] = []
+    for c in containers:
+        for port in _list(_map(c).get("ports")):
+            pm = _map(port)
+            hp = _int(pm.get("hostPort"), 0)
+            if hp <= 0 and host_network:
+                hp = _int(pm.get("containerPort"), 0)
+            if hp > 0:
+                out.append(
+                    HostPort(
+                        hp,
+                        _str(pm.get("protocol"), "TCP") or "TCP",
+                        _str(pm.get("hostIP"), "0.0.0.0") or "0.0.0.0",
+                    )
+                )
+    return tuple(dict.fromkeys(out))
+
+
+_QUANTITY_RE = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)\s*$")
+_SUFFIX = {
+    "": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
+}  # fmt: skip
+
+
+def parse_quantity(v: Any) -> float | None:
+    """A resource.Quantity ("500m", "1.5", "2Gi", "1e9", 4) as a number; None if unreadable."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if not isinstance(v, str):
+        return None
+    m = _QUANTITY_RE.match(v)
+    if m is None or m.group(2) not in _SUFFIX:
+        return None
+    try:
+        return float(m.group(1)) * _SUFFIX[m.group(2)]
+    except ValueError:
+        return None
+
+
+def _container_requests(c: Any) -> tuple[float, float]:
+    """requests, defaulted from limits where a request is not set (SetDefaults_Pod)."""
+    res = _map(_map(c).get("resources"))
+    req, lim = _map(res.get("requests")), _map(res.get("limits"))
+    out = []
+    for name, scale in (("cpu", 1000.0), ("memory", 1.0)):
+        q = parse_quantity(req.get(name)) if name in req else parse_quantity(lim.get(name))
+        out.append(max(0.0, (q or 0.0) * scale))
+    return out[0], out[1]
+
+
+def _pod_requests(containers: list[Any], init: list[Any], overhead: Mapping[str, Any]) -> Requests:
+    """k8s.io/component-helpers/resource/helpers.go#PodRequests: the containers plus the
+    restartable init containers (sidecars), or the largest init container with the sidecars
+    started before it if that is more, plus spec.overhead."""
+    cpu = mem = 0.0
+    for c in containers:
+        c_cpu, c_mem = _container_requests(c)
+        cpu, mem = cpu + c_cpu, mem + c_mem
+    side_cpu = side_mem = 0.0
+    init_cpu = init_mem = 0.0
+    for c in init:
+        c_cpu, c_mem = _container_requests(c)
+        if _map(c).get("restartPolicy") == "Always":
+            side_cpu, side_mem = side_cpu + c_cpu, side_mem + c_mem
+        else:
+            init_cpu, init_mem = max(init_cpu, side_cpu + c_cpu), max(init_mem, side_mem + c_mem)
+    cpu, mem = max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
+    o_cpu = parse_quantity(overhead.get("cpu")) or 0.0
+    o_mem = parse_quantity(overhead.get("memory")) or 0.0
+    return Requests(cpu + o_cpu * 1000.0, mem + o_mem)
 
 
 def resolve_max_unavailable(raw: Any, replicas: int) -> int:

@@ -284,6 +284,41 @@ def spread_over(sts: K8sObject, keys: tuple[str, ...], labels: Mapping[str, Any]
     return Spread(keys[0], best, path, soft, 1 if is_anti else min_domains, is_anti)
 
 
+def host_port_path(sts: K8sObject) -> tuple[str | int, ...] | None:
+    """Where the template binds a port on the node (a container's ``hostPort``, or
+    ``hostNetwork: true`` with a containerPort), else ``None``. The scheduler's NodePorts filter
+    (k8s: pkg/scheduler/framework/plugins/nodeports/node_ports.go#Filter) then admits one pod of
+    the set per node, as a required anti-affinity on the hostname would."""
+    host_network = sts.get(*POD, "hostNetwork") is True
+    for field, i, c in containers(sts):
+        ports = c.get("ports")
+        for j, port in enumerate(ports if isinstance(ports, list) else []):
+            if not isinstance(port, Mapping):
+                continue
+            hp = as_int(port.get("hostPort"))
+            if hp is not None and hp > 0:
+                return (*POD, field, i, "ports", j, "hostPort")
+            if host_network and (as_int(port.get("containerPort")) or 0) > 0:
+                return (*POD, "hostNetwork")
+    return None
+
+
+def colocation_path(sts: K8sObject, labels: Mapping[str, Any]) -> tuple[str | int, ...] | None:
+    """A required pod affinity on the hostname that selects the set's own pods: the scheduler's
+    InterPodAffinity filter then puts every replica on the node of the first one
+    (k8s: pkg/scheduler/framework/plugins/interpodaffinity/filtering.go#satisfyPodAffinity)."""
+    aff = ("spec", "template", "spec", "affinity", "podAffinity")
+    required = sts.get(*aff, "requiredDuringSchedulingIgnoredDuringExecution")
+    for i, term in enumerate(required if isinstance(required, list) else []):
+        if (
+            isinstance(term, Mapping)
+            and term.get("topologyKey") == HOSTNAME_KEY
+            and term_selects_own_pods(term, sts, labels)
+        ):
+            return (*aff, "requiredDuringSchedulingIgnoredDuringExecution", i)
+    return None
+
+
 def pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:
     """The one node every pod is tied to by ``nodeName``, a ``kubernetes.io/hostname``
     nodeSelector, or a required node affinity allowing a single hostname; else ``None``."""

@@ -123,6 +123,25 @@ pod with its data and make the pinning visible to the scheduler).
                 at = ctx.sts.pos(*base, "storageClassName")
             else:
                 at = ctx.sts.pos(*base)
+            if not storage.pinned:
+                yield self.finding(
+                    ctx,
+                    at,
+                    f"volume claim {name!r} uses {reason}: each ordinal's data is a directory "
+                    "of one node, and nothing keeps the pod there: a replacement on another "
+                    "node starts with an empty directory, and the data of a lost node is gone",
+                    """
+A hostPath PersistentVolume without a node affinity (what the in-tree kubernetes.io/host-path
+test provisioner and the single-node minikube and Docker Desktop provisioners create) is a
+directory on whichever node provisioned it. The scheduler does not keep the pod on that node:
+after a node loss or drain the StatefulSet pod starts on another node with that node's empty
+directory at the same path.
+
+Fix: these provisioners are for single-node development clusters; use a StorageClass of the
+real cluster (network or replicated storage, or local PersistentVolumes with node affinity).
+""",
+                )
+                continue
             yield self.finding(
                 ctx,
                 at,

@@ -16,7 +16,16 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import min_domains_honoured
-from ._podspec import HOSTNAME_KEY, POD, ZONE_KEYS, Spread, pinned_hostname, spread_over
+from ._podspec import (
+    HOSTNAME_KEY,
+    POD,
+    ZONE_KEYS,
+    Spread,
+    colocation_path,
+    host_port_path,
+    pinned_hostname,
+    spread_over,
+)
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -96,6 +105,22 @@ def _cluster_shape(nodes: Sequence[Any]) -> tuple[int, int, str]:
     return z, most, f"{sum(per_zone.values())} nodes in {zones}"
 
 
+def _simulated_shape(ctx: CheckContext) -> tuple[int, int, str] | None:
+    """The shape the simulation used (it may grow the assumed shape to hold the replicas)."""
+    sim = ctx.try_simulate("node-loss")
+    shape = sim.to_dict().get("cluster_shape") if sim is not None else None
+    if not isinstance(shape, dict):
+        return None
+    return int(shape["zones"]), int(shape["nodes_per_zone"]), str(shape["text"])
+
+
+def _placement_limits(sim: Any) -> list[str]:
+    """The constraints that bound the simulated placement, in words."""
+    basis = sim.to_dict().get("placement_basis")
+    limits = basis.get("limits") if isinstance(basis, dict) else None
+    return [str(x) for x in limits] if isinstance(limits, list) else []
+
+
 class ReplicasShareFailureDomain(Rule):
     id = "replicas-share-failure-domain"
     severity = Severity.WARNING
@@ -123,16 +148,24 @@ class ReplicasShareFailureDomain(Rule):
             return
         labels = ctx.pod_labels
         host = spread_over(ctx.sts, (HOSTNAME_KEY,), labels)
+        ports = host_port_path(ctx.sts)
+        if ports is not None and (host.max_per_domain is None or host.max_per_domain > 1):
+            # NodePorts admits one pod of the set per node, like a required anti-affinity
+            host = Spread(HOSTNAME_KEY, 1, ports, None, 1, True)
+        colocated = colocation_path(ctx.sts, labels)
         zone = spread_over(ctx.sts, ZONE_KEYS, labels)
         md_on = min_domains_honoured(ctx)
         sim_zones, sim_nodes_per_zone, shape = _cluster_shape(ctx.profile_setting("nodes"))
+        sim_shape = _simulated_shape(ctx)
+        if sim_shape is not None:
+            sim_zones, sim_nodes_per_zone, shape = sim_shape
         h_cap = per_node_cap(n, host)
 
         def node_cap(zones: int) -> int:
             return min(h_cap, per_zone_cap(n, zone, zones, md_on))
 
         fewest = max(1, zone.min_domains if md_on else 1)  # zone count of the worst case
-        node_worst = node_cap(fewest)
+        node_worst = n if colocated is not None else node_cap(fewest)
         zone_bad = (
             n >= ZONE_MIN_REPLICAS
             and not zone.anti
@@ -147,16 +180,25 @@ class ReplicasShareFailureDomain(Rule):
         timelines: list[Any] = []  # the results whose timelines the explanation quotes
         placement = ""
         if host_bad:
-            problems.append(self._node_claim(n, host, zone, node_cap, fewest))
+            if colocated is not None:
+                problems.append(
+                    f"a required pod affinity on {HOSTNAME_KEY} puts every replica on the node "
+                    f"of the first one: one node failure takes {_lost(n, n)}"
+                )
+            else:
+                problems.append(self._node_claim(n, host, zone, node_cap, fewest))
             sim = ctx.try_simulate("node-loss")
             if sim is not None:
                 took = int(sim.to_dict().get("max_unavailable") or 0)
                 why = ""
+                limits = _placement_limits(sim)
                 if took < node_worst and node_cap(sim_zones) <= took:
                     why = (
                         f", not {node_worst}, because the zone constraint spreads them over the "
                         f"{_word(sim_zones)} zones there"
                     )
+                elif took < node_worst and limits:
+                    why = f", not {node_worst}, because there {'; '.join(limits)}"
                 sims.append(f"node loss took {_lost(n, took)}{why}")
                 timelines.append(sim)
                 placement = placement or str(sim.to_dict().get("placement") or "")

@@ -10,7 +10,7 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration, timeline_lines
 
 from ._cluster import force_detach_after_s, out_of_service_works
-from ._podspec import claim_storage
+from ._podspec import claim_storage, pinned_hostname
 from ._text import paragraph
 
 SINGLE_NODE_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
@@ -38,6 +38,8 @@ class RwoVolumeReattach(Rule):
         templates = ctx.sts.get("spec", "volumeClaimTemplates")
         if ctx.replicas < 1 or not isinstance(templates, list):
             return
+        if pinned_hostname(ctx.sts) is not None:
+            return  # no replacement runs elsewhere to attach it: node-pinned-storage reports it
         for i in range(len(templates)):
             modes = ctx.sts.get("spec", "volumeClaimTemplates", i, "spec", "accessModes")
             if not isinstance(modes, list):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -405,6 +406,10 @@ def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]
                 )
             shape[name] = value
             out["nodes"] = default_nodes(shape["zones"], shape["nodes_per_zone"])
+            out["shape_stated"] = True
+            continue
+        if name in NODE_SETTINGS:
+            out[name] = _node_setting(key, name, value, where)
             continue
         if name not in types:
             known = ", ".join(sorted(n.replace("_", "-") for n in [*types, *shape]))
@@ -420,6 +425,73 @@ def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]
             raise ConfigError(f"{where}: profile {key} must be one of {', '.join(choices)}")
         out[name] = float(value) if "float" in expected and isinstance(value, int) else value
     return out
+
+
+#: Profile settings that describe the simulated nodes (embedded_sim/nodes.py): the labels and
+#: taints of every node and their allocatable resources.
+NODE_SETTINGS = ("node_labels", "node_taints", "node_allocatable")
+#: Label keys and values as the API server validates them (apimachinery validation
+#: IsQualifiedName / IsValidLabelValue): an optional DNS-subdomain prefix and a name of at most
+#: 63 characters; values of at most 63 characters, possibly empty.
+_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_LABEL_KEY_RE = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}$")
+_LABEL_VALUE_RE = re.compile(rf"^({_LABEL_NAME})?$")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _label_text(value: Any) -> str:
+    """A YAML scalar as the label string kubectl would send (true -> "true")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _node_setting(key: str, name: str, value: Any, where: str) -> Any:
+    """node-labels {key: value}, node-taints [{key, value, effect}], node-allocatable
+    {cpu, memory, pods}, checked and turned into the ClusterProfile's values."""
+    from .embedded_sim.profile import Allocatable, NodeTaint
+    from .embedded_sim.workload import parse_quantity
+
+    def label(k: Any, v: Any) -> tuple[str, str]:
+        text = _label_text(v)
+        if not _LABEL_KEY_RE.match(str(k)):
+            raise ConfigError(f"{where}: profile {key}: {k!r} is not a valid label key")
+        if not _LABEL_VALUE_RE.match(text):
+            raise ConfigError(f"{where}: profile {key}: {text!r} is not a valid label value")
+        return str(k), text
+
+    if name == "node_labels":
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: profile {key} must be a mapping of label keys to values")
+        return tuple(sorted(label(k, v) for k, v in value.items()))
+    if name == "node_taints":
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: profile {key} must be a list of {{key, value, effect}}")
+        taints = []
+        for t in value:
+            ok = isinstance(t, Mapping) and t.get("effect") in TAINT_EFFECTS and t.get("key")
+            if not ok:
+                raise ConfigError(
+                    f"{where}: profile {key}: each taint needs a key and an effect "
+                    f"({', '.join(TAINT_EFFECTS)})"
+                )
+            k, v = label(t["key"], t.get("value", ""))
+            taints.append(NodeTaint(k, str(t["effect"]), v))
+        return tuple(taints)
+    if not isinstance(value, Mapping) or set(value) - {"cpu", "memory", "pods"}:
+        raise ConfigError(f"{where}: profile {key} takes cpu, memory and pods")
+    base = Allocatable()
+    cpu = parse_quantity(value.get("cpu", base.cpu_m / 1000))
+    memory = parse_quantity(value.get("memory", base.memory_b))
+    pods = value.get("pods", base.pods)
+    if cpu is None or cpu <= 0 or memory is None or memory <= 0:
+        raise ConfigError(
+            f"{where}: profile {key}: cpu and memory must be positive quantities such as "
+            '"4", "3500m", "16Gi"'
+        )
+    if isinstance(pods, bool) or not isinstance(pods, int) or not 1 <= pods <= 10000:
+        raise ConfigError(f"{where}: profile {key}: pods must be a whole number from 1 to 10000")
+    return Allocatable(round(cpu * 1000), round(memory), pods)
 
 
 #: Longest duration a profile value may give: one year (the simulated horizon is a day, so

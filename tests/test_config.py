@@ -115,6 +115,10 @@ def test_exclude_from_the_file(repo: Path) -> None:
         ("profile:\n  attach-s: fast\n", 2, 3, "attach-s must be a number"),
         ("profile:\n  attach-s: -1\n", 2, 3, "must be seconds from 0 to one year"),
         ("select: [single-replica\n", 2, 1, "YAML syntax"),
+        ("profile:\n  node-labels: {'bad key!': x}\n", 2, 3, "is not a valid label key"),
+        ("profile:\n  node-taints:\n  - {key: a, effect: Never}\n", 3, 14, "is not one of"),
+        ("profile:\n  node-allocatable: {cpu: lots}\n", 2, 3, "positive quantities"),
+        ("profile:\n  node-allocatable: {gpu: 1}\n", 2, 3, "gpu"),
     ],
 )
 def test_bad_config_is_exit_2_with_file_and_position(
@@ -209,3 +213,30 @@ def test_profile_sets_the_shape_of_the_simulated_cluster(tmp_path: Path) -> None
     (tmp_path / ".ssrisk.yaml").write_text("profile:\n  nodes-per-zone: 0\n")
     bad = run_cli("check", kafka, cwd=tmp_path)
     assert bad.code == 2 and ".ssrisk.yaml:2:3" in bad.err and "1 to 50" in bad.err
+
+
+def test_profile_describes_the_node_pool(tmp_path: Path) -> None:
+    """node-labels, node-taints and node-allocatable reach the simulated nodes."""
+    from ssrisk.embedded_sim.profile import Allocatable, NodeTaint
+
+    from ssrisk.config import build_settings, load_config
+
+    cfg = tmp_path / ".ssrisk.yaml"
+    cfg.write_text(
+        "profile:\n"
+        "  node-labels: {pool: db, ssd: true}\n"
+        "  node-taints:\n"
+        "  - {key: dedicated, value: db, effect: NoSchedule}\n"
+        "  node-allocatable: {cpu: 3500m, memory: 8Gi}\n"
+    )
+    profile = build_settings(load_config(cfg)).profile
+    assert profile is not None
+    assert profile.node_labels == (("pool", "db"), ("ssd", "true"))
+    assert profile.node_taints == (NodeTaint("dedicated", "NoSchedule", "db"),)
+    assert profile.node_allocatable == Allocatable(3500, 8 * 1024**3, 110)
+    # examples/kafka.yaml tolerates no taint: with the pool's taint no replica fits
+    kafka = str(ROOT / "examples" / "kafka.yaml")
+    run = run_cli("simulate", "--format", "json", "--scenario", "node-loss", kafka, cwd=tmp_path)
+    (res,) = run.json()["results"]
+    assert "no replica fits a node of the simulated cluster" in res["verdict"]
+    assert "dedicated=db:NoSchedule" in res["verdict"]

@@ -1,0 +1,386 @@
+"""kube-scheduler, reduced to what decides where a StatefulSet's pods can run.
+
+The filter plugins are one module each in this package, named after the upstream plugin and
+run in the upstream order (framework.py): NodeUnschedulable, NodeName, TaintToleration,
+NodeAffinity, NodePorts, NodeResourcesFit, VolumeBinding, PodTopologySpread, InterPodAffinity.
+A pod no node passes stays Pending with the scheduler's "0/N nodes are available" message.
+
+Initial placement (the steady state every scenario starts from) is the *worst* one the filters
+allow: every replica that may share the node of the lowest ordinal does, then its zone, so a
+node or zone failure hits as many replicas as the constraints permit. The same constraints are
+also used to place the replicas as the default scoring spreads them; when both placements put
+the same number of replicas on the failing node (and zone), the numbers are *forced by the
+constraints*, otherwise they are the *worst case* (`PlacementFacts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..cluster import Node, Pod
+from . import (
+    inter_pod_affinity,
+    node_name,
+    node_ports,
+    node_resources_fit,
+    pod_topology_spread,
+    volume_binding,
+)
+from .framework import FilterContext, OtherPod, plugins, run_filters
+
+if TYPE_CHECKING:
+    from ..simulation import Simulation
+
+SRC_SCHEDULE = "pkg/scheduler/schedule_one.go#schedulePod"
+SRC_VOLUME = volume_binding.SOURCE
+SRC_BIND = "pkg/scheduler/schedule_one.go#bind"
+
+#: Reasons that mean "this node is down or cordoned", not "the pod's constraints exclude it".
+_NODE_DOWN = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", "unschedulable")
+
+
+@dataclass(frozen=True)
+class PlacementFacts:
+    """How the steady-state placement relates to the failure a scenario injects.
+
+    `worst_node` / `worst_zone`: replicas the worst allowed placement puts on the node (zone)
+    of the lowest ordinal; `spread_node` / `spread_zone`: the same for the placement the default
+    scoring would choose. `forced` when both agree for node and zone. `limits` names the
+    constraints that bound the worst case, in words. `unplaced`: ordinals no node accepts.
+    """
+
+    worst_node: int
+    spread_node: int
+    worst_zone: int
+    spread_zone: int
+    limits: tuple[str, ...]
+    unplaced: tuple[int, ...]
+
+    @property
+    def forced_node(self) -> bool:
+        return self.worst_node == self.spread_node
+
+    @property
+    def forced_zone(self) -> bool:
+        return self.worst_zone == self.spread_zone
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "node": {
+                "worst_case": self.worst_node,
+                "spread": self.spread_node,
+                "basis": "forced by the constraints" if self.forced_node else "worst case",
+            },
+            "zone": {
+                "worst_case": self.worst_zone,
+                "spread": self.spread_zone,
+                "basis": "forced by the constraints" if self.forced_zone else "worst case",
+            },
+            "limits": list(self.limits),
+            "unplaced": list(self.unplaced),
+        }
+
+
+class Scheduler:
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.pending: dict[str, int] = {}  # pod name -> cluster version at last failure
+
+    # --- contexts ---------------------------------------------------------------------------
+    def _live_nodes(self) -> list[Node]:
+        return [n for n in self.sim.cluster.nodes.values() if not n.deleted]
+
+    def _first_node(self) -> str | None:
+        wl = self.sim.wl
+        if wl.node_name is None:
+            return None
+        return wl.node_name if wl.node_name in self.sim.cluster.nodes else None
+
+    def context(self, pod: Pod) -> FilterContext:
+        """What a scheduling attempt of `pod` sees now."""
+        sim = self.sim
+        others = [
+            OtherPod(p.node, p.terminating)
+            for p in sim.cluster.pods.values()
+            if p is not pod
+            and p.node is not None
+            and p.node in sim.cluster.nodes
+            and not p.terminal
+        ]
+        vols = [v for c in pod.claims if (v := sim.cluster.volumes.get(c)) is not None]
+        return FilterContext(sim.wl, self._live_nodes(), others, vols, self._first_node())
+
+    # --- initial placement --------------------------------------------------------------------
+    def _place(
+        self, ordinals: list[int], choose: Callable[[list[Node], dict[str, int]], Node]
+    ) -> dict[int, str | None]:
+        """Place `ordinals` one by one with the filters; `choose` picks among feasible nodes
+        given the set's pods per node so far."""
+        sim = self.sim
+        nodes = self._live_nodes()
+        placed: dict[int, str | None] = {}
+        others: list[OtherPod] = []
+        load: dict[str, int] = {}
+        for o in ordinals:
+            ctx = FilterContext(sim.wl, nodes, list(others), (), self._first_node())
+            ok = [n for n in nodes if run_filters(ctx, n) is None]
+            if not ok:
+                placed[o] = None
+                continue
+            n = choose(ok, load)
+            placed[o] = n.name
+            others.append(OtherPod(n.name))
+            load[n.name] = load.get(n.name, 0) + 1
+        return placed
+
+    def initial_placement(self, ordinals: list[int]) -> tuple[dict[int, str | None], str]:
+        """The worst placement the constraints allow, and its description."""
+        sim = self.sim
+        nodes = self._live_nodes()
+        if not nodes or not ordinals:
+            self.facts = PlacementFacts(0, 0, 0, 0, (), ())
+            return {}, "no pods to place"
+        index = {n.name: i for i, n in enumerate(nodes)}
+        anchor: dict[str, Node] = {}
+
+        def worst(ok: list[Node], load: dict[str, int]) -> Node:
+            first = anchor.setdefault("node", ok[0])
+            return min(
+                ok, key=lambda n: (n.name != first.name, n.zone != first.zone, index[n.name])
+            )
+
+        zload: dict[str, int] = {}
+
+        def spread(ok: list[Node], load: dict[str, int]) -> Node:
+            for z in zload:
+                zload[z] = 0
+            for name, c in load.items():
+                z = sim.cluster.nodes[name].zone
+                zload[z] = zload.get(z, 0) + c
+            return min(ok, key=lambda n: (load.get(n.name, 0), zload.get(n.zone, 0), index[n.name]))
+
+        out = self._place(ordinals, worst)
+        alt = self._place(ordinals, spread)
+        self.facts = self._facts(ordinals, out, alt)
+        return out, self._describe(ordinals, out)
+
+    def _facts(
+        self, ordinals: list[int], worst: dict[int, str | None], spread: dict[int, str | None]
+    ) -> PlacementFacts:
+        sim = self.sim
+
+        def counts(p: dict[int, str | None]) -> tuple[int, int]:
+            first = next((p[o] for o in ordinals if p.get(o)), None)
+            if first is None:
+                return 0, 0
+            zone = sim.cluster.nodes[first].zone
+            on_node = sum(1 for o in ordinals if p.get(o) == first)
+            in_zone = sum(
+                1 for o in ordinals if (n := p.get(o)) and sim.cluster.nodes[n].zone == zone
+            )
+            return on_node, in_zone
+
+        wn, wz = counts(worst)
+        sn, sz = counts(spread)
+        ctx = FilterContext(sim.wl, self._live_nodes(), (), (), self._first_node())
+        limits: list[str] = []
+        if sim.wl.node_name is not None:
+            limits.append(node_name.constraint(ctx))
+        if sim.wl.host_ports:
+            limits.append(node_ports.constraint(ctx))
+        if any(r.kind in ("anti-affinity", "affinity") for r in sim.wl.hard_rules):
+            limits.append(inter_pod_affinity.constraint(ctx))
+        if any(r.kind == "spread" for r in sim.wl.hard_rules):
+            limits.append(pod_topology_spread.constraint(ctx))
+        if ctx.nodes and node_resources_fit.per_node(ctx, ctx.nodes[0]) < len(ordinals):
+            limits.append(node_resources_fit.constraint(ctx))
+        unplaced = tuple(o for o in ordinals if worst.get(o) is None)
+        return PlacementFacts(wn, sn, wz, sz, tuple(limits), unplaced)
+
+    def _describe(self, ordinals: list[int], out: dict[int, str | None]) -> str:
+        sim = self.sim
+        facts = self.facts
+        by_node: dict[str, list[str]] = {}
+        for o in ordinals:
+            n = out.get(o)
+            if n is not None:
+                by_node.setdefault(n, []).append(sim.wl.pod_name(o))
+        parts = [
+            f"{', '.join(pods)} on {n} ({sim.cluster.nodes[n].zone})" for n, pods in by_node.items()
+        ]
+        if not parts:
+            return (
+                f"no replica fits a node of the simulated cluster ({self.shape()}); give the "
+                "real cluster's shape with the profile's zones, nodes-per-zone, node-labels, "
+                "node-taints and node-allocatable"
+            )
+        text = "; ".join(parts)
+        if facts.forced_node and facts.forced_zone:
+            basis = "forced by the constraints"
+        else:
+            basis = (
+                f"the worst case the constraints allow ({facts.worst_node} on the first node, "
+                f"{facts.worst_zone} in its zone; the scheduler's spreading would put "
+                f"{facts.spread_node} and {facts.spread_zone})"
+            )
+        text += f". Placement: {basis}"
+        if facts.limits:
+            text += f": {'; '.join(facts.limits)}"
+        elif facts.worst_node > 1:
+            text += (
+                ": no required podAntiAffinity, hostPort or DoNotSchedule topologySpreadConstraint "
+                "on kubernetes.io/hostname keeps replicas apart"
+            )
+        if facts.unplaced:
+            names = ", ".join(sim.wl.pod_name(o) for o in facts.unplaced)
+            text += (
+                f". {names} fit(s) no node of the simulated cluster ({self.shape()}) and stay(s) "
+                "Pending; give the real cluster's shape with the profile's zones, "
+                "nodes-per-zone, node-labels, node-taints and node-allocatable"
+            )
+        return text
+
+    def shape(self) -> str:
+        """'3 zones × 2 nodes' of the live nodes."""
+        return str(self.shape_dict()["text"])
+
+    def shape_dict(self) -> dict[str, int | str]:
+        """{"zones", "nodes_per_zone" (the largest zone), "text"} of the live nodes."""
+        per_zone: dict[str, int] = {}
+        for n in self._live_nodes():
+            per_zone[n.zone] = per_zone.get(n.zone, 0) + 1
+        z = len(per_zone)
+        counts = set(per_zone.values())
+        most = max(counts) if counts else 0
+        if len(counts) == 1:
+            text = f"{z} zone{'s' if z != 1 else ''} × {most} node{'s' if most != 1 else ''}"
+        else:
+            text = f"{sum(per_zone.values())} nodes in {z} zones"
+        return {"zones": z, "nodes_per_zone": most, "text": text}
+
+    # --- runtime scheduling -------------------------------------------------------------------
+    def enqueue(self, pod: Pod) -> None:
+        if self.sim.instant_delete:
+            return
+        self.sim.loop.after(self.sim.profile.scheduling_s, lambda: self._schedule(pod), "schedule")
+
+    def retry_pending(self) -> None:
+        sim = self.sim
+        for name, ver in sorted(self.pending.items()):
+            pod = sim.cluster.pods.get(name)
+            if pod is None or pod.node is not None or pod.terminating:
+                self.pending.pop(name, None)
+                continue
+            if ver != sim.cluster.version:
+                self.pending.pop(name, None)
+                self.enqueue(pod)
+
+    def feasible(self, pod: Pod) -> tuple[list[Node], dict[str, int]]:
+        """Nodes that pass every filter for `pod`, and the count of each rejection reason."""
+        ctx = self.context(pod)
+        reasons: dict[str, int] = {}
+        ok: list[Node] = []
+        for n in ctx.nodes:
+            res = run_filters(ctx, n)
+            if res is None:
+                ok.append(n)
+            else:
+                reasons[res[1]] = reasons.get(res[1], 0) + 1
+        return ok, reasons
+
+    def pending_reason(self, pod: Pod) -> str:
+        """Why no node takes `pod`, in words: the pod's own constraint that leaves it only nodes
+        that are down (or none), for verdicts. Empty when some node fits."""
+        ctx = self.context(pod)
+        down: list[str] = []
+        by_plugin: dict[str, list[str]] = {}
+        for n in ctx.nodes:
+            res = run_filters(ctx, n)
+            if res is None:
+                return ""
+            name, why = res
+            if any(k in why for k in _NODE_DOWN):
+                down.append(n.name)
+            else:
+                by_plugin.setdefault(name, []).append(n.name)
+        deleted = [n.name for n in self.sim.cluster.nodes.values() if n.deleted]
+        gone = down + deleted
+        words = ""
+        if by_plugin:
+            # the constraint of the first plugin (upstream order) that rejected live nodes
+            first = next(p for p in plugins() if p.NAME in by_plugin)
+            words = first.constraint(ctx)
+        elif gone:
+            words = "every node is down or cordoned"
+        if gone and by_plugin:
+            words += f", and {', '.join(gone)} {'is' if len(gone) == 1 else 'are'} down"
+        return words
+
+    def _schedule(self, pod: Pod) -> None:
+        sim = self.sim
+        if sim.cluster.pods.get(pod.name) is not pod or pod.node is not None or pod.terminating:
+            return
+        ok, reasons = self.feasible(pod)
+        if not ok:
+            self.record_pending(pod, reasons)
+            return
+        # Default scoring spreads pods of one set: least-loaded node, then zone, then order.
+        load: dict[str, int] = {}
+        zload: dict[str, int] = {}
+        for p in sim.cluster.pods.values():
+            if p.node is not None and p is not pod and p.node in sim.cluster.nodes:
+                load[p.node] = load.get(p.node, 0) + 1
+                z = sim.cluster.nodes[p.node].zone
+                zload[z] = zload.get(z, 0) + 1
+        names = list(sim.cluster.nodes)
+        best = min(
+            ok,
+            key=lambda n: (
+                n.ready != "True" or not n.alive,
+                load.get(n.name, 0),
+                zload.get(n.zone, 0),
+                names.index(n.name),
+            ),
+        )
+        self.bind(pod, best)
+        sim.taints.process_pod(pod, best)
+        if sim.cluster.pods.get(pod.name) is pod and not pod.terminating:
+            sim.kubelet.on_bound(pod)
+
+    def record_pending(self, pod: Pod, reasons: dict[str, int]) -> None:
+        sim = self.sim
+        total = sum(reasons.values())
+        detail = ", ".join(f"{c} {r}" for r, c in sorted(reasons.items()))
+        sim.timeline.once(
+            f"pending-{pod.uid}-{detail}",
+            sim.now,
+            pod.name,
+            "pod-pending",
+            f"{pod.name} Pending: 0/{total} nodes are available: {detail}",
+            SRC_VOLUME if "volume" in detail else SRC_SCHEDULE,
+        )
+        self.pending[pod.name] = sim.cluster.version
+
+    def bind(self, pod: Pod, node: Node, record: bool = True) -> None:
+        """Bind `pod` to `node`; claims provisioned on first use take the node's zone (zonal) or
+        the node itself (local), as WaitForFirstConsumer provisioning does."""
+        sim = self.sim
+        pod.node = node.name
+        for claim in pod.claims:
+            vol = sim.cluster.volumes.get(claim)
+            if vol is None:
+                continue
+            if vol.topology == "zonal" and vol.zone is None:
+                vol.zone = node.zone
+            if vol.topology == "local" and vol.node is None:
+                vol.node = node.name
+        if record:
+            sim.record(
+                pod.name,
+                "pod-scheduled",
+                f"{pod.name} scheduled to {node.name} ({node.zone})",
+                SRC_BIND,
+            )
+            sim.changed()

@@ -1,0 +1,52 @@
+"""PodTopologySpread (whenUnsatisfiable: DoNotSchedule): matching pods in the node's domain, plus
+this one, may exceed the smallest count of any domain by at most maxSkew.
+
+pkg/scheduler/framework/plugins/podtopologyspread/filtering.go#Filter and #calPreFilterState:
+domains are those of the nodes that pass the pod's nodeAffinity / nodeSelector
+(nodeAffinityPolicy Honor, the default), terminating pods are not counted, nodes without the
+topology label are skipped. minDomains is not modelled.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..nodes import node_selection_matches
+
+if TYPE_CHECKING:
+    from ..cluster import Node
+    from ..workload import SpreadRule
+    from .framework import FilterContext
+
+NAME = "PodTopologySpread"
+SOURCE = "pkg/scheduler/framework/plugins/podtopologyspread/filtering.go#Filter"
+
+
+def domain(rule: SpreadRule, node: Node) -> str:
+    return node.name if rule.topology_key == "hostname" else node.zone
+
+
+def filter(ctx: FilterContext, node: Node) -> str | None:
+    spreads = [r for r in ctx.wl.hard_rules if r.kind == "spread"]
+    if not spreads:
+        return None
+    eligible = [n for n in ctx.nodes if node_selection_matches(ctx.wl, n.labels, n.name)]
+    by_name = {n.name: n for n in ctx.nodes}
+    for rule in spreads:
+        counts: dict[str, int] = {domain(rule, n): 0 for n in eligible}
+        for p in ctx.others:
+            n = by_name.get(p.node)
+            if n is None or p.terminating:
+                continue
+            d = domain(rule, n)
+            if d in counts:
+                counts[d] += 1
+        lowest = min(counts.values()) if counts else 0
+        if counts.get(domain(rule, node), 0) + 1 - lowest > rule.max_skew:
+            return "node(s) didn't match pod topology spread constraints"
+    return None
+
+
+def constraint(ctx: FilterContext) -> str:
+    rules = [r for r in ctx.wl.hard_rules if r.kind == "spread"]
+    return " and ".join(f"a {r.topology_key} spread with maxSkew {r.max_skew}" for r in rules)

@@ -1,0 +1,122 @@
+"""Where pods can run: the scheduler filters (embedded_sim/scheduler/), the simulated nodes
+(embedded_sim/nodes.py) and what the results say about their placement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ssrisk.embedded_sim import ClusterProfile, simulate
+from ssrisk.embedded_sim.profile import Allocatable, NodeTaint
+
+from .simdata import load
+
+
+def _set(name: str) -> dict[str, Any]:
+    return next(
+        s for s in load("placement.yaml").of("StatefulSet") if s["metadata"]["name"] == name
+    )
+
+
+def test_node_selector_on_a_hostname_is_never_back_elsewhere() -> None:
+    # nodeSelector kubernetes.io/hostname: db-host-1 (NodeAffinity filter): the replacement may
+    # only run on db-host-1, which is lost; the out-of-service taint frees the pod object but
+    # not the constraint. (Before, the pod came back on another node at 10m13s.)
+    r = simulate(_set("pinned-host"), "node-loss-out-of-service", kube_version="1.34")
+    assert r.to_dict()["pods"]["pinned-host-0"]["node"] is None
+    assert not r.recovered and r.manual_action_required
+    assert "only matches db-host-1, and db-host-1 is down" in r.verdict
+    assert r.first("pod-scheduled") is None
+    # the placeholder node takes the manifest's hostname, and the result says so
+    assert "db-host-1 in zone-a" in " ".join(r.assumptions)
+
+
+def test_zone_restricted_set_runs_in_one_zone_and_zone_loss_takes_all() -> None:
+    # Required node affinity zone In [us-east-1a]: only that zone's nodes pass NodeAffinity.
+    # Required anti-affinity needs 3 nodes there; the assumed shape (3 zones x 2 nodes) grows to
+    # 3 nodes per zone so the steady state holds all 3; a zone loss then takes 3 of 3, forced.
+    r = simulate(_set("zone-restricted"), "zone-loss", kube_version="1.34")
+    d = r.to_dict()
+    assert d["cluster_shape"] == {"zones": 3, "nodes_per_zone": 3, "text": "3 zones × 3 nodes"}
+    assert d["replicas_on_failed_nodes"] == 3 and r.max_unavailable == 3
+    assert d["placement_basis"]["zone"] == {
+        "worst_case": 3,
+        "spread": 3,
+        "basis": "forced by the constraints",
+    }
+    assert "(us-east-1a)" in r.placement and "zone-b" not in r.placement
+    assert any("grown to 3 zones × 3 nodes" in a for a in r.assumptions)
+
+
+def test_host_port_allows_one_pod_per_node() -> None:
+    # NodePorts: every pod asks for hostPort 4222, so one pod per node: a node loss takes one
+    # replica whatever the placement (forced); the worst zone loss takes 2 (the two nodes of
+    # zone-a), where spreading would put 1.
+    r = simulate(_set("nats"), "node-loss", kube_version="1.34")
+    assert r.max_unavailable == 1
+    facts = r.to_dict()["placement_basis"]
+    assert facts["node"]["basis"] == "forced by the constraints"
+    assert "hostPort 4222/TCP allows one pod per node" in facts["limits"]
+    assert "1 of 3 on the node that fails, forced by the constraints" in r.verdict
+    z = simulate(_set("nats"), "zone-loss", kube_version="1.34")
+    assert z.max_unavailable == 2
+    assert "worst case the constraints allow; the scheduler's spreading would put 1" in z.verdict
+
+
+def test_required_pod_affinity_puts_every_replica_on_one_node() -> None:
+    # InterPodAffinity, required podAffinity on the hostname selecting the set's own pods: the
+    # first pod goes anywhere, every other one to its node.
+    r = simulate(_set("colocated"), "node-loss", kube_version="1.34")
+    assert r.max_unavailable == 3
+    assert r.to_dict()["placement_basis"]["node"]["basis"] == "forced by the constraints"
+
+
+def test_resource_requests_limit_pods_per_node() -> None:
+    # NodeResourcesFit: limits of 3 CPU default the requests; 4 CPU allocatable fits one pod per
+    # node. With 8 CPU two fit, so the worst node loss takes 2.
+    r = simulate(_set("big"), "node-loss", kube_version="1.34")
+    assert r.max_unavailable == 1
+    prof = ClusterProfile(node_allocatable=Allocatable(cpu_m=8000))
+    r8 = simulate(_set("big"), "node-loss", kube_version="1.34", profile=prof)
+    assert r8.max_unavailable == 2
+    assert "worst case" in r8.verdict
+
+
+def test_unknown_node_labels_are_assumed_unless_the_profile_states_them() -> None:
+    sts = _set("ssd-pool")
+    r = simulate(sts, "node-loss", kube_version="1.34")
+    assert r.max_unavailable == 2
+    assert any(
+        "assumed to carry the labels the pods select (disktype=ssd)" in a for a in r.assumptions
+    )
+    # the profile says the pool is hdd: NodeAffinity rejects every node, nothing runs
+    prof = ClusterProfile(node_labels=(("disktype", "hdd"),))
+    r = simulate(sts, "node-loss", kube_version="1.34", profile=prof)
+    assert r.verdict.startswith("node-loss: no replica fits a node of the simulated cluster")
+    assert "nodeSelector / node affinity only matches no node" in r.verdict
+
+
+@pytest.mark.parametrize(
+    ("taint", "fits"),
+    [
+        (NodeTaint("dedicated", "NoSchedule", "db"), True),  # tolerated by the set
+        (NodeTaint("dedicated", "NoSchedule", "web"), False),  # another value: not tolerated
+        (NodeTaint("dedicated", "PreferNoSchedule", "web"), True),  # only scores
+    ],
+)
+def test_node_pool_taints(taint: NodeTaint, fits: bool) -> None:
+    # TaintToleration: NoSchedule / NoExecute taints of the node must be tolerated.
+    prof = ClusterProfile(node_taints=(taint,))
+    r = simulate(_set("ssd-pool"), "rolling-update", kube_version="1.34", profile=prof)
+    assert r.recovered is fits
+    if not fits:
+        pending = r.first("pod-pending", "ssd-pool-0")
+        assert pending is not None and "untolerated taint {dedicated: web}" in pending.event
+
+
+def test_local_volume_verdict_names_the_node() -> None:
+    i = load("local-pv.yaml")
+    r = simulate(i.sts, "node-loss-out-of-service", kube_version="1.34", **i.kwargs())
+    assert not r.recovered
+    assert "its local volume (claim data-kv-0) is on node-a1, and node-a1 is down" in r.verdict
+    assert "simulated cluster: 3 zones × 2 nodes" in r.verdict

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, K8sObject, Severity
-from ssrisk.rule import CheckContext, Rule
+from ssrisk.rule import MAX_PDBS, CheckContext, Rule
 
 from ._cluster import PDB_UNHEALTHY_POD_EVICTION_POLICY, gate_enabled
 from ._podspec import budget
@@ -91,10 +91,13 @@ Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most r
         return self.finding(ctx, at, msg, explanation)
 
     def _several(self, ctx: CheckContext, pdbs: list[K8sObject]) -> Finding:
-        names = ", ".join(repr(p.name) for p in pdbs)
+        names = ", ".join(repr(p.name) for p in pdbs[:MAX_PDBS]) + (
+            ", ..." if len(pdbs) > MAX_PDBS else ""
+        )
+        count = str(len(pdbs)) if len(pdbs) <= MAX_PDBS else f"more than {MAX_PDBS}"
         last = pdbs[-1]
         msg = (
-            f"{len(pdbs)} PodDisruptionBudgets ({names}) select the same pods: the eviction API "
+            f"{count} PodDisruptionBudgets ({names}) select the same pods: the eviction API "
             "refuses to evict a pod covered by more than one PDB (500 Internal Server Error), so "
             "every drain of their nodes fails"
         )

@@ -5,7 +5,8 @@ Cross-object lookups stay within one namespace, the way the controllers resolve 
 
 from __future__ import annotations
 
-from collections import ChainMap, defaultdict
+import heapq
+from collections import ChainMap, Counter, defaultdict
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any, TypeVar
 
@@ -104,7 +105,7 @@ class Inventory:
         return list(self._by_name.get(("Service", name), ()))
 
     def pdbs_selecting(
-        self, namespace: str | None, pod_labels: Mapping[str, Any]
+        self, namespace: str | None, pod_labels: Mapping[str, Any], limit: int | None = None
     ) -> list[K8sObject]:
         """PodDisruptionBudgets in ``namespace`` whose selector selects pods with ``pod_labels``,
         in load order.
@@ -112,16 +113,22 @@ class Inventory:
         policy/v1: an empty selector selects every pod in the namespace; policy/v1beta1: an
         empty selector selects nothing (web: docs/tasks/run-application/configure-pdb.md,
         "Specifying a PodDisruptionBudget"). Invalid selectors select nothing. PDBs are
-        indexed by one of their ``matchLabels`` pairs, so a namespace with thousands of them
-        costs a few dictionary lookups per StatefulSet, not a scan.
+        indexed by the least common of their ``matchLabels`` pairs, so a namespace with
+        thousands of them costs a few dictionary lookups per StatefulSet, not a scan. With
+        ``limit``, the search stops at that many (the first in load order): when thousands
+        of PDBs select the same pods, each StatefulSet then costs ``limit``, not thousands.
         """
         by_pair, others = self._pdb_index(namespace)
-        candidates = set(others)
-        for key, value in pod_labels.items():
-            candidates.update(by_pair.get((str(key), str(value)), ()))
+        lists = [others, *(by_pair.get((str(k), str(v)), ()) for k, v in pod_labels.items())]
         ordered = self._by_ns.get(("PodDisruptionBudget", namespace), [])
-        out = []
-        for i in sorted(candidates):
+        out: list[K8sObject] = []
+        previous = -1
+        for i in heapq.merge(*lists):  # each list is in load order: so is the merge
+            if i == previous:
+                continue
+            previous = i
+            if limit is not None and len(out) >= limit:
+                break
             pdb = ordered[i]
             sel = pdb.get("spec", "selector")
             if is_empty_selector(sel):
@@ -144,14 +151,24 @@ class Inventory:
             return cached
         by_pair: dict[tuple[str, str], list[int]] = defaultdict(list)
         others: list[int] = []
-        for i, pdb in enumerate(self._by_ns.get(("PodDisruptionBudget", namespace), [])):
+        pdbs = self._by_ns.get(("PodDisruptionBudget", namespace), [])
+        pairs: list[list[tuple[str, str]] | None] = []
+        seen: Counter[tuple[str, str]] = Counter()
+        for pdb in pdbs:
             labels = pdb.get("spec", "selector", "matchLabels")
             if isinstance(labels, Mapping) and labels:
-                # every matchLabels pair is required, so any one of them finds the PDB
-                key, value = min((str(k), str(v)) for k, v in labels.items())
-                by_pair[(key, value)].append(i)
+                mine = sorted((str(k), str(v)) for k, v in labels.items())
+                seen.update(mine)
+                pairs.append(mine)
             else:
+                pairs.append(None)
+        for i, required in enumerate(pairs):
+            if required is None:
                 others.append(i)
+            else:
+                # every matchLabels pair is required, so any one of them finds the PDB; the
+                # least common one gives the fewest candidates to test
+                by_pair[min(required, key=lambda pair: (seen[pair], pair))].append(i)
         self._pdb_indexes[namespace] = (by_pair, others)
         return by_pair, others
 

@@ -47,6 +47,10 @@ _SNIFF = re.compile(
     r"""PersistentVolume|PersistentVolumeClaim|Namespace|\w*List)\b(?!-)"""
 )
 _HELM_DIRECTIVE = re.compile(r"^\{\{", re.MULTILINE)
+#: YAML that can spell a kind the sniffing pattern does not see (an escape, a tag, an anchor
+#: or alias, an explicit key, a comment or block scalar before the value): such a document is
+#: composed, and its kind read from the data, as kubectl reads it.
+_DISGUISED = re.compile(r"""[\\!*&?]|kind["']?\s*:\s*[>|#]""")
 #: The kinds a ``--context`` input is read for: those that StatefulSets relate to (their
 #: StatefulSets are not checked, so they are not even parsed).
 RELATED_KINDS = frozenset(MODELLED_KINDS) - {"StatefulSet"}
@@ -315,9 +319,11 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
     """
     starts = [m.start() for m in _DOC_SPLIT.finditer(text) if text.startswith("---", m.start())]
     bounds = [0, *[s for s in starts if s != 0], len(text)]
+    line = 0  # lines before ``a``, counted from the previous bound: linear in the text
     for a, b in pairwise(bounds):
         if b > a:
-            yield text.count("\n", 0, a), text[a:b]
+            yield line, text[a:b]
+            line += text.count("\n", a, b)
 
 
 def looks_like_helm_template(text: str) -> bool:
@@ -416,18 +422,18 @@ def load_text(
             Notice(path, "empty file: no YAML documents (only whitespace or comments)", empty=True)
         )
         return out
-    if looks_like_helm_template(text):
-        out.notices.append(
-            Notice(path, "skipped: unrendered Helm template ({{ ... }}); render it first")
-        )
-        return out
     sniff = _sniffer(kinds)
+    templates = 0
     for line_offset, chunk in split_documents(text):
         if not has_content(chunk):
             continue
-        if sniff.search(chunk) is None:
-            if kinds is not None:
-                continue
+        errors = len(out.errors)
+        if sniff.search(chunk) is not None:
+            _load_chunk(out, chunk, line_offset, default_namespace)
+        elif _DISGUISED.search(chunk) is not None:
+            if _disguised(out, chunk, line_offset, kinds):  # a modelled kind in disguise
+                _load_chunk(out, chunk, line_offset, default_namespace)
+        elif kinds is None:
             # Not a kind ssrisk models: count it and check only its syntax.
             out.documents += 1
             out.skipped_kinds += 1
@@ -435,8 +441,21 @@ def load_text(
             if err is not None:
                 line, col = _problem_position(err, line_offset)
                 out.errors.append(InputError(path, f"YAML syntax: {_describe(err)}", line, col))
-            continue
-        _load_chunk(out, chunk, line_offset, default_namespace)
+        if len(out.errors) > errors and looks_like_helm_template(chunk):
+            # An unrendered Helm template: its directives are not YAML. Only documents that
+            # do not read as YAML are skipped; kubectl would apply the others, so they are
+            # checked.
+            del out.errors[errors:]
+            templates += 1
+    if templates:
+        out.notices.append(
+            Notice(
+                path,
+                "skipped: unrendered Helm template ({{ ... }}"
+                + (f", {templates} documents" if templates > 1 else "")
+                + "); render it first",
+            )
+        )
     if kinds is not None:
         out.objects = [o for o in out.objects if o.kind in kinds]
     return out
@@ -450,6 +469,54 @@ def record_comments(lf: LoadedFile, path: str, text: str | None) -> None:
         found = scan_comments(text)
         if found:
             lf.ignore_comments[path] = found
+
+
+def _disguised(out: LoadedFile, chunk: str, line_offset: int, kinds: frozenset[str] | None) -> bool:
+    """Whether a document the sniffing pattern passed over is of a kind to load after all:
+    its top-level ``kind`` (with escapes, tags, anchors, aliases and merge keys resolved, as
+    kubectl reads it) is one of ``kinds`` (``None``: a modelled kind) or a list. When not,
+    the document is counted as skipped and a syntax error is recorded in ``out``."""
+    import yaml
+
+    from .yamlpos import compose_documents
+
+    wanted = kinds if kinds is not None else frozenset(MODELLED_KINDS)
+    found: list[str | None] = []
+    try:
+        for node in compose_documents(chunk):
+            found.append(_kind_of_node(node))
+    except yaml.YAMLError as exc:
+        if kinds is None:
+            out.documents += 1
+            out.skipped_kinds += 1
+            line, col = _problem_position(exc, line_offset)
+            out.errors.append(InputError(out.path, f"YAML syntax: {_describe(exc)}", line, col))
+        return False
+    if any(k is not None and (k in wanted or k.endswith("List")) for k in found):
+        return True
+    if kinds is None:
+        out.documents += len(found)
+        out.skipped_kinds += len(found)
+    return False
+
+
+def _kind_of_node(node: Any, depth: int = 0) -> str | None:
+    """The ``kind`` a composed top-level mapping node gives, merge keys followed."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    if not isinstance(node, MappingNode) or depth > 10:
+        return None
+    kind: str | None = None
+    for key, value in node.value:
+        if not isinstance(key, ScalarNode):
+            continue
+        if key.tag == "tag:yaml.org,2002:merge" and kind is None:
+            merged = value.value if isinstance(value, SequenceNode) else [value]
+            for item in merged:
+                kind = _kind_of_node(item, depth + 1) or kind
+        elif key.value == "kind" and isinstance(value, ScalarNode):
+            kind = value.value  # the last one wins, as in the loaded data
+    return kind
 
 
 def has_content(chunk: str) -> bool:

@@ -65,6 +65,11 @@ class SimulationUnavailable(Exception):
         self.scenario = scenario
 
 
+#: PodDisruptionBudgets looked at per StatefulSet (one more is fetched, to know there are
+#: more than this many).
+MAX_PDBS = 10
+
+
 @dataclass
 class CheckContext:
     """Everything a rule may read while checking one StatefulSet.
@@ -140,9 +145,13 @@ class CheckContext:
         return getattr(self.profile or _default_profile(), name)
 
     def pdbs(self) -> list[K8sObject]:
-        """The PodDisruptionBudgets that select this StatefulSet's pods (looked up once)."""
+        """The PodDisruptionBudgets that select this StatefulSet's pods (looked up once), at
+        most :data:`MAX_PDBS` + 1 of them: with more than one the eviction API refuses every
+        eviction anyway, and thousands of overlapping PDBs must not cost thousands per set."""
         if self._pdbs is None:
-            self._pdbs = self.inventory.pdbs_selecting(self.sts.namespace, self.pod_labels)
+            self._pdbs = self.inventory.pdbs_selecting(
+                self.sts.namespace, self.pod_labels, limit=MAX_PDBS + 1
+            )
         return list(self._pdbs)
 
     def simulate(self, scenario: str) -> ScenarioResult:

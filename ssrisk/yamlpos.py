@@ -227,6 +227,7 @@ class _Builder:
                     pm = getattr(exc, "problem_mark", None) or node.start_mark
                     raise YamlInputError(f"bad merge key: {exc}", pm.line, pm.column) from None
                 pairs = node.value
+            firsts: dict[str, Node] | None = None  # built at the first duplicate
             for key_node, value_node in pairs:
                 if type(key_node) is not ScalarNode:
                     km = key_node.start_mark
@@ -237,7 +238,9 @@ class _Builder:
                 m = key_node.start_mark  # _pack, inlined: this runs for every key
                 if key in mapping:  # the last one written wins, in the first one's place
                     if own is None or id(key_node) in own:
-                        self._duplicate(pairs, key_node, own)
+                        if firsts is None:
+                            firsts = self._first_keys(pairs, own)
+                        self._duplicate(firsts, key_node)
                     if index is None:
                         index = {k: i for i, k in enumerate(mapping, 1)}
                     positions[index[key]] = (m.line << 32) | m.column
@@ -249,15 +252,20 @@ class _Builder:
         m = node.start_mark
         raise YamlInputError(f"unexpected YAML node {type(node).__name__}", m.line, m.column)
 
-    def _duplicate(
-        self, pairs: list[tuple[Node, Node]], key_node: Node, own: set[int] | None = None
-    ) -> None:
-        same = [k for k, _ in pairs if k.value == key_node.value]
-        if own is not None:
-            same = [k for k in same if id(k) in own]
-            if len(same) < 2:
-                return  # only a merged key was overridden
-        first = same[0]
+    @staticmethod
+    def _first_keys(pairs: list[tuple[Node, Node]], own: set[int] | None) -> dict[str, Node]:
+        """The first key node of each key written in the mapping itself (a merged key that
+        a written one overrides is not a duplicate: YAML merge key spec)."""
+        firsts: dict[str, Node] = {}
+        for k, _ in pairs:
+            if own is None or id(k) in own:
+                firsts.setdefault(k.value, k)
+        return firsts
+
+    def _duplicate(self, firsts: dict[str, Node], key_node: Node) -> None:
+        first = firsts.get(key_node.value)
+        if first is None or first is key_node:
+            return  # only a merged key was overridden
         m = key_node.start_mark
         self.duplicates.append(
             DuplicateKey(key_node.value, m.line, m.column, first.start_mark.line)

@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..model import K8sObject, Position, dig
 
-_DIRECTIVE_ONLY = re.compile(r"^\s*(\{\{.*?\}\}\s*)+$")
 _KEY = re.compile(r"^(?P<indent>\s*)(?P<dash>-\s+)?(?P<key>[\"']?[A-Za-z0-9_./-]+[\"']?)\s*:(\s|$)")
 _ITEM = re.compile(r"^(?P<indent>\s*)-(\s|$)")
 _DOC_START = re.compile(r"^---")
@@ -51,7 +51,7 @@ def _content_lines(text: str) -> list[list[_Line]]:
             docs.append([])
             continue
         stripped = raw.strip()
-        if not stripped or stripped.startswith("#") or _DIRECTIVE_ONLY.match(raw):
+        if not stripped or stripped.startswith("#") or _directive_only(stripped):
             continue
         opened = _COMMENT_START.match(raw)
         if opened is not None:  # a template comment that does not end on its first line
@@ -59,6 +59,13 @@ def _content_lines(text: str) -> list[list[_Line]]:
             continue
         docs[-1].append(_Line(number, len(raw) - len(raw.lstrip()), raw))
     return [d for d in docs if d]
+
+
+def _directive_only(stripped: str) -> bool:
+    r"""A line (stripped) that holds only template directives: it starts with ``{{`` and
+    ends with ``}}``. Tested without a regular expression: ``^(\{\{.*?\}\}\s*)+$`` says
+    the same but backtracks exponentially on a line of many directives."""
+    return len(stripped) >= 4 and stripped.startswith("{{") and stripped.endswith("}}")
 
 
 def _key_of(line: _Line) -> tuple[str, int] | None:
@@ -78,9 +85,7 @@ class TemplateLocator:
 
     def __init__(self, text: str, path: str, kind: str, ordinal: int = 0) -> None:
         self.path = path
-        docs = _content_lines(text)
-        kind_docs = [d for d in docs if any(_is_kind_line(ln, kind) for ln in d)]
-        pick = kind_docs or docs
+        pick = _documents_of_kind(text, kind)
         self.lines: list[_Line] = pick[min(ordinal, len(pick) - 1)] if pick else []
 
     def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
@@ -107,6 +112,14 @@ class TemplateLocator:
             line, col, block = found
             best = Position(self.path, line.number + 1, col + 1)
         return best
+
+
+@lru_cache(maxsize=16)
+def _documents_of_kind(text: str, kind: str) -> list[list[_Line]]:
+    """The template's documents that declare ``kind`` (all of them when none does). Cached:
+    one template can render thousands of objects (``range``), each with a locator."""
+    docs = _content_lines(text)
+    return [d for d in docs if any(_is_kind_line(ln, kind) for ln in d)] or docs
 
 
 def _is_kind_line(line: _Line, kind: str) -> bool:

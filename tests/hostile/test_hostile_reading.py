@@ -240,3 +240,31 @@ def test_an_unreadable_directory_is_an_error(
     errors = run.json()["errors"]
     assert [e["message"] for e in errors] == ["cannot list directory: Permission denied"]
     assert errors[0]["path"].endswith("locked")
+
+
+# --- what kubectl reads as a StatefulSet, ssrisk checks ----------------------------------------
+
+KINDS = sorted((HOSTILE / "kinds").iterdir())
+
+
+@pytest.mark.parametrize("path", KINDS, ids=[p.name for p in KINDS])
+def test_a_statefulset_in_disguise_is_checked(path: Path) -> None:
+    """Tags, anchors, aliases, block scalars, comments and escapes in ``kind`` (or its key),
+    and a line starting with ``{{`` in another document: kubectl reads a StatefulSet."""
+    report = run_cli("check", "--format", "json", str(path))
+    data = report.json()
+    assert data["errors"] == [] and data["summary"]["statefulsets"] == 1, data
+    assert "single-replica" in {f["rule"] for f in data["findings"]}
+    assert report.code == 1
+
+
+def test_documents_of_other_kinds_in_disguise_are_only_counted(tmp_path: Path) -> None:
+    """A ConfigMap with tags and aliases is read for its kind only: no error for its tags,
+    counted as a skipped document."""
+    path = tmp_path / "cm.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+        "data:\n  a: &v !vault |\n    secret\n  b: *v\n"
+    )
+    report = run_cli("check", "--format", "json", str(path)).json()
+    assert report["errors"] == [] and report["summary"]["skipped_documents"] == 1

@@ -1,0 +1,138 @@
+"""Inputs that used to cost super-linear time: each must cost at most about 12 times as much
+when it is 10 times larger (measured in this process, best of three, so start-up and noise
+do not count), and stay fast.
+
+The inputs are generated (they are large by design): 40,000 duplicate keys in one mapping
+(took 60 s), 200,000 tiny documents in one file (66 s), template lines of 40 ``{{ "" }}``
+directives (the template locator's regular expression never finished), and N StatefulSets
+with N PodDisruptionBudgets that all select the same pods (quadratic).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import DATA
+
+from ssrisk.engine import check
+from ssrisk.loading import load_text
+from ssrisk.plugins import collect_rules, plugin_manager
+from ssrisk.renderers.locate import TemplateLocator
+from ssrisk.settings import Settings
+
+GOOD = (DATA / "robust" / "good.yaml").read_text()
+#: Allowed cost of a 10x larger input: linear plus the issue's margin, plus 20 ms of noise.
+RATIO = 12
+SLACK_S = 0.02
+
+
+def _cpu_seconds(run: Callable[[], object], times: int = 1) -> float:
+    """CPU time of this process per run, over ``times`` runs in a row, with the cyclic
+    garbage collector paused as ssrisk pauses it while loading (``engine.load_all``): its
+    passes over everything loaded so far would otherwise make any large input look
+    super-linear. CPU time, not wall-clock time: other processes on the machine do not
+    count."""
+    gc.collect()
+    gc.disable()
+    try:
+        started = time.process_time()
+        for _ in range(times):
+            run()
+        return (time.process_time() - started) / times
+    finally:
+        gc.enable()
+
+
+def _scales_linearly(make: Callable[[int], Callable[[], object]], small: int) -> None:
+    """The input of size ``10 * small`` costs at most :data:`RATIO` times the input of size
+    ``small``: best of three, measured in turns (each small measurement is the mean of ten
+    runs, so both sides do the same amount of work and a linear cost gives about 10)."""
+    small_run, large_run = make(small), make(small * 10)
+    small_run()  # warm caches and imports
+    t_small = t_large = float("inf")
+    for _ in range(3):
+        t_small = min(t_small, _cpu_seconds(small_run, times=10))
+        t_large = min(t_large, _cpu_seconds(large_run))
+    assert t_large <= RATIO * t_small + SLACK_S, (
+        f"10x the input took {t_large / t_small:.1f}x the time ({t_small:.3f} s -> {t_large:.3f} s)"
+    )
+
+
+def test_duplicate_keys() -> None:
+    def make(n: int) -> Callable[[], object]:
+        text = (
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  annotations:\n"
+            + "    key: value\n" * n
+            + "spec:\n  replicas: 1\n"
+        )
+
+        def run() -> object:
+            lf = load_text(text, "dup.yaml")
+            assert len(lf.notices) == n - 1  # every duplicate is reported
+            return lf
+
+        return run
+
+    _scales_linearly(make, 4_000)
+
+
+def test_many_tiny_documents() -> None:
+    def make(n: int) -> Callable[[], object]:
+        text = "---\na: 1\n" * n
+        return lambda: load_text(text, "docs.yaml")
+
+    _scales_linearly(make, 10_000)
+
+
+def test_template_lines_of_many_directives() -> None:
+    line = '{{ "" }}' * 40
+    started = time.perf_counter()
+    locator = TemplateLocator(
+        f"kind: StatefulSet\nspec:\n  {line} x\n  replicas: 1\n", "t.yaml", "x"
+    )
+    assert time.perf_counter() - started < 1
+
+    def make(n: int) -> Callable[[], object]:
+        body = "".join(f"  {line}\n  {line} x: y\n" for _ in range(n))
+        text = f"kind: StatefulSet\nspec:\n{body}  replicas: 1\n"
+
+        def run() -> object:
+            found = TemplateLocator(text, "t.yaml", "StatefulSet").locate(
+                None, ("spec", "replicas")
+            )  # type: ignore[arg-type]
+            assert found is not None and found.line == 2 * n + 3
+            return found
+
+        return run
+
+    del locator
+    _scales_linearly(make, 300)
+
+
+def test_statefulsets_times_overlapping_pdbs(tmp_path: Path) -> None:
+    rules = collect_rules(plugin_manager())
+    settings = Settings(jobs=1)
+
+    def make(n: int) -> Callable[[], object]:
+        docs = []
+        for i in range(n):
+            docs.append(GOOD.replace("name: db\n", f"name: db{i}\n", 1))
+            docs.append(
+                "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+                f"metadata:\n  name: p{i}\nspec:\n  maxUnavailable: 1\n"
+                "  selector:\n    matchLabels:\n      app: db\n"
+            )
+        path = tmp_path / f"n{n}.yaml"
+        path.write_text("---\n".join(docs))
+
+        def run() -> object:
+            report = check([str(path)], rules, settings)
+            assert report.statefulsets == n and not report.errors
+            return report
+
+        return run
+
+    _scales_linearly(make, 20)

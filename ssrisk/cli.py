@@ -281,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
         "checking its StatefulSets (repeatable; the pre-commit hook passes the repository)",
     )
     p.add_argument(
+        "--changed",
+        action="store_true",
+        help="PATHs are the changed files of a commit (the pre-commit hook): check each as part "
+        "of its chart, kustomization or directory and report only what the change concerns",
+    )
+    p.add_argument(
         "--show-suppressed", action="store_true", help="list suppressed findings in text output"
     )
     p.add_argument(
@@ -469,10 +475,21 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         )
         for fmt, dest in outputs
     ]
-    runs = [
-        (settings, check(paths, rules, settings, context=args.context))
-        for settings, paths in _settings_by_config(args, sorted(known), writers)
-    ]
+    if args.changed:
+        from .changed import ChangedError, check_changed
+
+        try:
+            runs = [
+                (settings, check_changed(paths, rules, settings, context=args.context))
+                for settings, paths in _settings_by_config(args, sorted(known), writers)
+            ]
+        except ChangedError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        runs = [
+            (settings, check(paths, rules, settings, context=args.context))
+            for settings, paths in _settings_by_config(args, sorted(known), writers)
+        ]
     report = merge_reports([r for _s, r in runs])
     _check_not_empty(report, args.paths, args.fail_if_empty)
     if args.write_baseline:

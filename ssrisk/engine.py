@@ -6,7 +6,7 @@ One direction, no cycles: loading knows nothing of rules, rules nothing of repor
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .inventory import Inventory
@@ -147,7 +147,18 @@ def check_loaded(
     rules: Sequence[Rule],
     settings: Settings,
     context: Sequence[LoadedFile] = (),
+    related: Sequence[LoadedFile] = (),
+    select: Callable[[Inventory], Sequence[K8sObject]] | None = None,
+    warn_in: Callable[[str], bool] | None = None,
 ) -> Report:
+    """Check the StatefulSets of ``loaded`` with ``rules``.
+
+    ``context`` files lend their objects other than StatefulSets (``--context``);
+    ``related`` files lend all their objects, StatefulSets included, for ``select`` to pick
+    from (the other files of a changed file's directory); neither adds errors, notices or
+    counts. ``select`` chooses the StatefulSets to check from the inventory (default: every
+    one); ``warn_in`` the files whose useless suppressions get a warning (default: all).
+    """
     report = Report(
         kube_version=settings.kube_version,
         errors=list(errors),
@@ -155,6 +166,7 @@ def check_loaded(
     )
     objects = []
     context_objects = [o for lf in context for o in lf.objects if o.kind != "StatefulSet"]
+    context_objects += [o for lf in related for o in lf.objects]
     for lf in loaded:
         report.files += 1
         report.documents += lf.documents
@@ -167,10 +179,11 @@ def check_loaded(
     inventory = Inventory([*objects, *context_objects])
     active = [r for r in rules if settings.rule_enabled(r.id)]
     report.rules_run = [r.id for r in active]
-    for sts in inventory.statefulsets:
+    checked = inventory.statefulsets if select is None else select(inventory)
+    for sts in checked:
         report.statefulsets += 1
         report.checked.append((sts.ref, sts.start()))
-    findings, rule_errors, sim_notices = evaluate(inventory, active, settings)
+    findings, rule_errors, sim_notices = evaluate(inventory, active, settings, checked)
     report.findings.extend(findings)
     report.errors.extend(rule_errors)
     report.notices.extend(sim_notices)
@@ -180,10 +193,11 @@ def check_loaded(
     report.notices.extend(
         apply_suppressions(
             report.findings,
-            inventory.statefulsets,
+            checked,
             comments,
             known=[r.id for r in rules],
             ran=report.rules_run,
+            warn_in=warn_in,
         )
     )
     report.findings.sort(key=Finding.sort_key)
@@ -236,7 +250,7 @@ PARALLEL_PROBE = 100
 PARALLEL_MIN_SECONDS = 1.0
 
 # What forked workers read: set just before the pool forks, so nothing is pickled to them.
-_WORK: tuple[Inventory, Sequence[Rule], Settings] | None = None
+_WORK: tuple[Inventory, Sequence[Rule], Settings, Sequence[K8sObject]] | None = None
 
 _Part = tuple[list[Finding], list[InputError], list[Notice]]
 
@@ -246,8 +260,13 @@ def worth_forking(seconds_per_statefulset: float, remaining: int) -> bool:
     return seconds_per_statefulset * remaining >= PARALLEL_MIN_SECONDS
 
 
-def evaluate(inventory: Inventory, rules: Sequence[Rule], settings: Settings) -> _Part:
-    """Run ``rules`` on every StatefulSet of ``inventory``.
+def evaluate(
+    inventory: Inventory,
+    rules: Sequence[Rule],
+    settings: Settings,
+    statefulsets: Sequence[K8sObject] | None = None,
+) -> _Part:
+    """Run ``rules`` on every StatefulSet of ``inventory`` (or on ``statefulsets`` of it).
 
     With ``settings.jobs`` > 1 and at least :data:`PARALLEL_MIN_STATEFULSETS` StatefulSets,
     contiguous slices of them are checked in parallel (this process and ``jobs - 1`` forked
@@ -265,7 +284,8 @@ def evaluate(inventory: Inventory, rules: Sequence[Rule], settings: Settings) ->
     import os
     import time
 
-    statefulsets = inventory.statefulsets
+    if statefulsets is None:
+        statefulsets = inventory.statefulsets
     total = len(statefulsets)
     jobs = settings.jobs or os.cpu_count() or 1
     jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
@@ -293,7 +313,7 @@ def evaluate(inventory: Inventory, rules: Sequence[Rule], settings: Settings) ->
     if len(slices) < 2:
         parts.append(_evaluate_range(inventory, rules, settings, statefulsets[begin:]))
         return _joined(parts)
-    _WORK = (inventory, rules, settings)
+    _WORK = (inventory, rules, settings, statefulsets)
     try:
         # The workers take every slice but the first, which this process checks
         # meanwhile: one fork and one result transfer fewer.
@@ -333,10 +353,8 @@ def _evaluate_slice(
     bounds: tuple[int, int],
 ) -> tuple[list[Finding], list[InputError], list[Notice]]:
     assert _WORK is not None
-    inventory, rules, settings = _WORK
-    return _evaluate_range(
-        inventory, rules, settings, inventory.statefulsets[bounds[0] : bounds[1]]
-    )
+    inventory, rules, settings, statefulsets = _WORK
+    return _evaluate_range(inventory, rules, settings, statefulsets[bounds[0] : bounds[1]])
 
 
 def _evaluate_range(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import Finding, K8sObject, Notice, ObjectRef, Position
@@ -147,6 +147,7 @@ def apply(
     comments: Mapping[str, Sequence[IgnoreComment]],
     known: Iterable[str] = (),
     ran: Iterable[str] = (),
+    warn_in: Callable[[str], bool] | None = None,
 ) -> list[Notice]:
     """Mark every suppressed finding in place (``suppressed``, ``suppression_*`` fields) and
     return a warning for each suppression that names no installed rule or, for rules that
@@ -161,6 +162,8 @@ def apply(
             give it (recorded by the loaders); a finding in any other file has that file's
             comments read then.
         known: ids of every installed rule; ``ran``: ids of the rules that ran.
+        warn_in: whether to warn about the suppressions of a file, by path (default: every
+            file; the pre-commit hook warns only in the files of the commit).
     """
     known_ids, ran_ids = frozenset(known), frozenset(ran)
     annotated: dict[tuple[ObjectRef, Position], tuple[K8sObject, dict[str, Suppression]]] = {}
@@ -198,6 +201,8 @@ def apply(
             finding.suppression_reason = found.reason
     notices: list[Notice] = []
     for path, found_comments in files.items():
+        if warn_in is not None and not warn_in(path):
+            continue
         for c in found_comments:
             where = (path, c.line, c.column)
             notices.extend(
@@ -207,6 +212,8 @@ def apply(
             )
     for key, (sts, declared) in annotated.items():
         at = _annotation_position(sts)
+        if warn_in is not None and not warn_in(at.path):
+            continue
         notices.extend(
             _unhelpful(
                 frozenset(declared),

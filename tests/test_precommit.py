@@ -42,6 +42,15 @@ def test_context_errors_do_not_fail_the_run() -> None:
 
 
 # --- the real pre-commit framework -------------------------------------------------------
+#
+# A user's repository (tests/data/gate/precommit: a Helm chart, a kustomize base with two
+# overlays, plain manifests) with ssrisk installed as its pre-commit hook from this checkout;
+# each test commits a change with `git commit`, as a user would, and reads the verdict. The
+# hook's environment is built once for the module (it installs ssrisk and Helm's engine).
+
+PRECOMMIT = DATA / "gate" / "precommit"
+#: Helm's engine for charts, for machines without the helm binary (as the README says)
+HELM_ENGINE = "helm-python-sdk>=0.2,<0.3"
 
 
 def _tool(name: str) -> str:
@@ -52,8 +61,9 @@ def _tool(name: str) -> str:
     return found
 
 
-def _git(*args: str, cwd: Path, env: dict[str, str]) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+def _git(*args: str, cwd: Path, env: dict[str, str]) -> str:
+    p = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+    return p.stdout.decode()
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +77,20 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         GIT_COMMITTER_NAME="test",
         GIT_COMMITTER_EMAIL="test@example.org",
         GIT_CONFIG_NOSYSTEM="1",
+        PIP_NO_COMPILE="1",  # the hook environment is thrown away: no byte-compiling
     )
     out.pop("GITHUB_ACTIONS", None)
+    # the hook must run the ssrisk pre-commit installs, not this checkout's
+    out["PATH"] = os.pathsep.join(
+        p for p in out.get("PATH", "").split(os.pathsep) if Path(p) != Path(sys.executable).parent
+    )
     return out
 
 
 @pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+def hook_repo(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> tuple[Path, str]:
     """This project as it would be committed (tracked and new, not ignored, files) in a
-    fresh git repository, so that try-repo installs exactly the working tree."""
+    fresh git repository, and the commit to install the hook from."""
     _tool("git")
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -93,48 +108,139 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> 
     _git("init", "-q", cwd=dest, env=env)
     _git("add", "-A", cwd=dest, env=env)
     _git("commit", "-q", "-m", "snapshot", cwd=dest, env=env)
-    return dest
+    return dest, _git("rev-parse", "HEAD", cwd=dest, env=env).strip()
 
 
 @pytest.fixture(scope="module")
-def user_repo(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
-    """A user's repository: a bad manifest, and a good one whose PDB is in a sibling file."""
-    repo = tmp_path_factory.mktemp("user-repo")
-    (repo / "deploy").mkdir()
-    shutil.copy(CI / "single.yaml", repo / "bad.yaml")
-    shutil.copy(CI / "context" / "sts.yaml", repo / "deploy" / "kv.yaml")
-    pdb = (CI / "context" / "pdb.yaml").read_text(encoding="utf-8").split("\n---\n")[0]
-    (repo / "deploy" / "kv-pdb.yaml").write_text(pdb + "\n", encoding="utf-8")
-    # pdb-missing is a warning: fail on warnings so the sibling PDB decides the outcome
-    (repo / ".ssrisk.yaml").write_text(
-        "select: [single-replica, pdb-missing]\nfail-on: warning\n", encoding="utf-8"
+def user_repo(
+    tmp_path_factory: pytest.TempPathFactory, env: dict[str, str], hook_repo: tuple[Path, str]
+) -> Path:
+    """The user's repository with the hook installed (its environment built once here)."""
+    repo = tmp_path_factory.mktemp("user-repo") / "manifests"
+    shutil.copytree(PRECOMMIT, repo)
+    source, rev = hook_repo
+    (repo / ".pre-commit-config.yaml").write_text(
+        "repos:\n"
+        f"  - repo: {source}\n"
+        f"    rev: {rev}\n"
+        "    hooks:\n"
+        "      - id: ssrisk\n"
+        f'        additional_dependencies: ["{HELM_ENGINE}"]\n',
+        encoding="utf-8",
     )
     _git("init", "-q", cwd=repo, env=env)
     _git("add", "-A", cwd=repo, env=env)
     _git("commit", "-q", "-m", "manifests", cwd=repo, env=env)
+    pre_commit = _tool("pre-commit")
+    for args in (["install"], ["install-hooks"]):
+        p = subprocess.run(
+            [pre_commit, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+        )
+        assert p.returncode == 0, p.stdout + p.stderr
     return repo
 
 
-def _try_repo(hook_repo: Path, user_repo: Path, env: dict[str, str], *files: str) -> str:
+def _commit(repo: Path, env: dict[str, str], edits: dict[str, tuple[str, str]]) -> tuple[int, str]:
+    """Edit files (``{path: (old text, new text)}``), ``git commit`` them through the hook,
+    and put the repository back; returns the commit's exit code and the hook's output."""
+    base = _git("rev-parse", "HEAD", cwd=repo, env=env).strip()
+    for name, (old, new) in edits.items():
+        path = repo / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text, (name, old)
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    _git("add", *edits, cwd=repo, env=env)
     p = subprocess.run(
-        [_tool("pre-commit"), "try-repo", str(hook_repo), "ssrisk", "--files", *files],
-        cwd=user_repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    return f"{p.returncode}\n{p.stdout}{p.stderr}"
+        ["git", "commit", "-m", "change"], cwd=repo, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    _git("reset", "-q", "--hard", base, cwd=repo, env=env)
+    return p.returncode, p.stdout + p.stderr
 
 
 @pytest.mark.slow
-def test_pre_commit_hook_fails_on_the_bad_manifest_and_passes_on_the_good_one(
-    hook_repo: Path, user_repo: Path, env: dict[str, str]
+def test_a_changed_chart_template_checks_the_rendered_chart(
+    user_repo: Path, env: dict[str, str]
 ) -> None:
-    bad = _try_repo(hook_repo, user_repo, env, "bad.yaml")
-    assert bad.startswith("1\n"), bad
-    assert "Failed" in bad and "bad.yaml:9:3: error single-replica" in bad
-    # only kv.yaml changed; its PodDisruptionBudget is found in kv-pdb.yaml through --context
-    good = _try_repo(hook_repo, user_repo, env, "deploy/kv.yaml")
-    assert good.startswith("0\n"), good
-    assert "Passed" in good
+    code, out = _commit(
+        user_repo, env,
+        {"charts/db/templates/statefulset.yaml": (
+            "terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 900"
+        )},
+    )  # fmt: skip
+    assert code == 1 and "Failed" in out, out
+    assert "charts/db/templates/statefulset.yaml:17:7: warning long-termination-grace" in out
+    assert "3 replica(s)" in out  # replicas come from values.yaml: the chart was rendered
+    assert "YAML syntax" not in out and "legacy" not in out and "deploy/" not in out
+
+
+@pytest.mark.slow
+def test_a_changed_template_that_is_fine_passes(user_repo: Path, env: dict[str, str]) -> None:
+    code, out = _commit(
+        user_repo, env,
+        {"charts/db/templates/statefulset.yaml": (
+            "      containers:", "      enableServiceLinks: false\n      containers:"
+        )},
+    )  # fmt: skip
+    assert code == 0 and "Passed" in out, out
+
+
+@pytest.mark.slow
+def test_a_changed_patch_checks_the_overlay_that_uses_it(
+    user_repo: Path, env: dict[str, str]
+) -> None:
+    code, out = _commit(
+        user_repo, env,
+        {"deploy/overlays/staging/shutdown.yaml": (
+            "terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 900"
+        )},
+    )  # fmt: skip
+    assert code == 1, out
+    line = next(x for x in out.splitlines() if "long-termination-grace" in x)
+    assert line.startswith("deploy/overlays/staging/shutdown.yaml:9:7: warning")
+    # the set kustomize builds has the base's 3 replicas, not the patch's (absent) one
+    assert "3 replica(s)" in line
+    assert "overlays/prod" not in out
+
+
+@pytest.mark.slow
+def test_a_changed_pdb_alone_rechecks_the_statefulsets_it_selects(
+    user_repo: Path, env: dict[str, str]
+) -> None:
+    # a PDB in the kustomize base: both overlays' StatefulSets are re-checked
+    code, out = _commit(
+        user_repo, env, {"deploy/base/pdb.yaml": ("maxUnavailable: 1", "maxUnavailable: 0")}
+    )
+    assert code == 1, out
+    blocked = [
+        x for x in out.splitlines() if " pdb-blocks-drain " in x and "maxUnavailable: 0" in x
+    ]
+    assert [x.rsplit("(from ", 1)[-1] for x in blocked] == [
+        "deploy/overlays/prod)", "deploy/overlays/staging)"
+    ]  # fmt: skip
+    # a PDB in a directory of plain manifests: the StatefulSet beside it is re-checked
+    code, out = _commit(
+        user_repo, env, {"plain/kv/kv-pdb.yaml": ("maxUnavailable: 1", "maxUnavailable: 0")}
+    )
+    assert code == 1, out
+    assert "plain/kv/kv-pdb.yaml:7:3: warning pdb-blocks-drain" in out
+
+
+@pytest.mark.slow
+def test_a_changed_plain_file_reports_only_its_own_statefulsets(
+    user_repo: Path, env: dict[str, str]
+) -> None:
+    code, out = _commit(
+        user_repo,
+        env,
+        {
+            "plain/kv/kv.yaml": (
+                "  namespace: storage\n",
+                "  namespace: storage\n  labels: {tier: data}\n",
+            )
+        },
+    )
+    assert code == 0 and "Passed" in out, out  # plain/legacy's single replica is not this commit's
+    code, out = _commit(user_repo, env, {"plain/kv/kv.yaml": ("replicas: 3", "replicas: 1")})
+    assert code == 1, out
+    assert "plain/kv/kv.yaml:7:3: error single-replica" in out and "legacy" not in out

@@ -27,6 +27,9 @@ class Locator(Protocol):
     def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
         """Position of the field at ``keys`` (as for :meth:`K8sObject.pos`), or ``None``."""
 
+    def files(self) -> frozenset[str] | None:
+        """The files (as shown) the object's fields are written in, ``None`` if unknown."""
+
 
 @dataclass
 class RenderedObject(K8sObject):

@@ -88,6 +88,10 @@ class TemplateLocator:
         pick = _documents_of_kind(text, kind)
         self.lines: list[_Line] = pick[min(ordinal, len(pick) - 1)] if pick else []
 
+    def files(self) -> frozenset[str] | None:
+        """The files the object's fields are written in: the template (as shown)."""
+        return frozenset({self.path})
+
     def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
         """The line of the deepest of ``keys`` found in the template (1-based), else the
         object itself (its ``kind:`` line, else ``metadata:``, else the document's first
@@ -291,6 +295,16 @@ class ObjectLocator:
     base: K8sObject | None
     patches: list[K8sObject | JsonPatch | FieldValue] = field(default_factory=list)
     fallback: Position | None = None
+
+    def files(self) -> frozenset[str] | None:
+        """The files the object's fields are written in (as shown): its resource file and
+        every patch that applies to it; ``None`` when its resource file is not known."""
+        if self.base is None:
+            return None
+        found = {self.base.path}
+        for patch in self.patches:
+            found.add(patch.at.path if isinstance(patch, FieldValue) else patch.path)
+        return frozenset(found)
 
     def locate(self, obj: K8sObject, keys: tuple[str | int, ...]) -> Position | None:
         if keys:

@@ -1,0 +1,336 @@
+"""Checking the files of a commit: ``ssrisk check --changed FILE...`` (what the pre-commit
+hook runs).
+
+A changed file is checked as part of the rendered unit it belongs to, found by walking up
+from it inside its repository (:func:`ssrisk.confine.tree_of`):
+
+* inside a Helm chart (a directory with ``Chart.yaml``; for a subchart in ``charts/``, the
+  outermost chart): the chart is rendered;
+* inside a kustomization tree (a directory with a kustomization file, or below one): every
+  kustomization of the repository that builds that directory, directly or through the
+  overlays that include it as a base, is rendered (only kustomization files are read to
+  find them);
+* anything else: the file itself, with the other manifests of its directory for relations
+  (their PodDisruptionBudgets, Services, StorageClasses and StatefulSets are read; other
+  documents are not even parsed).
+
+What is reported: every finding of the StatefulSets built from a changed file, and of the
+StatefulSets that a changed PodDisruptionBudget, Service, StorageClass, PersistentVolume(Claim)
+or Namespace relates to. A StatefulSet is built from a file when it is written there (a plain
+file, a template) or when its kustomize resource or one of its patches is that file; a changed
+``values.yaml``, ``Chart.yaml``, helper or other chart file builds every object of the chart,
+and a changed kustomization file every object of the builds that include it. Input errors are
+those of the changed files and of the rendered units; problems of files that did not change
+are not reported, and useless suppressions get a warning only in the changed files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine import Report, check_loaded, load_all
+from .inventory import Inventory
+from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
+from .model import K8sObject
+from .renderers.common import RenderedObject, display_path
+from .renderers.helm import is_chart
+from .renderers.kustomize import KUSTOMIZATION_FILES, kustomization_file, local_references
+from .rule import Rule
+from .settings import OWN_FILE_NAMES, Settings
+
+
+class ChangedError(Exception):
+    """A ``--changed`` argument that is not a file (a usage error)."""
+
+
+@dataclass
+class ChangePlan:
+    """Where each changed file belongs: directories as the user gave the files."""
+
+    #: real paths of the changed files
+    real: frozenset[str]
+    #: directory -> its changed plain files
+    plain: dict[str, list[str]] = field(default_factory=dict)
+    #: chart directory -> its changed files
+    charts: dict[str, list[str]] = field(default_factory=dict)
+    #: kustomization directory to build -> the changed files it builds from
+    kustomizations: dict[str, list[str]] = field(default_factory=dict)
+    #: real paths of the charts and builds every object of which a changed file builds
+    whole: set[str] = field(default_factory=set)
+
+
+def plan_changes(paths: Sequence[str]) -> ChangePlan:
+    """Sort the changed files ``paths`` into the units that build them (see the module).
+
+    Raises:
+        ChangedError: a path that is standard input or a directory.
+    """
+    from .confine import tree_of
+
+    real = frozenset(os.path.realpath(p) for p in paths)
+    plan = ChangePlan(real)
+    index: _KustomizationIndex | None = None
+    for path in paths:
+        if path == "-" or os.path.isdir(path):
+            raise ChangedError(
+                f"--changed takes the changed files (as pre-commit passes them), not {path!r}"
+            )
+        if os.path.basename(path) in OWN_FILE_NAMES:
+            continue
+        root = tree_of(path)
+        kind, unit = _enclosing_unit(path, root)
+        if kind == "chart":
+            plan.charts.setdefault(unit, []).append(path)
+            if not _is_template(path, unit):
+                plan.whole.add(os.path.realpath(unit))
+        elif kind == "kustomization":
+            if index is None or index.root != root:
+                index = _KustomizationIndex(root)
+            for real_build in index.builds_of(unit):
+                build = display_path(real_build, path)
+                plan.kustomizations.setdefault(build, []).append(path)
+                if os.path.basename(path) in KUSTOMIZATION_FILES:
+                    plan.whole.add(os.path.realpath(build))
+        else:
+            plan.plain.setdefault(os.path.dirname(path) or os.curdir, []).append(path)
+    return plan
+
+
+def _enclosing_unit(path: str, root: str) -> tuple[str, str]:
+    """``("chart", dir)``, ``("kustomization", dir)`` or ``("plain", "")`` for ``path``: the
+    nearest directory at or above the file, not above the tree ``root``, that is a chart or
+    has a kustomization file (directories shown like ``path``)."""
+    here = os.path.dirname(os.path.abspath(path))
+    while True:
+        if is_chart(here):
+            return "chart", display_path(_outermost_chart(here), path)
+        if kustomization_file(here) is not None:
+            return "kustomization", display_path(here, path)
+        parent = os.path.dirname(here)
+        if parent == here or os.path.realpath(here) == root:
+            return "plain", ""
+        here = parent
+
+
+def _outermost_chart(chart: str) -> str:
+    """A subchart in ``charts/`` renders with its parent: the chart to render for ``chart``."""
+    while True:
+        parent = os.path.dirname(chart)
+        if os.path.basename(parent) != "charts" or not is_chart(os.path.dirname(parent)):
+            return chart
+        chart = os.path.dirname(parent)
+
+
+def _is_template(path: str, chart: str) -> bool:
+    """Whether ``path`` is a manifest template of the chart (or of a subchart): a YAML file
+    below a ``templates`` directory. Anything else (values, Chart.yaml, helpers, files/) can
+    change every object of the chart."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(chart)).split(os.sep)
+    return "templates" in rel[:-1] and path.lower().endswith((".yaml", ".yml"))
+
+
+class _KustomizationIndex:
+    """The kustomizations of a repository and which include which (read on first need: the
+    walk lists directories and reads only kustomization files)."""
+
+    def __init__(self, root: str) -> None:
+        from .loading import DEFAULT_EXCLUDES
+
+        self.root = root
+        #: kustomization (real path) -> the kustomizations that include it
+        self.included_by: dict[str, set[str]] = {}
+        for here, dirs, _names in os.walk(root, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES)
+            if kustomization_file(here) is None:
+                continue
+            real = os.path.realpath(here)
+            self.included_by.setdefault(real, set())
+            for ref in local_references(here):
+                self.included_by.setdefault(ref, set()).add(real)
+
+    def builds_of(self, directory: str) -> list[str]:
+        """The kustomizations (real paths) to build for a change in ``directory`` (a
+        kustomization): those that include it, through any number of overlays, and that
+        nothing includes; the directory itself when nothing includes it."""
+        start = os.path.realpath(directory)
+        seen, out, todo = {start}, [], [start]
+        while todo:
+            here = todo.pop()
+            parents = self.included_by.get(here, set())
+            if not parents:
+                out.append(here)
+            for parent in sorted(parents - seen):
+                seen.add(parent)
+                todo.append(parent)
+        return sorted(out)
+
+
+def check_changed(
+    paths: Sequence[str],
+    rules: Sequence[Rule],
+    settings: Settings,
+    context: Sequence[str] = (),
+) -> Report:
+    """Check the changed files ``paths`` as parts of their rendered units (see the module).
+
+    Raises:
+        ChangedError: a path that is not a file.
+    """
+    plan = plan_changes(paths)
+    changed_plain = [p for files in plan.plain.values() for p in files]
+    loaded, errors = load_all(changed_plain, settings) if changed_plain else ([], [])
+    units = [*plan.charts, *plan.kustomizations]
+    if units:
+        built, build_errors = load_all(units, settings)
+        loaded += [_only_changed_notices(lf, plan) for lf in built]
+        errors += build_errors
+    seen = {os.path.realpath(lf.path) for lf in loaded}
+    neighbours = [
+        f
+        for directory in plan.plain
+        for f in _manifests_in(directory, settings)
+        if os.path.realpath(f) not in seen
+    ]
+    related = (
+        load_all(neighbours, settings, kinds=frozenset(MODELLED_KINDS))[0] if neighbours else []
+    )
+    seen.update(os.path.realpath(lf.path) for lf in related)
+    extra: list[LoadedFile] = []
+    if context:
+        extra = [
+            lf
+            for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]
+            if os.path.realpath(lf.path) not in seen
+        ]
+    changed = _Changed(plan)
+    return check_loaded(
+        loaded,
+        errors,
+        rules,
+        settings,
+        context=extra,
+        related=related,
+        select=changed.statefulsets_to_check,
+        warn_in=changed.is_changed_file,
+    )
+
+
+def _manifests_in(directory: str, settings: Settings) -> list[str]:
+    """The manifest files of ``directory`` itself (not of its subdirectories)."""
+    from fnmatch import fnmatch
+
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        full = os.path.join(directory, name)
+        if not name.lower().endswith(YAML_SUFFIXES) or name in OWN_FILE_NAMES:
+            continue
+        if any(fnmatch(name, pat) or fnmatch(full, pat) for pat in settings.exclude):
+            continue
+        if os.path.isfile(full) and os.path.realpath(full) not in settings.skip_files:
+            out.append(full)
+    return out
+
+
+def _only_changed_notices(lf: LoadedFile, plan: ChangePlan) -> LoadedFile:
+    """A rendered unit's notices (schema warnings, duplicate keys) about files that did not
+    change are not the commit's; its errors (a build that fails) are kept."""
+    if os.path.realpath(lf.path) not in plan.whole:
+        lf.notices = [n for n in lf.notices if os.path.realpath(n.path) in plan.real]
+    return lf
+
+
+class _Changed:
+    """Which objects a changed file builds, and which StatefulSets that concerns."""
+
+    def __init__(self, plan: ChangePlan) -> None:
+        self.plan = plan
+        self._real: dict[str, str] = {}
+
+    def realpath(self, path: str) -> str:
+        found = self._real.get(path)
+        if found is None:
+            found = self._real[path] = os.path.realpath(path)
+        return found
+
+    def is_changed_file(self, path: str) -> bool:
+        return self.realpath(path) in self.plan.real
+
+    def built_from_changes(self, obj: K8sObject) -> bool:
+        """Whether a changed file builds ``obj`` (see the module)."""
+        if isinstance(obj, RenderedObject):
+            unit = obj.chart or obj.kustomization
+            if unit is not None and self.realpath(unit) in self.plan.whole:
+                return True
+            files = obj.locator.files() if obj.locator is not None else None
+            if files is None:  # where it comes from is not known: any change of its build
+                return unit is not None and self.realpath(unit) in {
+                    self.realpath(u) for u in [*self.plan.charts, *self.plan.kustomizations]
+                }
+            return any(self.is_changed_file(f) for f in files)
+        return self.is_changed_file(obj.path)
+
+    def statefulsets_to_check(self, inventory: Inventory) -> list[K8sObject]:
+        """The StatefulSets built from a changed file, and those a changed related object
+        (PDB, Service, StorageClass, volume, Namespace) relates to, in load order."""
+        changed_related = [
+            o
+            for kind, objs in inventory.by_kind.items()
+            if kind != "StatefulSet"
+            for o in objs
+            if self.built_from_changes(o)
+        ]
+        out = []
+        for sts in inventory.statefulsets:
+            if self.built_from_changes(sts):
+                out.append(sts)
+                continue
+            if changed_related:
+                view = inventory.for_unit(sts.unit)
+                if any(relates(sts, r, view) for r in changed_related):
+                    out.append(sts)
+        return out
+
+
+def relates(sts: K8sObject, obj: K8sObject, inventory: Inventory) -> bool:
+    """Whether ``obj`` is one of the objects the rules look up for ``sts`` in ``inventory``
+    (the view from the StatefulSet's unit): a PodDisruptionBudget selecting its pods, the
+    Service its ``serviceName`` names, the StorageClass or a PersistentVolume(Claim) of its
+    claim templates, its Namespace."""
+    kind = obj.kind
+    if kind == "Namespace":
+        return obj.name == sts.namespace
+    if kind == "PodDisruptionBudget":
+        labels = sts.get("spec", "template", "metadata", "labels")
+        return obj.namespace == sts.namespace and any(
+            p is obj for p in inventory.pdbs_selecting(sts.namespace, _mapping(labels))
+        )
+    if kind == "Service":
+        return obj.namespace == sts.namespace and obj.name == sts.get("spec", "serviceName")
+    claims = [_mapping(t) for t in sts.get("spec", "volumeClaimTemplates") or []]
+    if kind == "StorageClass":
+        return any(
+            inventory.storage_class_for_claim(_mapping(c.get("spec"))) is obj for c in claims
+        )
+    if kind == "PersistentVolume":
+        classes = set()
+        for c in claims:
+            sc = inventory.storage_class_for_claim(_mapping(c.get("spec")))
+            classes.add(
+                sc.name if sc is not None else _mapping(c.get("spec")).get("storageClassName")
+            )
+        return obj.get("spec", "storageClassName") in classes
+    if kind == "PersistentVolumeClaim":
+        prefixes = [f"{_mapping(c.get('metadata')).get('name')}-{sts.name}-" for c in claims]
+        return obj.namespace == sts.namespace and any(obj.name.startswith(p) for p in prefixes)
+    return False
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -1,0 +1,111 @@
+"""``ssrisk check --changed FILE...`` (what the pre-commit hook runs) on the test repository
+of tests/data/gate/precommit: each changed file is checked in its unit (chart, kustomize
+builds, directory) and only what the change concerns is reported. The real pre-commit
+framework runs the same repository in test_precommit.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import DATA, run_cli
+
+from ssrisk.renderers.helm import describe_renderer
+
+REPO = DATA / "gate" / "precommit"
+needs_helm = pytest.mark.skipif(not describe_renderer(), reason="needs a Helm renderer")
+
+
+def changed(*files: str, select: str | None = None) -> dict[str, Any]:
+    args = ["check", "--changed", "--format", "json", *files]
+    if select:
+        args[1:1] = ["--select", select]
+    run = run_cli(*args, cwd=REPO)
+    assert run.code in (0, 1), run.out + run.err
+    report: dict[str, Any] = run.json()
+    return report
+
+
+def checked_sets(report: dict[str, Any]) -> set[tuple[str, str]]:
+    """(namespace/name, kustomization or "") of the StatefulSets the findings are about."""
+    return {
+        (f"{f['object']['namespace']}/{f['object']['name']}", f.get("kustomization", ""))
+        for f in report["findings"]
+    }
+
+
+@needs_helm
+def test_a_template_renders_its_chart_and_reports_that_template() -> None:
+    report = changed("charts/db/templates/statefulset.yaml")
+    assert report["errors"] == []
+    assert report["summary"]["statefulsets"] == 1
+    assert {f["path"] for f in report["findings"]} <= {
+        "charts/db/templates/statefulset.yaml",
+        "charts/db/templates/pdb.yaml",  # the PDB of the set built from the template
+    }
+    assert checked_sets(report) == {("default/release-name-db", "")}
+
+
+@needs_helm
+def test_values_or_a_helper_concern_every_object_of_the_chart() -> None:
+    for name in ("charts/db/values.yaml", "charts/db/templates/_helpers.tpl"):
+        report = changed(name)
+        assert checked_sets(report) == {("default/release-name-db", "")}, name
+
+
+@needs_helm
+def test_a_template_of_a_related_object_rechecks_the_statefulset() -> None:
+    report = changed("charts/db/templates/pdb.yaml")  # the PDB template alone
+    assert report["summary"]["statefulsets"] == 1
+    assert any(f["rule"] == "pdb-blocks-drain" for f in report["findings"])
+
+
+def test_a_patch_builds_only_the_overlay_that_uses_it() -> None:
+    report = changed("deploy/overlays/staging/shutdown.yaml")
+    assert checked_sets(report) == {("staging/queue", "deploy/overlays/staging")}
+
+
+def test_a_base_file_builds_every_overlay_that_includes_it() -> None:
+    for name in ("deploy/base/statefulset.yaml", "deploy/base/kustomization.yaml"):
+        report = changed(name)
+        assert checked_sets(report) == {
+            ("staging/queue", "deploy/overlays/staging"),
+            ("prod/queue", "deploy/overlays/prod"),
+        }, name
+
+
+def test_a_related_object_rechecks_the_statefulsets_it_concerns() -> None:
+    base_pdb = changed("deploy/base/pdb.yaml")
+    assert base_pdb["summary"]["statefulsets"] == 2
+    for name in ("plain/kv/kv-pdb.yaml", "plain/kv/kv-service.yaml"):
+        report = changed(name)
+        assert report["summary"]["statefulsets"] == 1, name
+        assert checked_sets(report) == {("storage/kv", "")}, name
+    # the prod overlay's JSON patch changes only prod's set
+    assert changed("deploy/overlays/prod/replicas.yaml")["summary"]["statefulsets"] == 1
+
+
+def test_a_plain_file_reports_its_own_statefulsets_only() -> None:
+    report = changed("plain/kv/kv.yaml")
+    assert checked_sets(report) == {("storage/kv", "")}
+    assert report["summary"]["files"] == 1
+    # the related objects beside it were found: no missing PDB or Service
+    assert not [
+        f for f in report["findings"] if f["rule"] in ("pdb-missing", "headless-service-missing")
+    ]
+
+
+def test_problems_of_files_that_did_not_change_are_not_reported() -> None:
+    neighbour = DATA / "gate" / "changed" / "broken-neighbour"
+    run = run_cli("check", "--changed", "--format", "json", str(neighbour / "db.yaml"))
+    assert run.code == 0 and run.json()["errors"] == [], run.out
+    # checked by hand, the broken neighbour is an error as before
+    assert run_cli("check", str(neighbour)).code == 2
+
+
+def test_own_files_and_non_files() -> None:
+    nothing = changed(".ssrisk.yaml")
+    assert nothing["summary"]["files"] == 0 and nothing["findings"] == []
+    for bad in ("plain", "-"):
+        run = run_cli("check", "--changed", bad, cwd=REPO)
+        assert run.code == 2 and "--changed takes the changed files" in run.err

@@ -152,7 +152,8 @@ class ReplicasShareFailureDomain(Rule):
         if ports is not None and (host.max_per_domain is None or host.max_per_domain > 1):
             # NodePorts admits one pod of the set per node, like a required anti-affinity
             host = Spread(HOSTNAME_KEY, 1, ports, None, 1, True)
-        colocated = colocation_path(ctx.sts, labels)
+        # a hostPort makes co-location impossible (NodePorts): the hostPort cap wins
+        colocated = colocation_path(ctx.sts, labels) if ports is None else None
         zone = spread_over(ctx.sts, ZONE_KEYS, labels)
         md_on = min_domains_honoured(ctx)
         sim_zones, sim_nodes_per_zone, shape = _cluster_shape(ctx.profile_setting("nodes"))

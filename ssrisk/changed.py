@@ -252,6 +252,7 @@ class _Changed:
     def __init__(self, plan: ChangePlan) -> None:
         self.plan = plan
         self._real: dict[str, str] = {}
+        self.units = {self.realpath(u) for u in [*plan.charts, *plan.kustomizations]}
 
     def realpath(self, path: str) -> str:
         found = self._real.get(path)
@@ -270,9 +271,7 @@ class _Changed:
                 return True
             files = obj.locator.files() if obj.locator is not None else None
             if files is None:  # where it comes from is not known: any change of its build
-                return unit is not None and self.realpath(unit) in {
-                    self.realpath(u) for u in [*self.plan.charts, *self.plan.kustomizations]
-                }
+                return unit is not None and self.realpath(unit) in self.units
             return any(self.is_changed_file(f) for f in files)
         return self.is_changed_file(obj.path)
 

@@ -549,22 +549,30 @@ def _settings_by_config(
             config.check_rules(known)
         settings = build_settings(
             config,
-            kube_version=args.kube_version,
+            **_input_options(args),
             fail_on=args.fail_on,
-            namespace=args.namespace,
-            exclude=args.exclude,
             select=args.select,
             disable=args.disable,
-            helm_values=tuple(args.helm_values),
-            helm_set=tuple(args.helm_set),
-            render_timeout_s=args.render_timeout,
-            allow_remote_resources=args.allow_remote_resources,
             jobs=args.jobs,
             skip_files=skip,
         )
         settings.explanations = any(w.prints_explanations for _fmt, _dest, w in writers)
         out.append((settings, paths))
     return out
+
+
+def _input_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings ``check`` and ``simulate`` take from their shared options (how inputs are
+    read and rendered), for :func:`ssrisk.config.build_settings`."""
+    return {
+        "kube_version": args.kube_version,
+        "namespace": args.namespace,
+        "exclude": args.exclude,
+        "helm_values": tuple(args.helm_values),
+        "helm_set": tuple(args.helm_set),
+        "render_timeout_s": args.render_timeout,
+        "allow_remote_resources": args.allow_remote_resources,
+    }
 
 
 def _write_outputs(
@@ -664,14 +672,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
 
     config_path = args.config or next(iter(configs_for(args.paths)))
     settings = build_settings(
-        load_config(config_path) if config_path else None,
-        kube_version=args.kube_version,
-        namespace=args.namespace,
-        exclude=args.exclude,
-        helm_values=tuple(args.helm_values),
-        helm_set=tuple(args.helm_set),
-        render_timeout_s=args.render_timeout,
-        allow_remote_resources=args.allow_remote_resources,
+        load_config(config_path) if config_path else None, **_input_options(args)
     )
     loaded, errors = load_all(args.paths, settings)
     for lf in loaded:

@@ -109,3 +109,12 @@ def test_own_files_and_non_files() -> None:
     for bad in ("plain", "-"):
         run = run_cli("check", "--changed", bad, cwd=REPO)
         assert run.code == 2 and "--changed takes the changed files" in run.err
+
+
+def test_a_storage_class_rechecks_the_statefulsets_that_claim_it() -> None:
+    storage = DATA / "gate" / "changed" / "storage"
+    run = run_cli("check", "--changed", "--format", "json", str(storage / "classes.yaml"))
+    report = run.json()
+    assert checked_sets(report) == {("default/db", "")}  # not default/cache, which claims none
+    pinned = [f for f in report["findings"] if f["rule"] == "node-pinned-storage"]
+    assert len(pinned) == 1 and "'fast'" in pinned[0]["message"]

@@ -45,25 +45,24 @@ def _run_with_stdout(stdout: int, *args: str) -> subprocess.CompletedProcess[str
     )
 
 
-def test_a_closed_pipe_keeps_the_exit_code_of_the_findings() -> None:
-    # `ssrisk check ... --format json | head`: the reader is gone before ssrisk writes
+def _with_closed_pipe(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ssrisk with standard output a pipe whose reader is already gone (``| head``)."""
     read, write = os.pipe()
     os.close(read)
     try:
-        p = _run_with_stdout(write, "check", "--format", "json", str(SINGLE))
+        return _run_with_stdout(write, *args)
     finally:
         os.close(write)
+
+
+def test_a_closed_pipe_keeps_the_exit_code_of_the_findings() -> None:
+    p = _with_closed_pipe("check", "--format", "json", str(SINGLE))
     assert p.returncode == 1, p.stderr  # single-replica is an error finding
     assert "Traceback" not in p.stderr and "internal error" not in p.stderr
 
 
 def test_a_closed_pipe_without_findings_is_not_an_error() -> None:
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        p = _run_with_stdout(write, "check", "--select", "pdb-missing", str(SINGLE))
-    finally:
-        os.close(write)
+    p = _with_closed_pipe("check", "--select", "pdb-missing", str(SINGLE))
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
 

@@ -147,6 +147,13 @@ class ClusterProfile:
     # False (default): kubelet stop or network partition, containers kept running.
     node_returns_rebooted: bool = False
     node_deleted_after_s: float = 120.0
+    # How the platform replaces a node that stopped heartbeating, without an operator:
+    # "none" (nothing does: the node-loss scenario), "out-of-service" (remediation applies
+    # node.kubernetes.io/out-of-service at out_of_service_after_s: node-loss-out-of-service)
+    # or "node-deletion" (the Node object is deleted at node_deleted_after_s: node-deleted).
+    # Rules read it to pick the scenario that is this cluster's node loss; the scenarios
+    # themselves do not depend on it.
+    node_remediation: str = "none"
     revert_after_s: float = 600.0
     shutdown_grace_period_s: float = 30.0
     shutdown_grace_period_critical_pods_s: float = 10.0

@@ -65,18 +65,12 @@ class EvictionDisabledByToleration(Rule):
         catch_all = not tol.get("key")
         if ev.after_s is None:
             at = ctx.sts.pos(*POD, "tolerations", index)
-            what = (
-                "a catch-all toleration (no key, operator Exists)"
-                if catch_all
-                else f"the toleration for {tol.get('key')}"
-            )
+            what = "a catch-all toleration" if catch_all else f"the toleration for {tol.get('key')}"
             when = "is never evicted"
-            delay = "for ever"
         else:
             at = ctx.sts.pos(*POD, "tolerations", index, "tolerationSeconds")
             what = f"tolerationSeconds {ev.after_s} for {tol.get('key') or 'every taint'}"
             when = f"is evicted only {fmt_duration(ev.after_s)} after the taint"
-            delay = f"for {fmt_duration(ev.after_s)}"
         pod = ctx.pod_name(0)
         sim = ctx.try_simulate("node-loss")
         quoted = ""
@@ -94,32 +88,26 @@ class EvictionDisabledByToleration(Rule):
             node = "an unreachable or not-ready node"
         else:
             node = "an unreachable node" if ev.taint == UNREACHABLE else "a not-ready node"
-        msg = (
-            f"{what}: on {node} {pod} {when} (the default toleration "
-            f"is {default}); it stays bound to the dead node, NotReady, {delay}{oos}"
-            f"{quoted}"
-        )
-
-        def explanation() -> str:
-            grace_s = seconds(node_monitor_grace_s(ctx))
-            timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
-            if out_of_service_works(ctx):
-                role = """and scripts or remediation tools that force-delete pods stuck
+        oos_too = " (nor by the out-of-service taint)" if oos else ""
+        msg = f"{what}: {pod} {when} from {node}{oos_too} and stays there, NotReady"
+        grace_s = seconds(node_monitor_grace_s(ctx))
+        if out_of_service_works(ctx):
+            role = """and scripts or remediation tools that force-delete pods stuck
 Terminating on a dead node never see this one. The out-of-service taint still releases it
 unless the toleration also covers node.kubernetes.io/out-of-service (a catch-all toleration
 does): the taint's own NoExecute effect deletes the pods that do not tolerate it, and PodGC
 then force-deletes the Terminating ones (gc_controller.go#gcTerminating)."""
-            else:
-                role = f"""and on Kubernetes {ctx.kube_version}, where the out-of-service taint
+        else:
+            role = f"""and on Kubernetes {ctx.kube_version}, where the out-of-service taint
 does not work yet (NodeOutOfServiceVolumeDetach is off), it changes little: a force delete
 or Node deletion is needed either way. Scripts or remediation tools that force-delete pods
 stuck Terminating on a dead node never see this one, though."""
-            role = paragraph(
-                "For a StatefulSet the eviction alone does not bring the pod back (see "
-                "no-automatic-failover), " + role
-            )
-            taints = paragraph(
-                f"""
+        role = paragraph(
+            "For a StatefulSet the eviction alone does not bring the pod back (see "
+            "no-automatic-failover), " + role
+        )
+        taints = paragraph(
+            f"""
 When a node stops reporting, the node lifecycle controller marks it Unknown after
 node-monitor-grace-period ({grace_s} on Kubernetes {ctx.kube_version}) and taints it
 node.kubernetes.io/unreachable:NoExecute (not-ready when the kubelet reports NotReady). The
@@ -129,16 +117,26 @@ ever (taint_eviction.go#getMinTolerationTime). Because the pod already tolerates
 the DefaultTolerationSeconds admission plugin does not add its {default} default
 (admission.go#Admit: any toleration with that key or an empty key, and effect NoExecute or
 empty, suppresses it; the value is the kube-apiserver default of the cluster profile)."""
-            )
-            return f"""
+        )
+        summary = paragraph(
+            f"""On {node} {pod} {when} (the default toleration is {default}){oos}{quoted}."""
+        )
+        text = f"""
+{summary}
+
 {taints}
 
 {role}
-{timeline}
+"""
+        fix = f"""
 Fix: tolerate only the taints the workload needs, with an explicit effect (NoSchedule for
 node-pool taints), and give unreachable / not-ready tolerations a tolerationSeconds (or drop
 them to keep the {default} default).
 """
+
+        def explanation() -> str:
+            timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
+            return text + timeline + fix
 
         return self.finding(ctx, at, msg, explanation)
 
@@ -159,10 +157,8 @@ them to keep the {default} default).
                 continue
             at = ctx.sts.pos(*POD, "tolerations", i, "effect")
             msg = (
-                f"the toleration for {key} has effect {effect}: it only affects scheduling, "
-                f"so the DefaultTolerationSeconds admission plugin still adds the "
-                f"{default} NoExecute toleration and pods are evicted "
-                f"{default} after the node fails"
+                f"the toleration for {key} has effect {effect}: it only affects scheduling; "
+                f"pods are still evicted {default} after the node fails"
             )
             explanation = paragraph(
                 f"""
@@ -174,9 +170,7 @@ kube-apiserver default in the cluster profile). If a different eviction delay wa
 add a NoExecute toleration with the wanted tolerationSeconds; otherwise this toleration only
 lets pods schedule onto a node that is already failing."""
             )
-            f = self.finding(ctx, at, msg, explanation)
-            f.severity = Severity.INFO
-            yield f
+            yield self.finding(ctx, at, msg, explanation, severity=Severity.INFO)
 
 
 def _released_by(ctx: CheckContext, pod: str) -> str:

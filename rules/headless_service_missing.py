@@ -51,8 +51,7 @@ class HeadlessServiceMissing(Rule):
                 ctx,
                 at,
                 f"serviceName {name!r} names no Service in namespace {ns}{where}: the pods get "
-                f"no DNS names such as {ctx.pod_name(0)}.{name}.{ns}.svc (if the Service is in "
-                "another file, check the files together)",
+                "no per-pod DNS names",
                 name,
             )
             return
@@ -67,7 +66,7 @@ class HeadlessServiceMissing(Rule):
         yield self._finding(
             ctx,
             at,
-            f"{problem}: no per-pod DNS names such as {ctx.pod_name(0)}.{name}.{ns}.svc",
+            f"{problem}: the pods get no per-pod DNS names",
             name,
         )
 
@@ -78,8 +77,8 @@ class HeadlessServiceMissing(Rule):
         ips = svc.get("spec", "clusterIPs")
         headless = cluster_ip == "None" or (isinstance(ips, list) and ips[:1] == ["None"])
         if not headless:
-            shown = cluster_ip if cluster_ip is not None else "unset, so one is allocated"
-            return f"Service {name!r} exists but is not headless (clusterIP is {shown})"
+            shown = cluster_ip if cluster_ip is not None else "unset"
+            return f"Service {name!r} is not headless (clusterIP {shown})"
         selector = svc.get("spec", "selector")
         if not map_selector_matches(selector, labels):
             shown = (
@@ -87,10 +86,8 @@ class HeadlessServiceMissing(Rule):
                 if isinstance(selector, Mapping) and selector
                 else "none"
             )
-            return (
-                f"headless Service {name!r} does not select the pods (its selector {shown} does "
-                "not match the template labels)"
-            )
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            return f"headless Service {name!r} selects {shown}, not these pods"
         return None
 
     def _finding(self, ctx: CheckContext, at: Position, msg: str, name: str) -> Finding:
@@ -102,6 +99,8 @@ Service (clusterIP: None) of that name, in the same namespace, selects the pods:
 EndpointSlice controller publishes each selected pod with its hostname, and cluster DNS serves
 those records. Without them replicas cannot find each other by name, clients cannot reach a
 given ordinal, and after a failover the peers keep pointing at nothing.
+
+If the Service is in another file, check the files together (or name it with --context).
 
 Fix: create a Service named {name or "after spec.serviceName"} in the StatefulSet's namespace
 with clusterIP: None and a selector matching the pod template labels (clusterIP cannot be

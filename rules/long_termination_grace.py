@@ -35,10 +35,9 @@ class LongTerminationGrace(Rule):
         n = max(ctx.replicas, 1)
         worst = n * grace
         msg = (
-            f"terminationGracePeriodSeconds {grace} s: each pod replacement can wait "
-            f"{fmt_duration(grace)} for the old pod to stop; a rolling update of {n} "
-            f"replica(s) can take {n} × {grace} s = {fmt_duration(worst)} plus start-up, and "
-            "a drain waits as long for each pod"
+            f"terminationGracePeriodSeconds {grace}: each pod replacement can wait "
+            f"{fmt_duration(grace)}; a rolling update of {n} replica(s) {n} × {grace} s = "
+            f"{fmt_duration(worst)} plus start-up"
         )
 
         def explanation() -> str:

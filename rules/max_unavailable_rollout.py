@@ -15,10 +15,13 @@ from typing import Any
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
+from ssrisk.objectives import MINORITY
+from ssrisk.objectives import resolve_max_unavailable as resolve_objective
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import gate_enabled
 from ._podspec import as_int, minor
+from ._quorum import is_quorum
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -58,6 +61,13 @@ def resolve_max_unavailable(raw: Any, replicas: int) -> int | None:
     return None
 
 
+def rolling_allowed(ctx: CheckContext, replicas: int) -> int:
+    """Replicas the rolling-update objective lets go down at once (default: minority, which
+    for a quorum system is fewer than half and for other sets at most half)."""
+    value = ctx.objectives["rolling-update"].max_unavailable
+    return resolve_objective(MINORITY if value is None else value, replicas, is_quorum(ctx))
+
+
 def majority_lost_at(replicas: int) -> int:
     """How many replicas down at once leave fewer than a majority: ``ceil(replicas / 2)``."""
     return (replicas + 1) // 2
@@ -67,6 +77,14 @@ def majority_lost_at(replicas: int) -> int:
 class _Gate:
     on: bool
     configured: bool  # set by the configuration's feature-gates, not the version default
+
+    def short(self, kube_version: str) -> str:
+        """``"MaxUnavailableStatefulSet is off on Kubernetes 1.34"`` (or switched off/on in
+        the configuration's feature-gates)."""
+        state = "on" if self.on else "off"
+        if self.configured:
+            return f"{MAX_UNAVAILABLE_STATEFULSET} is switched {state} in feature-gates"
+        return f"{MAX_UNAVAILABLE_STATEFULSET} is {state} on Kubernetes {kube_version}"
 
     def phrase(self, kube_version: str) -> str:
         state = "on" if self.on else "off"
@@ -125,7 +143,8 @@ class MaxUnavailableRollout(Rule):
                 yield self._ignored(ctx, gate, raw, resolved)
             return
         at_once = min(resolved or 1, n - partition)
-        quorum = at_once > 1 and at_once >= majority_lost_at(n)
+        allowed = rolling_allowed(ctx, n)
+        quorum = at_once > 1 and at_once > allowed
         parallel = ctx.pod_management_policy == "Parallel" and (
             ctx.sts.get("spec", "podManagementPolicy") is not None
         )
@@ -136,84 +155,68 @@ class MaxUnavailableRollout(Rule):
         if not (quorum or stuck):
             return
         parts: list[str] = []
-        sims: list[Any] = []  # the results whose timelines the explanation quotes
+        blocks: list[Any] = []  # the results whose timelines the explanation quotes
         why: list[str] = []
+        why.append(paragraph(f"{gate.phrase(ctx.kube_version)}."))
         if quorum:
-            msg, result = self._quorum(ctx, raw, at_once)
+            msg, block = self._quorum(ctx, raw, at_once, allowed)
             parts.append(msg)
-            sims.append(result)
+            blocks.append(block)
             why.append(_QUORUM_WHY.format(n=n, k=majority_lost_at(n)))
         if stuck:
-            parts.append(self._stuck(ctx, bad))
-            sims.append(bad)
-            why.append(_STUCK_WHY)
+            parts.append(self._stuck(ctx, bad, short=quorum))
+            if bad is not None:
+                blocks.append(bad)
+            why.append(_STUCK_WHY + " Releases " + HEALING_VERSIONS + ".")
         at = ctx.sts.pos(*FIELD) if raw is not None else ctx.sts.pos("spec", "podManagementPolicy")
-        head = f"{gate.phrase(ctx.kube_version)}: "
         fix = [_QUORUM_FIX] if quorum else []
         if stuck:
             fix.append(_STUCK_FIX)
 
         def explanation() -> str:
-            blocks = [timeline_block(ctx, r) for r in sims if r is not None]
+            timelines = "\n".join(timeline_block(ctx, b) for b in blocks if b is not None)
             return "\n\n".join(
                 [paragraph(w) for w in why]
-                + ["\n".join(blocks).rstrip()]
+                + [timelines.rstrip()]
                 + [paragraph("Fix: " + " ".join(fix))]
             )
 
-        yield self.finding(ctx, at, head + "; ".join(parts), explanation)
+        yield self.finding(ctx, at, "; ".join(parts), explanation)
 
-    def _quorum(self, ctx: CheckContext, raw: Any, at_once: int) -> tuple[str, Any]:
-        """The message part and simulation result (``None`` when not simulated) for a
-        maxUnavailable that takes down a majority."""
+    def _quorum(self, ctx: CheckContext, raw: Any, at_once: int, allowed: int) -> tuple[str, Any]:
+        """The message part and the simulated result (or ``None``) for a maxUnavailable beyond
+        the rolling-update objective."""
         n = ctx.replicas
-        value = f"maxUnavailable {raw}" + (
-            f" (= {at_once} of {n})" if str(raw) != str(at_once) else ""
-        )
-        msg = (
-            f"{value} lets a rolling update take {at_once} of {n} replicas down at once, so a "
-            "quorum system loses its majority during every rollout"
-        )
+        value = f"maxUnavailable {raw}" + (f" (= {at_once})" if str(raw) != str(at_once) else "")
+        msg = f"{value}: a rolling update takes {at_once} of {n} down at once"
         result = ctx.try_simulate("rolling-update")
         if result is None:
-            return msg, None
-        d = result.to_dict()
-        msg += (
-            f"; simulated rolling update on Kubernetes {ctx.kube_version}: at most "
-            f"{d.get('max_unavailable')} of {d.get('replicas', n)} replicas unavailable"
-        )
+            return msg + f" (objective max-unavailable {allowed})", None
+        took = result.to_dict().get("max_unavailable")
+        msg += f" (objective max-unavailable {allowed}; simulated {took} of {n})"
         return msg, result
 
-    def _stuck(self, ctx: CheckContext, bad: Any) -> str:
+    def _stuck(self, ctx: CheckContext, bad: Any, short: bool = False) -> str:
         """The message part for a Parallel set under the 1.35 counting (#137409)."""
-        msg = (
-            "with podManagementPolicy Parallel and the 1.35 counting of unavailable pods, a "
-            "rollout to a template that never becomes Ready is not repaired by reverting it "
-            "(kubernetes/kubernetes#137409)"
+        if short:
+            return "a reverted bad rollout is not repaired (#137409)"
+        simulated = "; simulated" if bad is not None and not bad.recovered else ""
+        return (
+            "Parallel under the 1.35.0-1.35.3 counting: a reverted bad rollout is not repaired "
+            f"without deleting pods by hand (kubernetes/kubernetes#137409{simulated})"
         )
-        if bad is not None:
-            d = bad.to_dict()
-            manual = "manual action required" if d.get("manual_action_required") else "stuck"
-            msg += (
-                f"; simulated bad rollout on Kubernetes {ctx.kube_version}: recovered "
-                f"{str(d.get('recovered')).lower()}, {manual}"
-            )
-        return msg + f"; {HEALING_VERSIONS}"
 
     def _ignored(self, ctx: CheckContext, gate: _Gate, raw: Any, resolved: int) -> Finding:
         """Info: the field is set but the gate is off, so updates go one pod at a time."""
         n = ctx.replicas
         msg = (
-            f"maxUnavailable {raw} is ignored: {gate.phrase(ctx.kube_version)}, so a rolling "
+            f"maxUnavailable {raw} is ignored: {gate.short(ctx.kube_version)}; a rolling "
             f"update replaces one pod at a time, not {resolved}"
         )
         result = ctx.try_simulate("rolling-update")
         if result is not None:
             d = result.to_dict()
-            msg += (
-                f" (simulated rolling update: at most {d.get('max_unavailable')} of "
-                f"{d.get('replicas', n)} replicas unavailable)"
-            )
+            msg += f" (simulated {d.get('max_unavailable')} of {d.get('replicas', n)})"
 
         def explanation() -> str:
             text = paragraph(_IGNORED_WHY.format(version=ctx.kube_version))
@@ -221,9 +224,7 @@ class MaxUnavailableRollout(Rule):
                 text += "\n\n" + timeline_block(ctx, result).rstrip()
             return text + "\n\n" + paragraph(_IGNORED_FIX)
 
-        f = self.finding(ctx, ctx.sts.pos(*FIELD), msg, explanation)
-        f.severity = Severity.INFO
-        return f
+        return self.finding(ctx, ctx.sts.pos(*FIELD), msg, explanation, severity=Severity.INFO)
 
 
 _QUORUM_WHY = """With the MaxUnavailableStatefulSet gate on, the rolling update counts the

@@ -50,8 +50,8 @@ class NodePinnedStorage(Rule):
             f = self.finding(
                 ctx,
                 ctx.sts.pos(*path),
-                f"every pod of the set is tied to node {node!r}: a loss of that node takes all "
-                f"{n} replica(s), and no pod can be started anywhere else until it returns",
+                f"every pod is tied to node {node!r}: its loss takes all {n} replica(s), and none "
+                "can start elsewhere until it returns",
                 f"""
 {path[-1] if isinstance(path[-1], str) else "the node affinity"} in the pod template applies
 to every replica, so all of them run on node {node!r} (nodeName bypasses the scheduler
@@ -87,9 +87,8 @@ or, better, use replicated or network storage so pods can move.
             yield self.finding(
                 ctx,
                 ctx.sts.pos(*POD, "volumes", i, "hostPath", "path"),
-                f"volume {vol.get('name')!r} keeps data in hostPath {hp['path']}: a pod "
-                "replaced on another node starts with an empty directory, and the data of a "
-                "lost node is gone",
+                f"volume {vol.get('name')!r} keeps data in hostPath {hp['path']}: a pod moved "
+                "to another node starts empty, and a lost node's data is gone",
                 """
 A hostPath volume is a directory of whichever node the pod runs on. Nothing ties the pod to
 that node: after a node loss, drain or reschedule, the StatefulSet pod starts on another node
@@ -145,10 +144,11 @@ real cluster (network or replicated storage, or local PersistentVolumes with nod
             yield self.finding(
                 ctx,
                 at,
-                f"volume claim {name!r} uses {reason}: each ordinal's data lives on one node, "
-                "so when that node is lost the pod stays Pending (volume node affinity "
-                "conflict) until the node returns or the claim is deleted with its data",
-                """
+                f"volume claim {name!r} is node-local: when its node is lost, the ordinal stays "
+                "Pending until the node returns or the claim is deleted",
+                f"""
+The claim uses {reason}.
+
 A local PersistentVolume carries a node affinity for the node whose disk it is, and a
 StatefulSet keeps each ordinal's claim (and so its volume) across pod replacements. The
 scheduler's VolumeBinding filter then only accepts that node for the ordinal

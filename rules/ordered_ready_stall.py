@@ -7,16 +7,20 @@ from collections.abc import Iterator
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
-from ssrisk.timeline import timeline_lines
+
+from ._objectives import Assessment, assess
+from ._sim import timeline_block
+from ._text import paragraph
 
 
 class OrderedReadyStall(Rule):
     id = "ordered-ready-stall"
-    severity = Severity.WARNING
     summary = (
-        "podManagementPolicy OrderedReady (the default): one unready pod blocks every higher "
-        "ordinal, and a bad rollout needs a manual pod deletion even after a revert"
+        "podManagementPolicy OrderedReady (the default): a reverted bad rollout needs a manual "
+        "pod deletion (info; a warning when the bad-rollout objective asks for "
+        "revert-without-manual-delete)"
     )
+    severity = Severity.INFO
     references = (
         "k8s: pkg/controller/statefulset/stateful_set_control.go#processReplica",
         "k8s: pkg/controller/statefulset/stateful_set_control.go#updateStatefulSet",
@@ -32,52 +36,54 @@ class OrderedReadyStall(Rule):
         strategy = ctx.sts.get("spec", "updateStrategy", "type")
         explicit = ctx.sts.get("spec", "podManagementPolicy") is not None
         at = ctx.sts.pos("spec", "podManagementPolicy") if explicit else ctx.sts.start()
-        result = ctx.try_simulate("bad-rollout")
-        policy = (
-            "podManagementPolicy: OrderedReady"
-            if explicit
-            else ("podManagementPolicy is not set and defaults to OrderedReady")
-        )
+        bad = assess(ctx, "bad-rollout")
+        if bad is not None and not bad.never_back and not bad.result.manual_action_required:
+            return  # a revert repairs it on this version
+        policy = "OrderedReady" if explicit else "OrderedReady (the default)"
+        top = ctx.pod_name(ctx.replicas - 1)
         if strategy == "OnDelete":
             consequence = "a pod that never becomes Ready blocks every higher ordinal"
-        elif result is not None and not result.to_dict().get("recovered", False):
-            consequence = (
-                "a rollout to a template that never becomes Ready stalls at the highest "
-                f"ordinal, and in the simulation (Kubernetes {ctx.kube_version}) it stays "
-                "stuck after the template is reverted until the broken pod is deleted by hand"
-            )
         else:
-            consequence = (
-                "a rollout to a template that never becomes Ready stalls, and the broken pod "
-                "must be deleted by hand after a revert"
-            )
-        if ctx.replicas > 1:
-            consequence += (
-                f"; one unready pod also blocks ordinals above it ({ctx.replicas} replicas)"
-            )
+            consequence = f"a reverted bad rollout leaves {top} broken until deleted by hand"
+        severity = Severity.INFO
+        if bad is not None and bad.manual_revert:
+            severity = Severity.WARNING
+            consequence += " (objective revert-without-manual-delete)"
+        elif bad is not None:
+            consequence += " (simulated)"
+        yield self.finding(
+            ctx,
+            at,
+            f"{policy}: {consequence}",
+            lambda: self._explanation(ctx, bad),
+            severity=severity,
+        )
 
-        def explanation() -> str:
-            timeline = ""
-            if result is not None:
-                timeline = (
-                    f"\nSimulated timeline (scenario bad-rollout, Kubernetes {ctx.kube_version}):\n"
-                    + "\n".join(timeline_lines(result))
-                    + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
-                )
-            return f"""
+    @staticmethod
+    def _explanation(ctx: CheckContext, bad: Assessment | None) -> str:
+        timeline = "\n" + timeline_block(ctx, bad.result) if bad is not None else ""
+        objective = ctx.objectives["bad-rollout"].revert_without_manual_delete
+        level = paragraph(
+            f"""This is a warning when the configuration's objectives ask for it
+            (bad-rollout: revert-without-manual-delete: true; now {str(bool(objective)).lower()})
+            and information otherwise: many applications need ordered start-up, and the cost is
+            one manual step after a failed rollout."""
+        )
+        return f"""
 With OrderedReady the StatefulSet controller handles ordinals in order and stops its whole
 sync at the first pod that is not Running and Ready (stateful_set_control.go, the replica
 pass). That pass runs before the rolling update, so when a new template never becomes Ready,
 reverting it changes nothing: the controller never gets as far as deleting the broken pod
 ("Forced rollback" in the StatefulSet docs). A pod stuck Terminating on a lost node blocks
-scale-ups, scale-downs and updates of every higher ordinal the same way.
+scale-ups, scale-downs and updates of every higher ordinal the same way ({ctx.replicas}
+replicas here).
 {timeline}
+{level}
+
 Fix: use podManagementPolicy: Parallel when the application does not need ordered start-up
 (with Parallel a revert repairs a broken rollout where the MaxUnavailableStatefulSet gate is
 off, and in 1.37), and keep a runbook for deleting a broken pod after a revert.
 """
-
-        yield self.finding(ctx, at, f"{policy}: {consequence}", explanation)
 
 
 @hookimpl

@@ -55,22 +55,14 @@ class PdbBlocksDrain(Rule):
     ) -> Finding:
         n = ctx.replicas
         at = pdb.pos("spec", field) if field else pdb.pos("spec")
-        setting = (
-            f"{field}: {raw}" if field else "no minAvailable or maxUnavailable (minAvailable 1)"
-        )
+        setting = f"{field}: {raw}" if field else "(v1beta1 default minAvailable: 1)"
         sim = ctx.try_simulate("node-drain")
         quoted = ""
         if sim is not None:
-            d = sim.to_dict()
-            done = d.get("drain_completed")
-            quoted = (
-                f"; simulated drain on Kubernetes {ctx.kube_version}: "
-                f"{'completed' if done else 'never completes'}"
-            )
+            quoted = "" if sim.to_dict().get("drain_completed") else " (simulated)"
         msg = (
-            f"PodDisruptionBudget {pdb.name!r} ({setting}) requires {desired} healthy pod(s) of "
-            f"{n} replica(s), so it never allows an eviction: every kubectl drain of a node "
-            "running one of these pods retries for ever (429 Too Many Requests)" + quoted
+            f"PodDisruptionBudget {pdb.name!r} {setting} needs {desired} of {n} pods healthy: "
+            f"it never allows an eviction, so drains of their nodes hang{quoted}"
         )
 
         def explanation() -> str:
@@ -96,12 +88,13 @@ Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most r
         )
         count = str(len(pdbs)) if len(pdbs) <= MAX_PDBS else f"more than {MAX_PDBS}"
         last = pdbs[-1]
+        shown = names if len(names) <= 50 else f"{pdbs[0].name!r} and others"
         msg = (
-            f"{count} PodDisruptionBudgets ({names}) select the same pods: the eviction API "
-            "refuses to evict a pod covered by more than one PDB (500 Internal Server Error), so "
-            "every drain of their nodes fails"
+            f"{count} PodDisruptionBudgets ({shown}) select these pods: the eviction API "
+            "refuses pods with more than one PDB, so drains of their nodes fail"
         )
-        explanation = """
+        explanation = f"""
+The PodDisruptionBudgets {names} all select these pods.
 The eviction subresource looks up the PDBs that select the pod and fails with "This pod has
 more than one PodDisruptionBudget, which the eviction subresource does not support." when
 there are several (eviction.go#Create), whatever the budgets allow. kubectl drain, the cluster
@@ -119,16 +112,15 @@ these pods.
             return None
         if pdb.get("spec", "unhealthyPodEvictionPolicy") == "AlwaysAllow":
             return None
-        policy = pdb.get("spec", "unhealthyPodEvictionPolicy") or "unset (IfHealthyBudget)"
+        policy = pdb.get("spec", "unhealthyPodEvictionPolicy") or "unset"
         at = (
             pdb.pos("spec", "unhealthyPodEvictionPolicy")
             if pdb.get("spec", "unhealthyPodEvictionPolicy") is not None
             else pdb.pos("spec")
         )
         msg = (
-            f"PodDisruptionBudget {pdb.name!r} allows one disruption and its "
-            f"unhealthyPodEvictionPolicy is {policy}: when two pods are broken (a bad rollout, "
-            "crash loops), even the broken ones cannot be evicted and drains hang"
+            f"PodDisruptionBudget {pdb.name!r} allows one disruption, unhealthyPodEvictionPolicy "
+            f"{policy}: with two pods broken, drains hang"
         )
         explanation = """
 With the default policy IfHealthyBudget, the eviction API lets a pod that is not Ready go
@@ -141,9 +133,7 @@ Kubernetes docs recommend it for most applications.
 
 Fix: set spec.unhealthyPodEvictionPolicy: AlwaysAllow on the PDB.
 """
-        f = self.finding(ctx, at, msg, explanation)
-        f.severity = Severity.INFO
-        return f
+        return self.finding(ctx, at, msg, explanation, severity=Severity.INFO)
 
 
 @hookimpl

@@ -29,14 +29,12 @@ class PdbMissing(Rule):
             return
         ns = ctx.sts.namespace or "default"
         msg = (
-            f"{n} replicas and no PodDisruptionBudget in namespace {ns} selects the pods "
-            f"({', '.join(f'{k}={v}' for k, v in ctx.pod_labels.items()) or 'no labels'}): "
-            "voluntary disruptions (drains, node upgrades, autoscaler scale-downs) can evict "
-            "several replicas at the same time"
+            f"{n} replicas and no PodDisruptionBudget selects the pods: drains, node upgrades "
+            "and autoscaler scale-downs can evict several at once"
         )
-
-        def explanation() -> str:
-            return f"""
+        labels = ", ".join(f"{k}={v}" for k, v in ctx.pod_labels.items()) or "no labels"
+        explanation = f"""
+No PodDisruptionBudget in namespace {ns} selects the pod labels ({labels}).
 Without a PodDisruptionBudget the eviction API deletes any pod at once (eviction.go#Create).
 kubectl drain evicts all pods of a node concurrently, and upgrade tooling and the cluster
 autoscaler drain several nodes in parallel, so nothing keeps a quorum of the {n} replicas up
@@ -47,10 +45,7 @@ Fix: add a policy/v1 PodDisruptionBudget in namespace {ns} selecting the pod tem
 with maxUnavailable: 1 (or minAvailable set to the quorum), and
 unhealthyPodEvictionPolicy: AlwaysAllow.
 """
-
-        raw = ctx.sts.get("spec", "replicas")
-        at = ctx.sts.pos("spec", "replicas") if raw is not None else ctx.sts.start()
-        yield self.finding(ctx, at, msg, explanation)
+        yield self.finding(ctx, ctx.replicas_at(), msg, explanation)
 
 
 @hookimpl

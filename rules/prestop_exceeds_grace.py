@@ -67,9 +67,7 @@ class PreStopExceedsGrace(Rule):
             shown = int(secs) if secs == int(secs) else secs
             msg = (
                 f"container {c.get('name', '?')!r} sleeps {shown} s in preStop but "
-                f"terminationGracePeriodSeconds is {grace} s: the kubelet kills it about 2 s "
-                "after the grace period ends, so SIGTERM arrives with no time left for a clean "
-                "shutdown"
+                f"terminationGracePeriodSeconds is {grace}: no time is left for a clean shutdown"
             )
 
             def explanation(shown: float = shown) -> str:  # bound: runs after the loop

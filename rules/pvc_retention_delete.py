@@ -12,8 +12,8 @@ from ._cluster import STATEFULSET_AUTO_DELETE_PVC, gate_enabled
 
 WHAT = {
     "whenScaled": (
-        "scaling down deletes the claims (and with a Delete reclaim policy the volumes) of the "
-        "removed ordinals: scaling back up starts those replicas empty"
+        "a scale-down deletes the claims (and, with a Delete reclaim policy, the volumes) of "
+        "removed ordinals: scaling up again starts them empty"
     ),
     "whenDeleted": (
         "deleting the StatefulSet deletes every claim: an uninstall or a delete-and-recreate to "

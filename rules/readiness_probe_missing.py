@@ -31,17 +31,13 @@ class ReadinessProbeMissing(Rule):
         if not found or any(c.get("readinessProbe") is not None for _, _, c in found):
             return
         names = ", ".join(str(c.get("name", "?")) for _, _, c in found)
+        if len(names) > 40:
+            names = names[:37] + "..."
         if ctx.pod_management_policy == "OrderedReady" and ctx.replicas > 1:
-            effect = (
-                "OrderedReady creates the next ordinal as soon as the previous one's containers "
-                "are running"
-            )
+            effect = "start-up and rollouts move on as soon as containers run, not when they serve"
         else:
-            effect = "a rolling update moves on as soon as the new pod's containers are running"
-        msg = (
-            f"no readiness probe on any container ({names}): {effect}, and clients are sent to "
-            "a pod that may not serve yet"
-        )
+            effect = "rollouts move on and clients are sent as soon as containers run"
+        msg = f"no readiness probe on any container ({names}): {effect}"
         explanation = """
 Without a readiness probe the kubelet reports a container ready as soon as it is running
 (prober_manager.go#UpdatePodStatus), so the pod turns Ready before the application has loaded

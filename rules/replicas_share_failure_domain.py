@@ -8,11 +8,12 @@ placement on the cluster profile's nodes. The message gives both and says why th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
+from ssrisk.objectives import MINORITY, resolve_max_unavailable
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import min_domains_honoured
@@ -24,8 +25,11 @@ from ._podspec import (
     colocation_path,
     host_port_path,
     pinned_hostname,
+    selects,
     spread_over,
+    term_selects_own_pods,
 )
+from ._quorum import is_quorum
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -121,6 +125,60 @@ def _placement_limits(sim: Any) -> list[str]:
     return [str(x) for x in limits] if isinstance(limits, list) else []
 
 
+def _allowed(ctx: CheckContext, scenario: str, n: int, quorum: bool) -> int:
+    """Replicas the scenario's objective lets go down at once (the default minority when the
+    objective leaves max-unavailable unset)."""
+    value = ctx.objectives[scenario].max_unavailable
+    return resolve_max_unavailable(MINORITY if value is None else value, n, quorum)
+
+
+def _cause(host: Spread, zone: Spread, host_bad: bool, zone_bad: bool) -> str:
+    """What lets replicas share a node or zone, in a few words."""
+    if host_bad and zone_bad and host.max_per_domain is None and zone.max_per_domain is None:
+        return "nothing keeps replicas on separate nodes or zones"
+    if host_bad:
+        if host.max_per_domain is not None:
+            return f"the hostname spread allows maxSkew {host.max_per_domain}"
+        if zone.max_per_domain is not None:
+            return "nothing keeps replicas of one zone on separate nodes"
+        if host.soft is not None:
+            return "the hostname anti-affinity or spread is only preferred (ScheduleAnyway)"
+        return "nothing requires one replica per node"
+    if zone.max_per_domain is not None:
+        return f"the zone spread allows maxSkew {zone.max_per_domain}"
+    if zone.soft is not None:
+        return "the zone anti-affinity or spread is only preferred (ScheduleAnyway)"
+    return "nothing spreads replicas over zones"
+
+
+def _wrong_selector(ctx: CheckContext, spread: Spread) -> tuple[str, tuple[str | int, ...]] | None:
+    """A required anti-affinity term or DoNotSchedule spread constraint on the topology of
+    ``spread`` whose labelSelector selects none of the pod's own labels: written to keep the
+    replicas apart, it counts other pods (interpodaffinity/filtering.go#Filter and
+    podtopologyspread/filtering.go#Filter match the selector against existing pods)."""
+    keys = ZONE_KEYS if spread.key in ZONE_KEYS else (HOSTNAME_KEY,)
+    labels = ctx.pod_labels
+    anti = (*POD, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = ctx.sts.get(*anti)
+    for i, term in enumerate(terms if isinstance(terms, list) else []):
+        if (
+            isinstance(term, Mapping)
+            and term.get("topologyKey") in keys
+            and not term_selects_own_pods(term, ctx.sts, labels)
+        ):
+            return "the required podAntiAffinity", (*anti, i, "labelSelector")
+    constraints = ctx.sts.get(*POD, "topologySpreadConstraints")
+    for i, c in enumerate(constraints if isinstance(constraints, list) else []):
+        if not isinstance(c, Mapping) or c.get("topologyKey") not in keys:
+            continue
+        if c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule" and not selects(
+            c.get("labelSelector"), labels
+        ):
+            where = (*POD, "topologySpreadConstraints", i, "labelSelector")
+            return "the topologySpreadConstraint", where
+    return None
+
+
 class ReplicasShareFailureDomain(Rule):
     id = "replicas-share-failure-domain"
     severity = Severity.WARNING
@@ -161,33 +219,39 @@ class ReplicasShareFailureDomain(Rule):
         if sim_shape is not None:
             sim_zones, sim_nodes_per_zone, shape = sim_shape
         h_cap = per_node_cap(n, host)
+        quorum = is_quorum(ctx)
 
         def node_cap(zones: int) -> int:
             return min(h_cap, per_zone_cap(n, zone, zones, md_on))
 
         fewest = max(1, zone.min_domains if md_on else 1)  # zone count of the worst case
         node_worst = n if colocated is not None else node_cap(fewest)
+        zone_worst = per_zone_cap(n, zone, sim_zones, md_on)
+        node_ok = _allowed(ctx, "node-loss", n, quorum)
+        zone_ok = _allowed(ctx, "zone-loss", n, quorum)
+        host_bad = node_worst > max(1, node_ok)
         zone_bad = (
             n >= ZONE_MIN_REPLICAS
             and not zone.anti
             and (zone.max_per_domain is None or zone.max_per_domain > 1)
+            and zone_worst > max(zone_ok, -(-n // max(sim_zones, 1)))
         )
-        host_bad = node_worst > 1
         if not host_bad and not zone_bad:
             return
 
-        problems: list[str] = []
+        claims: list[str] = []
         sims: list[str] = []
+        short_sims: list[str] = []
         timelines: list[Any] = []  # the results whose timelines the explanation quotes
         placement = ""
         if host_bad:
             if colocated is not None:
-                problems.append(
+                claims.append(
                     f"a required pod affinity on {HOSTNAME_KEY} puts every replica on the node "
                     f"of the first one: one node failure takes {_lost(n, n)}"
                 )
             else:
-                problems.append(self._node_claim(n, host, zone, node_cap, fewest))
+                claims.append(self._node_claim(n, host, zone, node_cap, fewest))
             sim = ctx.try_simulate("node-loss")
             if sim is not None:
                 took = int(sim.to_dict().get("max_unavailable") or 0)
@@ -201,40 +265,76 @@ class ReplicasShareFailureDomain(Rule):
                 elif took < node_worst and limits:
                     why = f", not {node_worst}, because there {'; '.join(limits)}"
                 sims.append(f"node loss took {_lost(n, took)}{why}")
+                short_sims.append(f"{took} of {n}")
                 timelines.append(sim)
                 placement = placement or str(sim.to_dict().get("placement") or "")
         if zone_bad:
-            problems.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
-            static = per_zone_cap(n, zone, sim_zones, md_on)
+            claims.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
             sim = ctx.try_simulate("zone-loss")
             if sim is not None:
                 took = int(sim.to_dict().get("max_unavailable") or 0)
                 why = ""
                 capacity = h_cap * sim_nodes_per_zone
-                if took < static and capacity <= took:
+                if took < zone_worst and capacity <= took:
                     per_node = (
                         "one replica per node" if h_cap == 1 else f"{h_cap} replicas per node"
                     )
                     why = (
-                        f", not {static}, because a zone there has only {sim_nodes_per_zone} "
-                        f"node{'s' if sim_nodes_per_zone != 1 else ''} and the hostname "
-                        f"constraint allows {per_node}"
+                        f", not {zone_worst}, because a zone there has only "
+                        f"{sim_nodes_per_zone} node{'s' if sim_nodes_per_zone != 1 else ''} and "
+                        f"the hostname constraint allows {per_node}"
                     )
                 sims.append(f"zone loss took {_lost(n, took)}{why}")
+                short_sims.append(f"{took} of {n}")
                 timelines.append(sim)
                 placement = placement or str(sim.to_dict().get("placement") or "")
 
-        msg = "; ".join(problems)
+        wrong = _wrong_selector(ctx, host if host_bad else zone)
+        if colocated is not None and host_bad:
+            head = "a required pod affinity puts every replica on one node"
+            at = ctx.sts.pos(*colocated)
+        elif wrong is not None:
+            what, path = wrong
+            head = f"{what} selects none of the pod's labels"
+            at = ctx.sts.pos(*path)
+        else:
+            head = _cause(host, zone, host_bad, zone_bad)
+            at = ctx.sts.pos(*self._position(ctx, host, zone, host_bad))
+        worst = []
+        if host_bad:
+            worst.append(f"a node loss takes {node_worst} of {n}")
+        if zone_bad:
+            worst.append(
+                f"a zone loss {zone_worst} of {n}"
+                if host_bad
+                else f"a zone loss takes {zone_worst} of {n}"
+            )
+        msg = f"{head}: worst case {', '.join(worst)}"
+        if short_sims:
+            shown = (
+                short_sims[0]
+                if len(short_sims) == 1
+                else " and ".join(s.split(" of ")[0] for s in short_sims)
+            )
+            msg += f" (simulated on {shape}: {shown})"
+        detail = "; ".join(claims)
         if sims:
-            msg += (
+            detail += (
                 f"; simulated on Kubernetes {ctx.kube_version} with {shape} and the worst "
                 f"placement the constraints allow: " + ", ".join(sims)
             )
+        objective = (
+            f"The objectives allow {node_ok} of {n} replicas down on node loss and {zone_ok} "
+            f"on zone loss ({'a quorum system' if quorum else 'not a quorum system'}: "
+            "max-unavailable minority is "
+            + ("(replicas - 1) // 2" if quorum else "replicas // 2")
+            + ")."
+        )
         yield self.finding(
             ctx,
-            ctx.sts.pos(*self._position(ctx, host, zone, host_bad)),
+            at,
             msg,
-            lambda: self._explanation(ctx, n, shape, placement, timelines),
+            lambda: self._explanation(ctx, n, shape, placement, timelines, detail, objective),
         )
 
     @staticmethod
@@ -305,8 +405,15 @@ class ReplicasShareFailureDomain(Rule):
 
     @staticmethod
     def _explanation(
-        ctx: CheckContext, n: int, shape: str, placement: str, timelines: list[Any]
+        ctx: CheckContext,
+        n: int,
+        shape: str,
+        placement: str,
+        timelines: list[Any],
+        detail: str,
+        objective: str,
     ) -> str:
+        found = paragraph(f"In detail: {detail}. {objective}")
         rules = paragraph(
             """The scheduler only guarantees what filters enforce: a requiredDuringScheduling pod
 anti-affinity term (interpodaffinity filtering) or a topologySpreadConstraint with
@@ -340,7 +447,7 @@ too (with minDomains set to the number of zones if a Pending replacement is bett
 replicas in one zone)."""
         )
         blocks = "".join("\n" + timeline_block(ctx, t) for t in timelines)
-        return f"{rules}\n\n{spread}\n\n{sim}\n{blocks}\n{fix}\n"
+        return f"{found}\n\n{rules}\n\n{spread}\n\n{sim}\n{blocks}\n{fix}\n"
 
 
 @hookimpl

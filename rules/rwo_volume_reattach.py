@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Position, Severity
+from ssrisk.model import Finding, RunNote, Severity
+from ssrisk.objectives import fmt_objective_duration
 from ssrisk.rule import CheckContext, Rule
-from ssrisk.timeline import fmt_duration, timeline_lines
+from ssrisk.timeline import fmt_duration
 
 from ._cluster import force_detach_after_s, out_of_service_works
+from ._objectives import Assessment, assess, remediation, remediation_phrase
 from ._podspec import claim_storage, pinned_hostname
+from ._sim import timeline_block
 from ._text import paragraph
+from .no_automatic_failover import NODE_LOSS_CAUSES
 
 SINGLE_NODE_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
 
@@ -20,9 +24,9 @@ class RwoVolumeReattach(Rule):
     id = "rwo-volume-reattach"
     severity = Severity.WARNING
     summary = (
-        "ReadWriteOnce volumeClaimTemplates: after node loss the replacement cannot attach "
-        "the volume until the old pod is gone and the volume is detached (by default up to 6 min "
-        "more)"
+        "ReadWriteOnce volumeClaimTemplates: after node loss the replacement attaches only once "
+        "the old pod is gone and the volume detached; stated once per run, reported on a set "
+        "whose node-loss objective that wait makes it miss"
     )
     references = (
         "k8s: pkg/controller/volume/attachdetach/reconciler/reconciler.go#reconcile",
@@ -35,100 +39,121 @@ class RwoVolumeReattach(Rule):
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        templates = ctx.sts.get("spec", "volumeClaimTemplates")
-        if ctx.replicas < 1 or not isinstance(templates, list):
+        claims = rwo_claims(ctx)
+        if ctx.replicas < 1 or not claims:
             return
-        if pinned_hostname(ctx.sts) is not None:
-            return  # no replacement runs elsewhere to attach it: node-pinned-storage reports it
-        for i in range(len(templates)):
-            modes = ctx.sts.get("spec", "volumeClaimTemplates", i, "spec", "accessModes")
-            if not isinstance(modes, list):
-                continue
-            rwx = any(m in ("ReadWriteMany", "ReadOnlyMany") for m in modes)
-            single = [m for m in modes if m in SINGLE_NODE_MODES]
-            if not single or rwx:
-                continue
-            storage = claim_storage(ctx, i)
-            if storage is not None and not storage.attachable:
-                continue  # node-local or network volumes are never attached (node-pinned-storage)
-            name = ctx.sts.get("spec", "volumeClaimTemplates", i, "metadata", "name") or f"#{i}"
-            at = ctx.sts.pos("spec", "volumeClaimTemplates", i, "spec", "accessModes")
-            yield self._finding(ctx, at, str(name), single[0])
-
-    def _finding(self, ctx: CheckContext, at: Position, claim: str, mode: str) -> Finding:
-        pod = ctx.pod_name(0)
-        oos_ok = out_of_service_works(ctx)
-        # the operator action quoted: the out-of-service taint where it works, else Node deletion
-        scenario = "node-loss-out-of-service" if oos_ok else "node-deleted"
-        fix = ctx.try_simulate(scenario)
-        recovery = ""
-        if fix is not None and fix.recovered and fix.time_to_recovery_s is not None:
-            if oos_ok:
-                when = fmt_duration(ctx.profile_setting("out_of_service_after_s"))
-                action = f"with the out-of-service taint applied at {when}"
-            else:
-                when = fmt_duration(ctx.profile_setting("node_deleted_after_s"))
-                action = f"with the Node deleted at {when}"
-            recovery = (
-                f"; in the simulation, {action}, {pod} is back at "
-                f"{fmt_duration(fix.time_to_recovery_s)}"
+        loss = assess(ctx, "node-loss")
+        if loss is None or not loss.too_long:
+            return  # the wait every RWO claim shares is stated once by note()
+        index, _name, mode = claims[0]
+        at = ctx.sts.pos("spec", "volumeClaimTemplates", index, "spec", "accessModes")
+        shown = ", ".join(repr(c[1]) for c in claims)
+        how = remediation_phrase(ctx)
+        if remediation(ctx) == "node-deletion":
+            after = force_detach_after_s(ctx)
+            wait = "never (force detach is off)" if after is None else fmt_duration(after)
+            within = fmt_objective_duration(ctx.objectives["node-loss"].recover_within_s or 0)
+            msg = (
+                f"claim {shown} is {mode}: {how} it waits {wait} to detach; node loss: "
+                f"{loss.figure()} (objective recover-within {within})"
             )
-        after = force_detach_after_s(ctx)
-        if after is None:
-            alone = (
-                "a force delete alone leaves Multi-Attach errors until the node returns "
-                "(--disable-force-detach-on-timeout is set)"
-            )
+            echo: tuple[str, ...] = NODE_LOSS_CAUSES
         else:
-            alone = f"a force delete alone leaves Multi-Attach errors for {fmt_duration(after)}"
-        msg = (
-            f"volume claim {claim!r} is {mode}: after node loss {pod}'s replacement cannot "
-            "attach it until the old pod object is gone and the volume is detached "
-            f"({alone}){recovery}"
+            msg = (
+                f"claim {shown} is {mode}: a replacement waits for the old pod and the volume "
+                f"detach; node loss: {loss.figure()}"
+            )
+            echo = (*NODE_LOSS_CAUSES, "no-automatic-failover")
+        yield self.finding(ctx, at, msg, lambda: self._explanation(ctx, mode, loss), echo_of=echo)
+
+    def note(self, ctx: CheckContext) -> RunNote | None:
+        if ctx.replicas < 1 or not rwo_claims(ctx):
+            return None
+        after = force_detach_after_s(ctx)
+        forced = "never (force detach is off)" if after is None else f"{fmt_duration(after)}"
+        fast = "at once with the out-of-service taint, " if out_of_service_works(ctx) else ""
+        return RunNote(
+            self.id,
+            "ReadWriteOnce volumes leave a lost node only once the old pod is gone: "
+            f"{fast}{forced} after a force delete or Node deletion",
+            lambda: self._body(ctx, "ReadWriteOnce"),
+            tuple(self.references),
         )
 
-        def explanation() -> str:
-            timeline = ""
-            if fix is not None:
-                timeline = (
-                    f"\nSimulated timeline (scenario {scenario}, Kubernetes "
-                    f"{ctx.kube_version}):\n" + "\n".join(timeline_lines(fix)) + "\n"
-                )
-            wait = (
-                "until the node returns (--disable-force-detach-on-timeout is set)"
-                if after is None
-                else f"until the controller's maximum wait for unmount ({fmt_duration(after)}, "
-                "maxWaitForUnmountDuration) expires (only for a node that is not Ready)"
-            )
-            if oos_ok:
-                release = """With the
+    def _explanation(self, ctx: CheckContext, mode: str, loss: Assessment) -> str:
+        timeline = "\n" + timeline_block(ctx, loss.result)
+        objective = ctx.objectives["node-loss"].describe(loss.replicas)
+        head = paragraph(
+            f"""Simulated node loss{
+                " " + remediation_phrase(ctx) if remediation(ctx) != "none" else ""
+            }: {loss.figure()}; the node-loss objective is {objective}."""
+        )
+        return f"{head}\n\n{self._body(ctx, mode)}\n{timeline}"
+
+    def _body(self, ctx: CheckContext, mode: str) -> str:
+        oos_ok = out_of_service_works(ctx)
+        after = force_detach_after_s(ctx)
+        wait = (
+            "until the node returns (--disable-force-detach-on-timeout is set)"
+            if after is None
+            else f"until the controller's maximum wait for unmount ({fmt_duration(after)}, "
+            "maxWaitForUnmountDuration) expires (only for a node that is not Ready)"
+        )
+        if oos_ok:
+            release = """With the
 node.kubernetes.io/out-of-service taint (non-graceful node shutdown, KEP-2268: beta 1.26, GA
 1.28) PodGC force-deletes the pod and the volume is detached at once."""
-                fix_text = """automate the out-of-service taint for nodes confirmed down (or
-rely on the cloud deleting the Node object), and document the runbook; replication in the
-application lets the other replicas serve meanwhile."""
-            else:
-                release = f"""Deleting the
+            fix_text = """automate the out-of-service taint for nodes confirmed down (and
+state it: profile node-remediation: out-of-service), rather than relying on Node deletion or
+force deletes alone, and document the runbook; replication in the application lets the other
+replicas serve meanwhile."""
+        else:
+            release = f"""Deleting the
 Node object removes the pod (PodGC, gc_controller.go#gcOrphaned) but the volume still waits
 for that timeout. The node.kubernetes.io/out-of-service taint, which detaches at once, does
 nothing on Kubernetes {ctx.kube_version}: NodeOutOfServiceVolumeDetach (KEP-2268) is off
 until it turned beta and on in 1.26."""
-                fix_text = """document the runbook (confirm the node is down, delete the Node object
+            fix_text = """document the runbook (confirm the node is down, delete the Node object
 or force-delete the pod, then expect the detach wait), or let the cloud delete Nodes of
 terminated VMs; replication in the application lets the other replicas serve meanwhile; from
 1.26 the out-of-service taint releases the volume at once."""
-            body = paragraph(
-                f"""
+        body = paragraph(
+            f"""
 A {mode} volume can be attached to one node at a time. The attach/detach controller keeps it
 attached to the lost node while a pod using it exists there, and the pod on a lost node stays
 Terminating until the kubelet returns. After an operator force-deletes the pod, the volume is
 still recorded as mounted on the lost node: the new pod gets "Multi-Attach error" {wait}
 (reconciler.go#reconcile; --disable-force-detach-on-timeout, from 1.30, turns the force detach
 off). {release}"""
-            )
-            return f"{body}\n{timeline}\n{paragraph('Fix: ' + fix_text)}\n"
+        )
+        return f"{body}\n\n{paragraph('Fix: ' + fix_text)}\n"
 
-        return self.finding(ctx, at, msg, explanation)
+
+def rwo_claims(ctx: CheckContext) -> list[tuple[int, str, str]]:
+    """``(index, name, mode)`` of each volumeClaimTemplate that is ReadWriteOnce or
+    ReadWriteOncePod and not also ReadWriteMany or ReadOnlyMany, and whose volume is attached
+    to a node (not node-local or a network file system: ``claim_storage``); none for a set
+    pinned to one host."""
+    templates = ctx.sts.get("spec", "volumeClaimTemplates")
+    if not isinstance(templates, list):
+        return []
+    if pinned_hostname(ctx.sts) is not None:
+        return []  # no replacement runs elsewhere to attach it: node-pinned-storage reports it
+    out = []
+    for i in range(len(templates)):
+        modes = ctx.sts.get("spec", "volumeClaimTemplates", i, "spec", "accessModes")
+        if not isinstance(modes, list):
+            continue
+        rwx = any(m in ("ReadWriteMany", "ReadOnlyMany") for m in modes)
+        single = [m for m in modes if m in SINGLE_NODE_MODES]
+        if not single or rwx:
+            continue
+        storage = claim_storage(ctx, i)
+        if storage is not None and not storage.attachable:
+            continue  # node-local or network volumes are never attached (node-pinned-storage)
+        name = ctx.sts.get("spec", "volumeClaimTemplates", i, "metadata", "name") or f"#{i}"
+        out.append((i, str(name), str(single[0])))
+    return out
 
 
 @hookimpl

@@ -17,6 +17,7 @@ class SelectorTemplateMismatch(Rule):
         "spec.selector is missing, empty or does not match the pod template labels: the API "
         "server rejects the StatefulSet"
     )
+    covers_all = True
     references = (
         "k8s: pkg/apis/apps/validation/validation.go#ValidateStatefulSetSpec",
         "web: docs/concepts/workloads/controllers/statefulset.md (Pod Selector)",
@@ -28,11 +29,13 @@ class SelectorTemplateMismatch(Rule):
         selector = ctx.sts.get("spec", "selector")
         labels = dict(ctx.pod_labels)
         shown = ", ".join(f"{k}={v}" for k, v in labels.items()) or "none"
+        if len(shown) > 50:
+            shown = shown[:47] + "..."
         if not isinstance(selector, Mapping):
             problem = "spec.selector is missing (required in apps/v1)"
             at = ctx.sts.pos("spec", "selector")
         elif is_empty_selector(selector):
-            problem = "spec.selector is empty, which apps/v1 does not accept for a StatefulSet"
+            problem = "spec.selector is empty"
             at = ctx.sts.pos("spec", "selector")
         else:
             try:
@@ -47,12 +50,11 @@ class SelectorTemplateMismatch(Rule):
             at = ctx.sts.pos("spec", "selector")
         if not problem:
             return
-        msg = (
-            f'{problem}: kubectl apply fails with "selector does not match template labels" '
-            "or a selector error, so the StatefulSet is never created or updated"
-        )
+        msg = f"{problem}: the API server rejects the StatefulSet"
         explanation = """
-The API server validates that a StatefulSet has a non-empty selector that matches its own pod
+kubectl apply fails with "selector does not match template labels" (or a selector error), so
+the StatefulSet is never created or updated, and ssrisk checks nothing else of it. The API
+server validates that a StatefulSet has a non-empty selector that matches its own pod
 template labels (validation.go#ValidateStatefulSetSpec: "empty selector is invalid for
 statefulset", "selector does not match template labels"); otherwise the controller could not
 recognise its own pods. The manifest is rejected, so none of its failover settings take

@@ -7,82 +7,80 @@ from collections.abc import Iterator
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
-from ssrisk.timeline import event_time, fmt_duration, timeline_lines
+from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, out_of_service_works, seconds
+from ._objectives import assess, remediation_phrase
 from ._podspec import UNREACHABLE
+from ._sim import timeline_block
+from ._text import paragraph
 
 
 class SingleReplica(Rule):
     id = "single-replica"
     severity = Severity.ERROR
-    summary = "replicas is 1 (or unset, which defaults to 1): any node loss is a full outage"
+    summary = (
+        "one replica (replicas: 1, unset, or an autoscaler's minReplicas: 1): every node loss, "
+        "drain and rollout is an outage of the whole set"
+    )
     references = (
         "web: docs/tasks/run-application/force-delete-stateful-set-pod.md",
         "k8s: pkg/controller/tainteviction/taint_eviction.go#processPodOnNode",
         "k8s: pkg/controller/statefulset/stateful_set_control.go#processReplica",
         "k8s: pkg/apis/apps/v1/defaults.go#SetDefaults_StatefulSet (replicas defaults to 1)",
+        "web: docs/tasks/run-application/horizontal-pod-autoscale.md",
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         raw = ctx.sts.get("spec", "replicas")
-        if ctx.replicas != 1 or (raw is None and ctx.is_fragment):
+        if ctx.replicas != 1 or (raw is None and ctx.autoscaler() is None and ctx.is_fragment):
             return
-        at = ctx.sts.pos("spec", "replicas") if raw is not None else ctx.sts.start()
-        how = "replicas: 1" if raw is not None else "replicas is not set and defaults to 1"
         pod = ctx.pod_name(0)
-        result = ctx.try_simulate("node-loss")
-        default = seconds(default_toleration_s(ctx, UNREACHABLE))
-        text = f"""
-With a single replica every disruption of the one pod is an outage of the whole StatefulSet.
-On node loss the node lifecycle controller marks the node Unknown after
-node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints); the taint
-eviction controller deletes the pod after its unreachable toleration ({default} by default); the
-deletion is graceful, so only the lost kubelet could complete it, and the StatefulSet
-controller will not create a new {pod} while the old object exists. A PodDisruptionBudget
-does not help: it only limits voluntary evictions.
-"""
-        if result is None:
-            msg = (
-                f"{how}: when its node is lost, {pod} is the whole set and is not replaced "
-                "until an operator acts"
-            )
+        loss = assess(ctx, "node-loss")
+        how = remediation_phrase(ctx)
+        if loss is None:
+            outcome = "not replaced on node loss until an operator acts"
+        elif loss.never_back:
+            outcome = f"simulated node loss{' ' + how if how else ''}: not back without an operator"
         else:
-            not_ready = event_time(result, "pod-not-ready", pod)
-            if result.recovered and result.time_to_recovery_s is not None:
-                outcome = f"back after {fmt_duration(result.time_to_recovery_s)}"
-            else:
-                actions = (
-                    "force delete, out-of-service taint or Node deletion"
-                    if out_of_service_works(ctx)
-                    else "force delete or Node deletion"
-                )
-                outcome = f"never replaced without an operator ({actions})"
-            msg = (
-                f"{how}: simulated node loss on Kubernetes {ctx.kube_version} takes the only "
-                f"pod {pod} out of service at {fmt_duration(not_ready)} and it is {outcome}"
-            )
+            t = loss.result.time_to_recovery_s
+            outcome = f"simulated node loss{' ' + how if how else ''}: back at {fmt_duration(t)}"
+        msg = (
+            f"{ctx.replicas_field}: every node loss, drain and rollout is a full outage; " + outcome
+        )
 
-        def explanation() -> str:
-            out = text
-            if result is not None:
-                out += (
-                    f"\nSimulated timeline (scenario node-loss, Kubernetes {ctx.kube_version}):\n"
-                    + "\n".join(timeline_lines(result))
-                    + f"\nVerdict: {result.to_dict().get('verdict', '')}\n"
-                )
+        def explain() -> str:
+            default = seconds(default_toleration_s(ctx, UNREACHABLE))
             runbook = (
                 "force delete, or the node.kubernetes.io/out-of-service taint"
                 if out_of_service_works(ctx)
-                else "force delete or Node deletion; the out-of-service taint needs Kubernetes 1.26"
+                else "force delete or Node deletion; the out-of-service taint needs 1.26"
             )
-            out += f"""
-Fix: run at least 2 replicas (3 for quorum systems) spread over nodes, or accept the outage
-and keep a runbook ({runbook}).
-"""
-            return out
+            objective = ctx.objectives["node-loss"].describe(1)
+            timeline = "\n" + timeline_block(ctx, loss.result) if loss is not None else ""
+            every = paragraph(
+                """With a single replica every disruption of the one pod is an outage of the
+                whole StatefulSet: a node loss, a drain of its node (a PodDisruptionBudget either
+                lets the eviction through or blocks the drain for ever) and every rolling update,
+                which deletes the pod before its replacement starts."""
+            )
+            node_loss = paragraph(
+                f"""On node loss the node lifecycle controller marks the node Unknown after
+                node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints);
+                the taint eviction controller deletes the pod after its unreachable toleration
+                ({default} by default); the deletion is graceful, so only the lost kubelet could
+                complete it, and the StatefulSet controller will not create a new {pod} while the
+                old object exists. One replica cannot meet the node-loss objective
+                ({objective})."""
+            )
+            fix = paragraph(
+                f"""Fix: run at least 2 replicas (3 for quorum systems) spread over nodes, or
+                accept the outage and keep a runbook ({runbook}); with an autoscaler, raise its
+                minReplicas."""
+            )
+            return f"{every}\n\n{node_loss}\n{timeline}\n{fix}\n"
 
-        yield self.finding(ctx, at, msg, explanation)
+        yield self.finding(ctx, ctx.replicas_at(), msg, explain)
 
 
 @hookimpl

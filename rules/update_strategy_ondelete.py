@@ -26,9 +26,8 @@ class UpdateStrategyOnDelete(Rule):
         if ctx.replicas < 1 or ctx.sts.get("spec", "updateStrategy", "type") != "OnDelete":
             return
         msg = (
-            "updateStrategy OnDelete: a changed template is not rolled out; each pod switches "
-            "revision only when it is deleted, so a pod replaced after a node failure comes "
-            "back on the new revision while the others stay on the old one"
+            "updateStrategy OnDelete: template changes are not rolled out; a pod replaced after "
+            "a node failure comes back on the new revision, the others stay on the old"
         )
         explanation = """
 With OnDelete the StatefulSet controller stops after creating missing pods and never deletes a

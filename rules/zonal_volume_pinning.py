@@ -11,6 +11,7 @@ from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import ZONE_KEYS
+from ._sim import timeline_block
 
 #: Provisioners of zonal block disks (a disk lives in one zone). Sources: the drivers' docs
 #: (aws-ebs-csi-driver, gcp-compute-persistent-disk-csi-driver, azuredisk-csi-driver,
@@ -107,23 +108,14 @@ class ZonalVolumePinning(Rule):
         if mode not in (None, "Immediate"):
             return
         at = sc.pos("volumeBindingMode") if mode is not None else sc.pos("provisioner")
-        how = "volumeBindingMode: Immediate" if mode else "no volumeBindingMode (Immediate)"
+        how = "volumeBindingMode Immediate" if mode else "volumeBindingMode unset: Immediate"
         sim = ctx.try_simulate("zone-loss")
-        quoted = ""
-        if sim is not None:
-            quoted = (
-                f"; simulated zone loss on Kubernetes {ctx.kube_version}: "
-                f"{'recovered' if sim.recovered else 'no recovery for the pinned ordinal'}"
-            )
         msg = (
-            f"StorageClass {sc.name!r} ({prov}) has {how}: the disk of claim {claim!r} is "
-            "created in a zone picked before the pod is scheduled, so each ordinal is tied for "
-            "life to a zone its anti-affinity and spreading did not choose; when that zone is "
-            f"lost, the ordinal stays Pending{quoted}"
+            f"StorageClass {sc.name!r} ({how}) picks the zone of claim {claim!r} before "
+            f"the pod: its loss leaves the ordinal Pending"
         )
-
-        def explanation() -> str:
-            return f"""
+        text = f"""
+The disks are made by {prov}, one zone each.
 With volumeBindingMode Immediate the PersistentVolume controller provisions a claim as soon
 as it is created, before the scheduler has picked a node, so a zonal disk lands in an
 arbitrary zone (often the same zone for several ordinals, or a zone where the pod's
@@ -131,10 +123,15 @@ constraints allow no node: "had volume node affinity conflict", #34583). A State
 each ordinal's claim, so the pod is tied to that zone for good. WaitForFirstConsumer delays
 provisioning until the pod is scheduled, so the zone follows the pods' anti-affinity and
 topology spread.
-
+"""
+        fix = f"""
 Fix: set volumeBindingMode: WaitForFirstConsumer on StorageClass {sc.name} (a new class for
 existing claims; the field is immutable) and spread the replicas over zones.
 """
+
+        def explanation() -> str:
+            timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
+            return text + timeline + fix
 
         yield self.finding(ctx, at, msg, explanation)
 
@@ -165,9 +162,8 @@ existing claims; the field is immutable) and spread the replicas over zones.
             yield self.finding(
                 ctx,
                 pv.pos(*where),
-                f"the volumes of ordinals {ordinals} of claim {claim!r} are all in zone "
-                f"{zone}: those {len(items)} of {n} replicas can only run there, whatever the "
-                "pods' spreading says, and a loss of that zone takes them all",
+                f"the volumes of ordinals {ordinals} of claim {claim!r} are all in zone {zone}: "
+                f"a loss of that zone takes those {len(items)} of {n} replicas",
                 """
 A PersistentVolume with a zone node affinity can only be used by a pod on a node of that
 zone (scheduler VolumeBinding filter), and a StatefulSet keeps each ordinal's claim, so these

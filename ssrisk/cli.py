@@ -502,6 +502,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
         report.findings, baselined = filter_new(report.findings, args.baseline)
         report.baselined = len(baselined)
+        report.keep_folded_of_reported()
     # each configuration's fail-on decides for the findings of its inputs
     kept = {id(f) for f in report.findings}
     code = max(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import Position, Severity
+from .objectives import Objectives
 from .settings import CONFIG_NAMES, DEFAULT_KUBE_VERSION, Settings
 
 PYPROJECT = "pyproject.toml"
@@ -72,6 +73,8 @@ class Config:
     exclude: tuple[str, ...] = ()
     profile: dict[str, Any] = field(default_factory=dict)
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: The ``objectives`` section, checked and converted (durations in seconds), by scenario.
+    objectives: dict[str, dict[str, Any]] = field(default_factory=dict)
     positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
 
     def where(self, *keys: str | int) -> str:
@@ -353,7 +356,20 @@ def _validate(
     cfg.exclude = tuple(doc.get("exclude") or ())
     cfg.profile = _profile(cfg, doc.get("profile") or {}, prefix)
     cfg.feature_gates = _feature_gates(cfg, doc.get("feature-gates") or {}, prefix)
+    cfg.objectives = _objectives(cfg, doc.get("objectives") or {}, prefix)
     return cfg
+
+
+def _objectives(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
+    """Check the ``objectives`` values (the schema checked the names and types)."""
+    from .objectives import check_section
+
+    try:
+        return check_section(raw)
+    except ValueError as exc:
+        scenario, key = exc.args[1]
+        where = _where(cfg, ("objectives", scenario, key), prefix)
+        raise ConfigError(f"{where}: objectives {scenario} {key}: {exc.args[0]}") from None
 
 
 def _where(cfg: Config, keys: tuple[str | int, ...], prefix: str) -> str:
@@ -378,6 +394,19 @@ def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
         )
     if name == "kube-version" and validator == "pattern":
         return f"unsupported Kubernetes version {err.instance!r}: use 1.25 to 1.37"
+    if name == "objectives" and validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        known = ", ".join(sorted(err.schema.get("properties", {})))
+        where = " ".join(str(k) for k in keys)
+        return f"{where}: unknown key {', '.join(repr(e) for e in extra)} (known: {known})"
+    if name == "objectives" and validator == "oneOf":
+        what = "max-unavailable" if keys[-1] == "max-unavailable" else "duration"
+        usage = (
+            "a whole number ≥ 0, a percentage such as 33%, or minority"
+            if what == "max-unavailable"
+            else "seconds, or a string such as 90s, 15m or 1h30m"
+        )
+        return f"{' '.join(str(k) for k in keys)}: {err.instance!r} is not {usage}"
     return f"{name}: {_message(err)}"
 
 
@@ -527,6 +556,8 @@ PROFILE_RANGES: dict[str, tuple[float, float, str]] = {
 PROFILE_CHOICES: dict[str, tuple[str, ...]] = {
     "assume_default_storage": ("zonal", "regional", "network", "local"),
     "assume_default_binding": ("WaitForFirstConsumer", "Immediate"),
+    # how the platform replaces a dead node (profile.py, node_remediation; rules/_objectives.py)
+    "node_remediation": ("none", "out-of-service", "node-deletion"),
 }
 
 
@@ -618,5 +649,6 @@ def build_settings(
         severity=dict(c.severity),
         profile=profile,
         feature_gates=dict(c.feature_gates) or None,
+        objectives=Objectives().with_overrides(c.objectives),
         **other,
     )

@@ -8,11 +8,21 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from .inventory import Inventory
 from .loading import RELATED_KINDS, LoadedFile
-from .model import Finding, InputError, K8sObject, Notice, ObjectRef, Position, Severity
-from .rule import CheckContext, Rule
+from .model import (
+    Finding,
+    InputError,
+    K8sObject,
+    Notice,
+    ObjectRef,
+    Position,
+    RunNote,
+    Severity,
+)
+from .rule import CheckContext, Rule, ascii_text
 from .settings import Settings
 
 
@@ -22,6 +32,12 @@ class Report:
 
     kube_version: str
     findings: list[Finding] = field(default_factory=list)
+    #: Findings folded into another finding of the same StatefulSet (``Finding.folded_into``):
+    #: kept for the JSON report and the explanation of the finding they are folded into.
+    folded: list[Finding] = field(default_factory=list)
+    #: Facts stated once for the run (``Rule.note``), with the number of StatefulSets each
+    #: applies to.
+    run_notes: list[RunNote] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     files: int = 0
@@ -39,6 +55,17 @@ class Report:
     #: describe the rules (SARIF's ``defaultConfiguration.level``).
     rule_severity: dict[str, Severity] = field(default_factory=dict)
 
+    def keep_folded_of_reported(self) -> None:
+        """Drop folded findings whose finding of cause is no longer reported (a baseline
+        took it): they go with it."""
+
+        def key(f: Finding, rule: str | None) -> tuple[object, ...]:
+            at = f.checked_at  # (Position equality leaves the kustomization out)
+            return (at, at.kustomization if at else None, f.obj, rule)
+
+        kept = {key(f, f.rule) for f in self.findings}
+        self.folded = [f for f in self.folded if key(f, f.folded_into) in kept]
+
     def summary(self) -> dict[str, int]:
         return {
             "files": self.files,
@@ -49,6 +76,7 @@ class Report:
             "skipped_documents": self.skipped_documents,
             "suppressed": sum(1 for f in self.findings if f.suppressed),
             "baselined": self.baselined,
+            "folded": len(self.folded),
         }
 
 
@@ -62,6 +90,8 @@ def merge_reports(reports: Sequence[Report]) -> Report:
     merged = Report(kube_version=first.kube_version, rule_severity=dict(first.rule_severity))
     for r in reports:
         merged.findings.extend(r.findings)
+        merged.folded.extend(r.folded)
+        merged.run_notes.extend(r.run_notes)
         merged.errors.extend(r.errors)
         merged.notices.extend(r.notices)
         merged.checked.extend(r.checked)
@@ -70,6 +100,8 @@ def merge_reports(reports: Sequence[Report]) -> Report:
             setattr(merged, name, getattr(merged, name) + getattr(r, name))
         merged.baselined += r.baselined
     merged.findings.sort(key=Finding.sort_key)
+    merged.folded.sort(key=Finding.sort_key)
+    merged.run_notes = merge_notes(merged.run_notes)
     merged.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
     return merged
 
@@ -183,8 +215,10 @@ def check_loaded(
     for sts in checked:
         report.statefulsets += 1
         report.checked.append((sts.ref, sts.start()))
-    findings, rule_errors, sim_notices = evaluate(inventory, active, settings, checked)
-    report.findings.extend(findings)
+    findings, rule_errors, sim_notices, run_notes = evaluate(inventory, active, settings, checked)
+    report.findings.extend(f for f in findings if not f.folded_into)
+    report.folded.extend(f for f in findings if f.folded_into)
+    report.run_notes = merge_notes(run_notes)
     report.errors.extend(rule_errors)
     report.notices.extend(sim_notices)
     from .suppression import apply as apply_suppressions
@@ -201,6 +235,7 @@ def check_loaded(
         )
     )
     report.findings.sort(key=Finding.sort_key)
+    report.folded.sort(key=Finding.sort_key)
     report.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
     return report
 
@@ -252,7 +287,82 @@ PARALLEL_MIN_SECONDS = 1.0
 # What forked workers read: set just before the pool forks, so nothing is pickled to them.
 _WORK: tuple[Inventory, Sequence[Rule], Settings, Sequence[K8sObject]] | None = None
 
-_Part = tuple[list[Finding], list[InputError], list[Notice]]
+_Part = tuple[list[Finding], list[InputError], list[Notice], list[RunNote]]
+
+
+def merge_notes(notes: Sequence[RunNote]) -> list[RunNote]:
+    """One note per rule and message, counting the StatefulSets it was given for."""
+    merged: dict[tuple[str, str], RunNote] = {}
+    for n in notes:
+        key = (n.rule, n.message)
+        count = max(n.statefulsets, 1)
+        if key in merged:
+            merged[key].statefulsets += count
+        else:
+            merged[key] = RunNote(n.rule, n.message, n.raw_explanation(), n.references, count)
+    return sorted(merged.values(), key=lambda n: (n.rule, n.message))
+
+
+def fold(
+    findings: list[Finding], covering: frozenset[str] = frozenset(), mention: bool = True
+) -> None:
+    """Fold the echoes among the findings of one StatefulSet into the finding of their cause.
+
+    Every finding of a StatefulSet the API server rejects (a finding of a rule in
+    ``covering``, whose ``covers_all`` is set) is folded into that finding. Otherwise a finding
+    whose ``echo_of`` names a rule that reported the set is folded into the first such rule
+    (chains resolve to the rule at their end). With ``mention``, the finding folded into gets
+    the folded messages appended to its explanation.
+    """
+    if len(findings) < 2:
+        return
+    rejected = next((f for f in findings if f.rule in covering), None)
+    if rejected is not None:  # the API server rejects the object: nothing else applies
+        others = [f for f in findings if f.rule != rejected.rule]
+        for f in others:
+            f.folded_into = rejected.rule
+        if mention:
+            _mention(rejected, others)
+        return
+    by_rule: dict[str, Finding] = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, f)
+
+    def target(f: Finding, seen: frozenset[str]) -> Finding | None:
+        for rule_id in f.echo_of:
+            g = by_rule.get(rule_id)
+            if g is None or g is f or rule_id in seen:
+                continue
+            return target(g, seen | {f.rule}) or g
+        return None
+
+    into: dict[int, Finding] = {}
+    for f in findings:
+        g = target(f, frozenset())
+        if g is not None:
+            into[id(f)] = g
+    for f in findings:
+        g = into.get(id(f))
+        if g is not None:
+            f.folded_into = g.rule
+    if mention:
+        for g in {id(g): g for g in into.values()}.values():
+            _mention(g, [f for f in findings if into.get(id(f)) is g])
+
+
+def _mention(primary: Finding, folded: list[Finding]) -> None:
+    """Append the folded findings' messages to ``primary``'s explanation (lazily, when it is
+    given as a builder)."""
+    if folded:
+        lines = ascii_text("\n".join(f"- {f.rule}: {f.message}" for f in folded))
+        raw = primary.__dict__.get("_explanation", "")
+        primary.explanation = partial(_covering, raw, lines)
+
+
+def _covering(raw: object, lines: str) -> str:
+    base = raw if isinstance(raw, str) else raw() if callable(raw) else ""
+    covered = "This finding also covers (same cause, not reported separately):"
+    return f"{base}\n\n{covered}\n{lines}".strip()
 
 
 def worth_forking(seconds_per_statefulset: float, remaining: int) -> bool:
@@ -333,7 +443,8 @@ def _joined(parts: Sequence[_Part]) -> _Part:
     findings = [f for part in parts for f in part[0]]
     errors = [e for part in parts for e in part[1]]
     notices = [n for part in parts for n in part[2]]
-    return findings, errors, notices
+    run_notes = [n for part in parts for n in part[3]]
+    return findings, errors, notices, run_notes
 
 
 def _worker_signals() -> None:
@@ -349,9 +460,7 @@ def _worker_signals() -> None:
     die_with_parent()
 
 
-def _evaluate_slice(
-    bounds: tuple[int, int],
-) -> tuple[list[Finding], list[InputError], list[Notice]]:
+def _evaluate_slice(bounds: tuple[int, int]) -> _Part:
     assert _WORK is not None
     inventory, rules, settings, statefulsets = _WORK
     return _evaluate_range(inventory, rules, settings, statefulsets[bounds[0] : bounds[1]])
@@ -362,11 +471,13 @@ def _evaluate_range(
     rules: Sequence[Rule],
     settings: Settings,
     statefulsets: Sequence[K8sObject],
-) -> tuple[list[Finding], list[InputError], list[Notice]]:
+) -> _Part:
     findings: list[Finding] = []
     errors: list[InputError] = []
     notices: list[Notice] = []
+    run_notes: list[RunNote] = []
     explanations = settings.explanations
+    covering = frozenset(r.id for r in rules if r.covers_all)
     for sts in statefulsets:
         start = sts.start()
         ctx = CheckContext.of(sts, inventory, settings)
@@ -379,6 +490,9 @@ def _evaluate_range(
                     if not explanations:  # nothing prints it: drop its builder unbuilt
                         finding.explanation = ""
                     findings.append(finding)
+                note = rule.note(ctx)
+                if note is not None:
+                    run_notes.append(note)
             except Exception as exc:  # a broken rule must not hide the other findings
                 pos: Position = sts.start()
                 errors.append(
@@ -390,6 +504,7 @@ def _evaluate_range(
                         pos.column,
                     )
                 )
+        fold(findings[first:], covering, mention=explanations)
         if explanations:
             # Built now rather than when printed: a builder keeps the StatefulSet's simulation
             # results alive (tens of KB each), its text is a few KB.
@@ -408,7 +523,7 @@ def _evaluate_range(
                     pos.column,
                 )
             )
-    return findings, errors, notices
+    return findings, errors, notices, merge_notes(run_notes)
 
 
 def exit_code(report: Report, fail_on: Severity) -> int:

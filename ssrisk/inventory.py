@@ -209,6 +209,15 @@ class Inventory:
         """Every object of ``kind`` in ``namespace``, in load order."""
         return list(self._by_ns.get((kind, namespace), ()))
 
+    def autoscaler_for(self, namespace: str | None, kind: str, name: str) -> K8sObject | None:
+        """The HorizontalPodAutoscaler in ``namespace`` whose ``spec.scaleTargetRef`` names the
+        ``kind`` object ``name`` (the first one loaded, when several do)."""
+        for hpa in self._by_ns.get(("HorizontalPodAutoscaler", namespace), ()):
+            ref = hpa.get("spec", "scaleTargetRef")
+            if isinstance(ref, Mapping) and ref.get("kind") == kind and ref.get("name") == name:
+                return hpa
+        return None
+
     def namespace(self, name: str) -> K8sObject | None:
         """The Namespace object ``name``, when the inputs define it."""
         return self.named("Namespace", None, name)

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 #: Kinds whose documents are fully loaded, with the API versions read for each; every other
 #: kind (custom resources included) is counted and skipped.
 MODELLED_KINDS: dict[str, frozenset[str]] = {
-    "StatefulSet": frozenset({"apps/v1"}),
+    # apps/v1beta1 and v1beta2 are not served since 1.16: read so that a rule can say so
+    "StatefulSet": frozenset({"apps/v1", "apps/v1beta1", "apps/v1beta2"}),
     "Service": frozenset({"v1"}),
     # policy/v1beta1 is no longer served from 1.25, but old manifests still say what they mean
     "PodDisruptionBudget": frozenset({"policy/v1", "policy/v1beta1"}),
@@ -34,6 +35,8 @@ MODELLED_KINDS: dict[str, frozenset[str]] = {
     "PersistentVolume": frozenset({"v1"}),
     "PersistentVolumeClaim": frozenset({"v1"}),
     "Namespace": frozenset({"v1"}),
+    # an autoscaler that targets a StatefulSet sets its replicas (minReplicas at the least)
+    "HorizontalPodAutoscaler": frozenset({"autoscaling/v2", "autoscaling/v1"}),
 }
 #: StatefulSet API versions removed in Kubernetes 1.16 (kubernetes/kubernetes#70672).
 LEGACY_STATEFULSET_VERSIONS = frozenset({"apps/v1beta1", "apps/v1beta2"})
@@ -44,7 +47,8 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 _DOC_SPLIT = re.compile(r"^(?:---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
 _SNIFF = re.compile(
     r"""["']?kind["']?\s*:\s*["']?(StatefulSet|Service|PodDisruptionBudget|StorageClass|"""
-    r"""PersistentVolume|PersistentVolumeClaim|Namespace|\w*List)\b(?!-)"""
+    r"""PersistentVolume|PersistentVolumeClaim|Namespace|HorizontalPodAutoscaler|\w*List)"""
+    r"""\b(?!-)"""
 )
 _HELM_DIRECTIVE = re.compile(r"^\{\{", re.MULTILINE)
 #: YAML that can spell a kind the sniffing pattern does not see (an escape, a tag, an anchor
@@ -606,20 +610,6 @@ def _objects_of(
             )
         return
     api_version = data["apiVersion"]
-    if kind == "StatefulSet" and api_version in LEGACY_STATEFULSET_VERSIONS:
-        lc = getattr(data, "lc", None)
-        line = (lc.line + 1 + line_offset) if lc is not None else None
-        notices.append(
-            Notice(
-                path,
-                f"StatefulSet {api_version} is not served by Kubernetes 1.16 or later, so this "
-                "manifest cannot be applied to a supported cluster; not checked (use apps/v1)",
-                line,
-                1 if line else None,
-                level="warning",
-            )
-        )
-        return
     if api_version not in MODELLED_KINDS.get(kind, ()):
         return
     if kind == "PodDisruptionBudget" and api_version == "policy/v1beta1":

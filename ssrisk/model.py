@@ -301,6 +301,45 @@ class _ExplanationField:
 
 
 @dataclass
+class RunNote:
+    """A fact that holds for many StatefulSets of a run, stated once instead of per set.
+
+    Rules return one from :meth:`ssrisk.rule.Rule.note` for each StatefulSet it applies to;
+    the engine merges equal notes and counts the sets (``statefulsets``).
+    """
+
+    rule: str
+    message: str
+    #: The text, or a zero-argument callable that builds it (read as text, like a finding's).
+    explanation: _ExplanationField = _ExplanationField()
+    references: tuple[str, ...] = ()
+    statefulsets: int = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A callable explanation cannot cross a process boundary: send its text.
+        state = dict(self.__dict__)
+        state["_explanation"] = self.explanation
+        return state
+
+    def raw_explanation(self) -> str | Callable[[], str]:
+        """The explanation as given (text or builder), without building it."""
+        value: str | Callable[[], str] = self.__dict__.get("_explanation", "")
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "message": self.message,
+            "explanation": self.explanation,
+            "references": list(self.references),
+            "statefulsets": self.statefulsets,
+        }
+
+    def __str__(self) -> str:
+        return f"note {self.rule}: {self.message} ({self.statefulsets} StatefulSet(s))"
+
+
+@dataclass
 class Finding:
     """One risk found by a rule.
 
@@ -326,6 +365,14 @@ class Finding:
     #: Where the StatefulSet that was being checked starts (set by the engine); tells apart
     #: findings at one place (a shared PDB, say) about different StatefulSets.
     checked_at: Position | None = None
+    #: Set by the rule: ids of rules whose finding on the same StatefulSet states this one's
+    #: cause, most specific first. When one of them reports the set, this finding is folded
+    #: into it (one cause, one finding).
+    echo_of: tuple[str, ...] = ()
+    #: Set by the engine: the rule this finding was folded into. A folded finding does not
+    #: count, is not shown by the text, SARIF, JUnit and GitHub formats, and is kept in the JSON
+    #: report marked ``folded_into`` (and in the explanation of the finding it is folded into).
+    folded_into: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # A callable explanation cannot cross a process boundary: send its text.
@@ -354,6 +401,7 @@ class Finding:
                 if self.position.kustomization
                 else {}
             ),
+            **({"folded_into": self.folded_into} if self.folded_into else {}),
             **(
                 {
                     "suppressed": True,

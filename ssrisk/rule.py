@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .inventory import Inventory
-from .model import Finding, K8sObject, ObjectRef, Position, Severity
+from .model import Finding, K8sObject, ObjectRef, Position, RunNote, Severity
+from .objectives import Objectives
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
@@ -83,9 +84,11 @@ class CheckContext:
     kube_version: str
     profile: ClusterProfile | None = None
     feature_gates: Mapping[str, bool] | None = None
+    objectives: Objectives = field(default_factory=Objectives)
     _sim_cache: dict[str, Any] = field(default_factory=dict)
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
     _pdbs: list[K8sObject] | None = None
+    _hpa: tuple[K8sObject | None] | None = None
 
     @classmethod
     def of(cls, sts: K8sObject, inventory: Inventory, settings: Settings) -> CheckContext:
@@ -96,6 +99,7 @@ class CheckContext:
             kube_version=settings.kube_version,
             profile=settings.profile,
             feature_gates=settings.feature_gates,
+            objectives=settings.objectives,
         )
 
     @property
@@ -105,11 +109,49 @@ class CheckContext:
 
     @property
     def replicas(self) -> int:
-        """``spec.replicas`` with the API server default of 1 (``None`` is also 1)."""
+        """The replicas the set runs with at the least: ``spec.replicas`` with the API server
+        default of 1 (``None`` is also 1), or, when a HorizontalPodAutoscaler targets the set,
+        its ``minReplicas`` (default 1; the autoscaler owns ``spec.replicas`` then, and scales
+        between minReplicas and maxReplicas: docs/tasks/run-application/
+        horizontal-pod-autoscale.md, "Migrating Deployments and StatefulSets to
+        horizontal autoscaling")."""
+        hpa = self.autoscaler()
+        if hpa is not None:
+            value = hpa.get("spec", "minReplicas")
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+            return value if ok else 1
         value = self.sts.get("spec", "replicas")
         if isinstance(value, bool) or not isinstance(value, int):
             return 1
         return value
+
+    def autoscaler(self) -> K8sObject | None:
+        """The HorizontalPodAutoscaler that targets this StatefulSet, if the inputs have one."""
+        if self._hpa is None:
+            found = self.inventory.autoscaler_for(self.sts.namespace, "StatefulSet", self.sts.name)
+            self._hpa = (found,)
+        return self._hpa[0]
+
+    def replicas_at(self) -> Position:
+        """Where the replica count is decided: the autoscaler's ``minReplicas`` (or its spec),
+        else ``spec.replicas``, else the start of the StatefulSet (unset: 1)."""
+        hpa = self.autoscaler()
+        if hpa is not None:
+            return hpa.pos("spec", "minReplicas")
+        if self.sts.get("spec", "replicas") is not None:
+            return self.sts.pos("spec", "replicas")
+        return self.sts.start()
+
+    @property
+    def replicas_field(self) -> str:
+        """How the manifest sets the replica count, for messages: ``"replicas: 1"``,
+        ``"replicas unset (1)"`` or ``"HorizontalPodAutoscaler 'x' minReplicas: 1"``."""
+        hpa = self.autoscaler()
+        if hpa is not None:
+            return f"HorizontalPodAutoscaler {hpa.name!r} minReplicas: {self.replicas}"
+        if self.sts.get("spec", "replicas") is None:
+            return f"replicas unset ({self.replicas})"
+        return f"replicas: {self.replicas}"
 
     @property
     def pod_management_policy(self) -> str:
@@ -119,13 +161,18 @@ class CheckContext:
     @property
     def is_fragment(self) -> bool:
         """True for a kustomize patch or other partial object: no containers, or a container
-        without an image. The API server would reject it on its own (pkg/apis/core/validation:
-        a pod needs a container, a container an image), so rules should not infer defaults
-        for the fields it leaves out."""
+        without an image in an object that also lacks ``spec.selector`` or the template labels.
+        The API server would reject it on its own (pkg/apis/core/validation: a pod needs a
+        container, a container an image), so rules should not infer defaults for the fields it
+        leaves out. An otherwise complete object whose images are left out (an operator's
+        template, filled in when it creates the set) is checked as a whole."""
         items = self.sts.get("spec", "template", "spec", "containers")
         if not isinstance(items, list) or not items:
             return True
-        return not all(isinstance(c, Mapping) and c.get("image") for c in items)
+        if all(isinstance(c, Mapping) and c.get("image") for c in items):
+            return False
+        complete = isinstance(self.sts.get("spec", "selector"), Mapping) and bool(self.pod_labels)
+        return not complete
 
     @property
     def start_ordinal(self) -> int:
@@ -183,8 +230,13 @@ class CheckContext:
 
         try:
             if self._simulator is None:
+                data = self.sts.data
+                if self.autoscaler() is not None:  # simulate the autoscaler's minimum
+                    spec = dict(data.get("spec") or {})
+                    spec["replicas"] = self.replicas
+                    data = {**data, "spec": spec}
                 self._simulator = embedded_sim.Simulator(
-                    self.sts.data,
+                    data,
                     kube_version=self.kube_version,
                     pdbs=[p.data for p in self.pdbs()],
                     storage_classes=[o.data for o in self.inventory.of_kind("StorageClass")],
@@ -214,10 +266,18 @@ class Rule:
     summary: ClassVar[str] = ""
     #: Where the behaviour comes from (source paths, KEPs, docs pages).
     references: ClassVar[Sequence[str]] = ()
+    #: True for a rule whose finding means the API server rejects the object: every other
+    #: finding on that StatefulSet is folded into it (none of its settings would take effect).
+    covers_all: ClassVar[bool] = False
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         """Yield findings for ``ctx.sts``. Must not raise for odd but loadable manifests."""
         raise NotImplementedError
+
+    def note(self, ctx: CheckContext) -> RunNote | None:
+        """A fact this rule states once per run instead of per StatefulSet (``None``: none
+        for ``ctx.sts``). Equal notes of several StatefulSets are merged and counted."""
+        return None
 
     def finding(
         self,
@@ -228,6 +288,8 @@ class Rule:
         *,
         obj: ObjectRef | None = None,
         references: Sequence[str] = (),
+        severity: Severity | None = None,
+        echo_of: Sequence[str] = (),
     ) -> Finding:
         """Build a finding of this rule on ``obj`` (default: the StatefulSet) at ``at``.
 
@@ -240,10 +302,14 @@ class Rule:
         loop's variables (default arguments), since it runs after the loop moved on.
         Leading and trailing whitespace is dropped and typographic characters are spelt in
         ASCII (:func:`ascii_text`) either way.
+
+        ``severity`` overrides the rule's default for this finding; ``echo_of`` names the rules
+        whose finding on the same StatefulSet already states this one's cause (most specific
+        first): the engine folds this finding into the first of them that reports the set.
         """
         return Finding(
             rule=self.id,
-            severity=self.severity,
+            severity=self.severity if severity is None else severity,
             position=at,
             obj=obj or ctx.sts.ref,
             message=message,
@@ -253,6 +319,7 @@ class Rule:
                 else ascii_text(explanation.strip())
             ),
             references=list(references or self.references),
+            echo_of=tuple(echo_of),
         )
 
     @classmethod

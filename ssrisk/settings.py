@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .model import Severity
+from .objectives import Objectives
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile
@@ -47,6 +48,8 @@ class Settings:
     #: Let kustomize fetch remote resources (``--allow-remote-resources``); off, a
     #: kustomization that names one is an error and renderers get no network settings.
     allow_remote_resources: bool = False
+    #: Recovery objectives per scenario (the configuration's ``objectives``, over the defaults).
+    objectives: Objectives = field(default_factory=Objectives)
     #: Worker processes for checking many StatefulSets: 0 = one per core, 1 = no workers.
     jobs: int = 0
     #: Real paths of files ssrisk reads or writes itself in this run (configuration,

@@ -22,7 +22,7 @@ from ssrisk.renderers.inputs import plan_inputs
 INPUTS = DATA / "inputs"
 KZ = INPUTS / "kz"
 OVERLAYS = sorted(p.name for p in (KZ / "overlays").iterdir() if p.is_dir())
-RULE = "no-automatic-failover"  # reported at the StatefulSet's start: in the base for all
+RULE = "readiness-probe-missing"  # reported at the container: in the base for all
 
 needs_kustomize = pytest.mark.skipif(
     shutil.which("kubectl") is None and shutil.which("kustomize") is None,

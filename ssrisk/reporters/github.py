@@ -81,6 +81,10 @@ class GithubReporter(Reporter):
                     title=f"ssrisk {f.rule}",
                 )
             )
+        for note in report.run_notes:  # a fact of the run, not of one file
+            title = escape_property(f"ssrisk {note.rule}")
+            text = escape_data(f"{note.message} ({note.statefulsets} StatefulSet(s))")
+            lines.append(f"::notice title={title}::{text}")
         suppressed = len(report.findings) - len(shown)
         lines.append(
             f"ssrisk: {len(shown)} finding(s), {suppressed} suppressed, "

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
+from ..model import Finding
 from . import Reporter
 
 if TYPE_CHECKING:
@@ -33,11 +34,19 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "version": __version__,
         "kube_version": report.kube_version,
-        "findings": Items(report.findings, lambda f: f.to_dict()),
+        "findings": Items(_with_folded(report), lambda f: f.to_dict()),
         "errors": [e.to_dict() for e in report.errors],
         "notices": [n.to_dict() for n in report.notices],
+        "run_notes": [n.to_dict() for n in report.run_notes],
         "summary": report.summary(),
     }
+
+
+def _with_folded(report: Report) -> list[Finding]:
+    """The reported findings and the folded ones (marked ``folded_into``), in order."""
+    if not report.folded:
+        return report.findings
+    return sorted([*report.findings, *report.folded], key=Finding.sort_key)
 
 
 def write_json(doc: dict[str, Any], out: TextIO) -> None:

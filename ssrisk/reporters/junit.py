@@ -52,6 +52,8 @@ def junit_xml(report: Report) -> str:
 
     suite = TestSuite("ssrisk")
     suite.add_property("kube_version", report.kube_version)
+    for note in report.run_notes:  # facts stated once for the run, not per StatefulSet
+        suite.add_property(f"note {note.rule}", f"{note.message} ({note.statefulsets})")
     # Keyed by where the checked StatefulSet starts: two files (or two overlays of one base)
     # can define objects with the same namespace and name.
     # (Position equality ignores the kustomization, so the key names it separately.)

@@ -261,14 +261,24 @@ def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
         key = fingerprint(f, text)
         seen[key] = seen.get(key, 0) + 1
         results.append(_result(f, index[f.rule], text, fingerprint(f, text, seen[key])))
-    notifications = [
-        _notification("error", e.message, e.path, e.line, e.column) for e in report.errors
-    ] + [
-        _notification(
-            "warning" if n.level == "warning" else "note", n.message, n.path, n.line, n.column
-        )
-        for n in report.notices
-    ]
+    notifications = (
+        [_notification("error", e.message, e.path, e.line, e.column) for e in report.errors]
+        + [
+            _notification(
+                "warning" if n.level == "warning" else "note", n.message, n.path, n.line, n.column
+            )
+            for n in report.notices
+        ]
+        + [
+            {
+                "level": "note",
+                "message": {"text": f"{n.message} ({n.statefulsets} StatefulSet(s))"},
+                "associatedRule": {"id": n.rule},
+                "properties": {"explanation": n.explanation, "references": list(n.references)},
+            }
+            for n in report.run_notes
+        ]
+    )
     cwd = Path.cwd().as_uri().rstrip("/") + "/"
     return {
         "$schema": SARIF_SCHEMA_URI,

@@ -80,6 +80,13 @@ class TextReporter(Reporter):
                 refs = "".join(f"\n    - {printable(r)}" for r in f.references)
                 extra = body + ("\n    References:" + refs if refs else "")
             lines.append((printable(text), _STYLE.get(sev, ""), extra))
+        for note in report.run_notes:
+            extra = ""
+            if self.explain and note.explanation:
+                extra = textwrap.indent(_wrap_prose(note.explanation), "    ")
+                refs = "".join(f"\n    - {r}" for r in note.references)
+                extra += "\n    References:" + refs if refs else ""
+            lines.append((str(note), _STYLE["info"], extra))
         counts = {"error": 0, "warning": 0, "info": 0}
         for f in active:
             counts[str(f.severity)] += 1
@@ -91,6 +98,8 @@ class TextReporter(Reporter):
         hidden = len(report.findings) - len(active)
         if hidden or report.baselined:
             summary += f"; {hidden} suppressed, {report.baselined} in the baseline"
+        if report.folded:
+            summary += f"; {len(report.folded)} more folded into the finding of their cause"
         if _use_colour(out):
             from rich.console import Console
             from rich.text import Text

@@ -28,16 +28,18 @@ def markers(text: str) -> set[tuple[str, int]]:
 
 
 def findings(
-    path: Path, rules: Iterable[str], kube_version: str = KUBE_VERSION
+    path: Path, rules: Iterable[str], kube_version: str = KUBE_VERSION, config: Path | None = None
 ) -> set[tuple[str, int, str]]:
-    """``(rule, line, file name)`` of every finding of ``rules`` when checking ``path``."""
+    """``(rule, line, file name)`` of every reported finding of ``rules`` when checking
+    ``path`` (findings folded into the finding of their cause are not reported)."""
     wanted = set(rules)
-    run = run_cli("check", "--format", "json", "--kube-version", kube_version, str(path))
+    extra = ("--config", str(config)) if config is not None else ()
+    run = run_cli("check", "--format", "json", "--kube-version", kube_version, *extra, str(path))
     assert run.code in (0, 1), run.out + run.err
     report = run.json()
     assert report["errors"] == [], report["errors"]
     return {
         (f["rule"], f["line"], Path(f["path"]).name)
         for f in report["findings"]
-        if f["rule"] in wanted
+        if f["rule"] in wanted and not f.get("folded_into")
     }

@@ -17,11 +17,12 @@ KAFKA = ROOT / "examples" / "kafka.yaml"
 ZONE_ONLY = DATA / "rules" / RULE / "fail-zone-spread-only.yaml"
 
 
-def _message(path: Path) -> str:
+def _finding(path: Path) -> tuple[str, str]:
+    """The message and the explanation (whitespace collapsed) of the rule's one finding."""
     run = run_cli("check", "--format", "json", "--kube-version", "1.34", str(path))
     assert run.code in (0, 1), run.err
     (hit,) = [f for f in run.json()["findings"] if f["rule"] == RULE]
-    return str(hit["message"])
+    return str(hit["message"]), " ".join(str(hit["explanation"]).split())
 
 
 def _simulated(path: Path, scenario: str) -> dict[str, Any]:
@@ -36,25 +37,29 @@ def _simulated(path: Path, scenario: str) -> dict[str, Any]:
 
 
 def test_hostname_anti_affinity_without_zones_quotes_the_simulated_zone_loss() -> None:
-    msg = _message(KAFKA)
+    msg, text = _finding(KAFKA)
     # the worst case the constraints allow: three nodes in one zone hold all three brokers
-    assert "in a zone with 3 or more nodes one zone failure can take up to 3 of 3" in msg
+    assert "nothing spreads replicas over zones: worst case a zone loss takes 3 of 3" in msg
+    assert "in a zone with 3 or more nodes one zone failure can take up to 3 of 3" in text
     took = _simulated(KAFKA, "zone-loss")["max_unavailable"]
-    assert f"zone loss took {took} of 3 replicas" in msg
+    assert msg.endswith(f"(simulated on 3 zones × 2 nodes: {took} of 3)")
+    assert f"zone loss took {took} of 3 replicas" in text
     assert 1 < took < 3  # the simulated zones have 2 nodes each
-    assert "not 3, because a zone there has only 2 nodes" in msg
-    assert "one node failure" not in msg  # the required anti-affinity keeps one per node
+    assert "not 3, because a zone there has only 2 nodes" in text
+    assert "node loss" not in msg  # the required anti-affinity keeps one per node
 
 
 def test_zone_spread_without_hostname_depends_on_the_number_of_zones() -> None:
-    msg = _message(ZONE_ONLY)
-    assert "up to 3 of 3 replicas (all of them) when those Nodes are in one zone" in msg
-    assert "2 of 3 (a majority: a quorum of the rest is lost) with two zones" in msg
-    assert "1 of 3 with three zones or more" in msg
+    msg, text = _finding(ZONE_ONLY)
+    assert "worst case a node loss takes 3 of 3" in msg
+    assert "up to 3 of 3 replicas (all of them) when those Nodes are in one zone" in text
+    assert "2 of 3 (a majority: a quorum of the rest is lost) with two zones" in text
+    assert "1 of 3 with three zones or more" in text
     took = _simulated(ZONE_ONLY, "node-loss")["max_unavailable"]
     assert took == 1
-    assert f"node loss took {took} of 3 replicas, not 3, because the zone constraint" in msg
-    assert "zone failure" not in msg  # maxSkew 1 over zones is the recommended spread
+    assert msg.endswith(f"(simulated on 3 zones × 2 nodes: {took} of 3)")
+    assert f"node loss took {took} of 3 replicas, not 3, because the zone constraint" in text
+    assert "zone loss" not in msg  # maxSkew 1 over zones is the recommended spread
 
 
 @cache

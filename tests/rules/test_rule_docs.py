@@ -14,6 +14,8 @@ from ssrisk.plugins import collect_rules, plugin_manager
 from ssrisk.rule import Rule
 
 BLOCK = re.compile(r"^```yaml (fail|pass)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+#: A page may give the configuration its examples are checked with (``.ssrisk.yaml``).
+CONFIG = re.compile(r"^```yaml config[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 SECTIONS = (
     "## What it detects",
     "## Why it matters",
@@ -33,9 +35,17 @@ def _blocks() -> list[Any]:
         page = rule.doc_path()
         if not page.exists():
             continue
-        for i, m in enumerate(BLOCK.finditer(page.read_text(encoding="utf-8"))):
+        text = page.read_text(encoding="utf-8")
+        config = CONFIG.search(text)
+        for i, m in enumerate(BLOCK.finditer(text)):
             params.append(
-                pytest.param(rule.id, m.group(1), m.group(2), id=f"{rule.id}:{m.group(1)}{i}")
+                pytest.param(
+                    rule.id,
+                    m.group(1),
+                    m.group(2),
+                    config.group(1) if config else None,
+                    id=f"{rule.id}:{m.group(1)}{i}",
+                )
             )
     return params
 
@@ -53,12 +63,18 @@ def test_page_is_complete(rule: Rule) -> None:
     assert rule.references, f"{rule.id} cites no source"
 
 
-@pytest.mark.parametrize(("rule_id", "kind", "text"), _blocks())
-def test_page_example(rule_id: str, kind: str, text: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("rule_id", "kind", "text", "config"), _blocks())
+def test_page_example(
+    rule_id: str, kind: str, text: str, config: str | None, tmp_path: Path
+) -> None:
     manifest = tmp_path / f"{rule_id}-{kind}.yaml"
     manifest.write_text(text, encoding="utf-8")
+    config_file = None
+    if config is not None:
+        config_file = tmp_path / ".ssrisk.yaml"
+        config_file.write_text(config, encoding="utf-8")
     want = {(r, line) for r, line in markers(text) if r == rule_id}
-    got = {(r, line) for r, line, _ in findings(manifest, [rule_id])}
+    got = {(r, line) for r, line, _ in findings(manifest, [rule_id], config=config_file)}
     if kind == "fail":
         assert want, "a failing example marks at least one '# expect:' line"
     else:

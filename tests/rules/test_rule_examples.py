@@ -1,9 +1,10 @@
 """The example manifests of tests/data/rules/<rule-id>/: exact findings, by line.
 
 Each entry (a file, or a folder checked as a whole) marks the lines where findings are expected
-with ``# expect: <rule-id>``. For the folder's rule and every rule named by a marker in the
-entry, the set of (rule, line, file) findings must equal the marked set. Files named
-``pass*`` must carry no marker for the folder's rule.
+with ``# expect: <rule-id>``. A folder entry with a ``.ssrisk.yaml`` is checked with that
+configuration (objectives, cluster profile). For the folder's rule and every rule named by a
+marker in the entry, the set of (rule, line, file) findings must equal the marked set. Files
+named ``pass*`` must carry no marker for the folder's rule.
 """
 
 from __future__ import annotations
@@ -43,4 +44,6 @@ def test_rule_example(rule_id: str, entry: Path) -> None:
         assert not [w for w in want if w[0] == rule_id], "a pass example has no marker of its rule"
     else:
         assert [w for w in want if w[0] == rule_id], "a fail example marks its rule"
-    assert findings(entry, rules) == want
+    config = entry / ".ssrisk.yaml" if entry.is_dir() else None
+    config = config if config is not None and config.is_file() else None
+    assert findings(entry, rules, config=config) == want

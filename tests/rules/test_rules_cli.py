@@ -9,7 +9,7 @@ from ssrisk.plugins import collect_rules, plugin_manager
 #: The catalog of issue 4: every rule id, with its default severity.
 CATALOG = {
     "single-replica": "error",
-    "ordered-ready-stall": "warning",
+    "ordered-ready-stall": "info",
     "long-termination-grace": "warning",
     "rwo-volume-reattach": "warning",
     "no-automatic-failover": "warning",
@@ -26,6 +26,7 @@ CATALOG = {
     "partition-blocks-update": "warning",
     "pvc-retention-delete": "warning",
     "prestop-exceeds-grace": "warning",
+    "api-version-not-served": "error",
 }
 
 

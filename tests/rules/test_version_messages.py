@@ -60,78 +60,95 @@ def config(tmp_path: Path, text: str) -> Path:
 # --- the out-of-service taint needs NodeOutOfServiceVolumeDetach (off in 1.25, on from 1.26) ---
 
 
+def notes(path: Path, *args: str, cwd: Path | None = None) -> dict[str, str]:
+    """The run notes of ``ssrisk check --format json [args] path``, by rule."""
+    run = run_cli("check", "--format", "json", *args, str(path), cwd=cwd)
+    return {n["rule"]: n["message"] for n in run.json()["run_notes"]}
+
+
 def test_no_automatic_failover_runbook_on_1_25_has_no_out_of_service_taint() -> None:
     found = check(POSTGRES, "--kube-version", "1.25")
-    msg = message(found, "no-automatic-failover")
-    assert "force-deletes the pod or deletes the Node" in msg
-    assert "taints the node" not in msg and "out-of-service taint applied" not in msg
-    assert "does nothing for it on Kubernetes 1.25" in msg
-    deleted = simulate(POSTGRES, "node-deleted", "1.25")
-    assert deleted["recovered"] is True
-    back = fmt_duration(deleted["time_to_recovery_s"])
-    assert f"with the Node deleted at {fmt_duration(DEFAULTS.node_deleted_after_s)}" in msg
-    assert f"they are back after {back}" in msg
+    note = notes(POSTGRES, "--kube-version", "1.25")["no-automatic-failover"]
+    assert "(force delete, Node deletion)" in note and "out-of-service" not in note
     text = explanation(found, "no-automatic-failover")
     assert "kubectl delete node NODE" in text and "kubectl taint node" not in text
+    assert "out-of-service taint does not help: on Kubernetes 1.25" in text
+    # the operator action quoted, simulated: Node deletion
     assert "(scenario node-deleted, Kubernetes 1.25)" in text
+    assert simulate(POSTGRES, "node-deleted", "1.25")["recovered"] is True
 
 
 def test_no_automatic_failover_runbook_from_1_26_is_the_out_of_service_taint() -> None:
     found = check(POSTGRES, "--kube-version", "1.26")
-    msg = message(found, "no-automatic-failover")
-    assert "taints the node node.kubernetes.io/out-of-service or deletes the Node" in msg
-    oos = simulate(POSTGRES, "node-loss-out-of-service", "1.26")
-    at = fmt_duration(DEFAULTS.out_of_service_after_s)
-    back = fmt_duration(oos["time_to_recovery_s"])
-    assert f"with the out-of-service taint applied at {at} they are back after {back}" in msg
-    assert "kubectl taint node NODE node.kubernetes.io/out-of-service" in explanation(
-        found, "no-automatic-failover"
-    )
+    note = notes(POSTGRES, "--kube-version", "1.26")["no-automatic-failover"]
+    assert "(force delete, out-of-service taint, Node deletion)" in note
+    text = explanation(found, "no-automatic-failover")
+    assert "kubectl taint node NODE node.kubernetes.io/out-of-service" in text
+    assert "(scenario node-loss-out-of-service, Kubernetes 1.26)" in text
+    assert simulate(POSTGRES, "node-loss-out-of-service", "1.26")["recovered"] is True
 
 
 def test_a_feature_gate_turned_on_in_the_config_brings_the_taint_back(tmp_path: Path) -> None:
     cwd = config(tmp_path, "feature-gates:\n  NodeOutOfServiceVolumeDetach: true\n")
-    msg = message(check(POSTGRES, "--kube-version", "1.25", cwd=cwd), "no-automatic-failover")
-    assert "taints the node node.kubernetes.io/out-of-service" in msg
+    note = notes(POSTGRES, "--kube-version", "1.25", cwd=cwd)["no-automatic-failover"]
+    assert "out-of-service taint" in note
 
 
 @pytest.mark.parametrize(
-    ("kube_version", "actions"),
+    ("kube_version", "runbook"),
     [
-        ("1.25", "(force delete or Node deletion)"),
-        ("1.26", "(force delete, out-of-service taint or Node deletion)"),
+        ("1.25", "(force delete or Node deletion; the out-of-service taint needs 1.26)"),
+        ("1.26", "(force delete, or the node.kubernetes.io/out-of-service taint)"),
     ],
 )
-def test_single_replica_outcome_names_what_works(kube_version: str, actions: str) -> None:
-    msg = message(check(POSTGRES, "--kube-version", kube_version), "single-replica")
-    assert msg.endswith("never replaced without an operator " + actions)
+def test_single_replica_runbook_names_what_works(kube_version: str, runbook: str) -> None:
+    found = check(POSTGRES, "--kube-version", kube_version)
+    assert message(found, "single-replica").endswith("not back without an operator")
+    assert runbook in explanation(found, "single-replica")
 
 
-def test_rwo_volume_reattach_quotes_node_deletion_on_1_25() -> None:
-    found = check(POSTGRES, "--kube-version", "1.25")
+def _rwo_platform(tmp_path: Path, extra: str = "") -> Path:
+    """A platform that deletes dead Nodes at 2 min, and an objective the detach wait misses."""
+    return config(
+        tmp_path,
+        "profile:\n  node-remediation: node-deletion\n  node-deleted-after-s: 120\n"
+        + extra
+        + "objectives:\n  node-loss:\n    max-unavailable: 0\n    recover-within: 5m\n",
+    )
+
+
+RWO = RULES / "rwo-volume-reattach" / "fail-rwop-node-deletion" / "sts.yaml"
+
+
+def test_rwo_volume_reattach_quotes_node_deletion_on_1_25(tmp_path: Path) -> None:
+    found = check(RWO, "--kube-version", "1.25", cwd=_rwo_platform(tmp_path))
     msg = message(found, "rwo-volume-reattach")
-    deleted = simulate(POSTGRES, "node-deleted", "1.25")
-    at = fmt_duration(DEFAULTS.node_deleted_after_s)
-    back = fmt_duration(deleted["time_to_recovery_s"])
-    assert f"with the Node deleted at {at}, postgres-0 is back at {back}" in msg
+    assert f"with the Node deleted at {fmt_duration(DEFAULTS.node_deleted_after_s)}" in msg
+    assert f"waits {fmt_duration(DEFAULTS.max_wait_for_unmount_s)} to detach" in msg
     assert "does nothing on Kubernetes 1.25" in explanation(found, "rwo-volume-reattach")
+    # the run note states the same wait for every set (no out-of-service taint on 1.25)
+    note = notes(POSTGRES, "--kube-version", "1.25")["rwo-volume-reattach"]
+    assert "out-of-service" not in note and "6m0s after a force delete" in note
 
 
 def test_rwo_volume_reattach_quotes_the_profile_detach_wait(tmp_path: Path) -> None:
-    cwd = config(tmp_path, "profile:\n  max-wait-for-unmount-s: 240\n")
-    msg = message(check(POSTGRES, cwd=cwd), "rwo-volume-reattach")
-    assert f"Multi-Attach errors for {fmt_duration(240)}" in msg
-    default = message(check(POSTGRES, cwd=tmp_path.parent), "rwo-volume-reattach")
-    assert f"Multi-Attach errors for {fmt_duration(DEFAULTS.max_wait_for_unmount_s)}" in default
+    cwd = _rwo_platform(tmp_path, "  max-wait-for-unmount-s: 240\n")
+    assert f"waits {fmt_duration(240)} to detach" in message(
+        check(RWO, cwd=cwd), "rwo-volume-reattach"
+    )
+    assert f"{fmt_duration(240)} after a force delete" in notes(RWO, cwd=cwd)["rwo-volume-reattach"]
+    default = notes(POSTGRES, cwd=tmp_path.parent)["rwo-volume-reattach"]
+    assert f"{fmt_duration(DEFAULTS.max_wait_for_unmount_s)} after a force delete" in default
 
 
 def test_disabled_force_detach_is_quoted_from_1_30(tmp_path: Path) -> None:
-    cwd = config(tmp_path, "profile:\n  disable-force-detach-on-timeout: true\n")
-    on_1_30 = message(check(POSTGRES, "--kube-version", "1.30", cwd=cwd), "rwo-volume-reattach")
-    assert "Multi-Attach errors until the node returns" in on_1_30
+    cwd = _rwo_platform(tmp_path, "  disable-force-detach-on-timeout: true\n")
+    on_1_30 = message(check(RWO, "--kube-version", "1.30", cwd=cwd), "rwo-volume-reattach")
+    assert "waits never (force detach is off) to detach" in on_1_30
+    assert "not back" in on_1_30
     # the flag does not exist before 1.30 (#120344): the 6-minute force detach still happens
-    on_1_29 = message(check(POSTGRES, "--kube-version", "1.29", cwd=cwd), "rwo-volume-reattach")
-    assert f"for {fmt_duration(DEFAULTS.max_wait_for_unmount_s)}" in on_1_29
+    on_1_29 = message(check(RWO, "--kube-version", "1.29", cwd=cwd), "rwo-volume-reattach")
+    assert f"waits {fmt_duration(DEFAULTS.max_wait_for_unmount_s)} to detach" in on_1_29
 
 
 # --- eviction-disabled-by-toleration ---------------------------------------------------------
@@ -143,23 +160,27 @@ def test_toleration_messages_quote_the_profile_defaults(tmp_path: Path) -> None:
         "profile:\n  default-unreachable-toleration-s: 45\n  default-not-ready-toleration-s: 75\n",
     )
     never = RULES / "eviction-disabled-by-toleration" / "fail-unreachable-no-seconds.yaml"
-    msg = message(check(never, cwd=cwd), "eviction-disabled-by-toleration")
-    assert "(the default toleration is 45 s)" in msg and "300" not in msg
+    text = explanation(check(never, cwd=cwd), "eviction-disabled-by-toleration")
+    assert "(the default toleration is 45 s)" in text and "300 s" not in text
     noschedule = RULES / "eviction-disabled-by-toleration" / "fail-noschedule-only.yaml"
     found = check(noschedule, cwd=cwd)
     info = message(found, "eviction-disabled-by-toleration")
-    assert "adds the 75 s NoExecute toleration and pods are evicted 75 s after" in info
+    assert "pods are still evicted 75 s after the node fails" in info
     assert "tolerationSeconds: 75}" in explanation(found, "eviction-disabled-by-toleration")
-    default = message(check(never, cwd=tmp_path.parent), "eviction-disabled-by-toleration")
+    default = explanation(check(never, cwd=tmp_path.parent), "eviction-disabled-by-toleration")
     assert f"(the default toleration is {DEFAULTS.default_unreachable_toleration_s:g} s)" in default
 
 
 def test_catch_all_toleration_names_every_way_out() -> None:
-    msg = message(check(CATCH_ALL, "--kube-version", "1.34"), "eviction-disabled-by-toleration")
-    assert "it also tolerates node.kubernetes.io/out-of-service" in msg
-    assert "only a force delete, deleting the Node (PodGC then force-deletes its pods)" in msg
-    assert "a plain delete of metrics-0 while the node has the taint" in msg
-    on_1_25 = message(check(CATCH_ALL, "--kube-version", "1.25"), "eviction-disabled-by-toleration")
+    found = check(CATCH_ALL, "--kube-version", "1.34")
+    assert "(nor by the out-of-service taint)" in message(found, "eviction-disabled-by-toleration")
+    text = explanation(found, "eviction-disabled-by-toleration")
+    assert "it also tolerates node.kubernetes.io/out-of-service" in text
+    assert "only a force delete, deleting the Node (PodGC then force-deletes its pods)" in text
+    assert "a plain delete of metrics-0 while the node has the taint" in text
+    on_1_25 = explanation(
+        check(CATCH_ALL, "--kube-version", "1.25"), "eviction-disabled-by-toleration"
+    )
     assert "only a force delete or deleting the Node" in on_1_25
     assert "plain delete" not in on_1_25 and "does nothing on Kubernetes 1.25" in on_1_25
 
@@ -167,10 +188,10 @@ def test_catch_all_toleration_names_every_way_out() -> None:
 def test_catch_all_toleration_is_no_out_of_service_runbook() -> None:
     """A pod that tolerates the out-of-service taint is not released by it, so the
     no-automatic-failover runbook quotes Node deletion instead."""
-    msg = message(check(CATCH_ALL, "--kube-version", "1.34"), "no-automatic-failover")
-    assert "force-deletes the pod or deletes the Node" in msg
-    assert "also covers node.kubernetes.io/out-of-service" in msg
-    assert "with the Node deleted at" in msg
+    text = explanation(check(CATCH_ALL, "--kube-version", "1.34"), "no-automatic-failover")
+    assert "a toleration of the pod also covers it" in text
+    assert "kubectl delete node NODE" in text and "kubectl taint node" not in text
+    assert "(scenario node-deleted, Kubernetes 1.34)" in text
 
 
 # --- rules that need a feature gate ----------------------------------------------------------

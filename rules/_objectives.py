@@ -1,0 +1,157 @@
+"""Recovery objectives against simulated results (helpers for rules).
+
+The objectives are the run's (``ssrisk.objectives``: the configuration's ``objectives`` over
+the defaults); the simulated figures are the embedded simulator's. Node loss is simulated the
+way the cluster profile says the platform handles a dead node (``node-remediation``): nothing
+(``node-loss``), the out-of-service taint (``node-loss-out-of-service``) or Node deletion
+(``node-deleted``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ssrisk.objectives import Objective, fmt_objective_duration, resolve_max_unavailable
+from ssrisk.rule import CheckContext
+from ssrisk.timeline import fmt_duration
+
+from ._quorum import is_quorum
+
+#: The scenario that is "node loss" on a platform with each node-remediation.
+NODE_LOSS_SCENARIO = {
+    "none": "node-loss",
+    "out-of-service": "node-loss-out-of-service",
+    "node-deletion": "node-deleted",
+}
+
+
+def remediation(ctx: CheckContext) -> str:
+    """The profile's ``node_remediation``: ``"none"``, ``"out-of-service"`` or
+    ``"node-deletion"``."""
+    value = ctx.profile_setting("node_remediation")
+    return value if value in NODE_LOSS_SCENARIO else "none"
+
+
+def node_loss_scenario(ctx: CheckContext) -> str:
+    """The scenario that simulates a node loss on this cluster (see :data:`NODE_LOSS_SCENARIO`)."""
+    return NODE_LOSS_SCENARIO[remediation(ctx)]
+
+
+def remediation_phrase(ctx: CheckContext) -> str:
+    """``"with the out-of-service taint at 2m0s"``, ``"with the Node deleted at 2m0s"`` or
+    ``""`` (no remediation: nothing replaces a dead node)."""
+    how = remediation(ctx)
+    if how == "out-of-service":
+        at = fmt_duration(ctx.profile_setting("out_of_service_after_s"))
+        return f"with the out-of-service taint at {at}"
+    if how == "node-deletion":
+        return (
+            f"with the Node deleted at {fmt_duration(ctx.profile_setting('node_deleted_after_s'))}"
+        )
+    return ""
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """One simulated scenario against its objective.
+
+    ``took`` is the most replicas unavailable at once, ``allowed`` the objective's
+    ``max-unavailable`` for ``replicas`` (``None`` when not set). ``outage_s`` is how long the
+    set stayed beyond ``allowed``, measured until every replica was back (``None``: never back
+    in the simulation; ``0``: never beyond it).
+    """
+
+    scenario: str
+    objective: Objective
+    result: Any
+    replicas: int
+    took: int
+    allowed: int | None
+    outage_s: float | None
+
+    @property
+    def too_many(self) -> bool:
+        return self.allowed is not None and self.took > self.allowed
+
+    @property
+    def too_long(self) -> bool:
+        """An outage beyond ``max-unavailable`` that lasted longer than ``recover-within``."""
+        limit = self.objective.recover_within_s
+        if limit is None or not (self.allowed is None or self.took > self.allowed):
+            return False
+        return self.outage_s is None or self.outage_s > limit
+
+    @property
+    def never_back(self) -> bool:
+        return not bool(getattr(self.result, "recovered", False))
+
+    @property
+    def slow(self) -> bool:
+        """``complete-within`` missed (drain or rollout), or not completed at all."""
+        limit = self.objective.complete_within_s
+        if limit is None:
+            return False
+        d = self.result.to_dict()
+        done = d.get("drain_completed", d.get("rollout_completed", self.result.recovered))
+        took = d.get("drain_duration_s", self.result.time_to_recovery_s)
+        return not done or took is None or float(took) > limit
+
+    @property
+    def manual_revert(self) -> bool:
+        """``revert-without-manual-delete: true`` missed: the bad rollout needs a hand."""
+        if not self.objective.revert_without_manual_delete:
+            return False
+        return self.never_back or bool(getattr(self.result, "manual_action_required", False))
+
+    @property
+    def missed(self) -> bool:
+        return self.too_many or self.too_long or self.slow or self.manual_revert
+
+    def figure(self) -> str:
+        """The simulated figure: ``"1 of 1 down, not back"``, ``"2 of 3 down, back at 8m30s"``."""
+        head = f"{self.took} of {self.replicas} down"
+        if self.never_back:
+            return head + ", not back"
+        t = self.result.time_to_recovery_s
+        return head + (f", back at {fmt_duration(t)}" if t is not None else "")
+
+    def versus(self) -> str:
+        """The objective keys missed, with their values: ``"max-unavailable 0, recover-within
+        15m"``."""
+        parts = []
+        if self.too_many:
+            parts.append(f"max-unavailable {self.allowed}")
+        if self.too_long:
+            within = self.objective.recover_within_s or 0.0
+            parts.append(f"recover-within {fmt_objective_duration(within)}")
+        if self.slow:
+            within = self.objective.complete_within_s or 0.0
+            parts.append(f"complete-within {fmt_objective_duration(within)}")
+        if self.manual_revert:
+            parts.append("revert-without-manual-delete")
+        return ", ".join(parts)
+
+
+def assess(ctx: CheckContext, scenario: str) -> Assessment | None:
+    """``scenario`` (``"node-loss"`` is this cluster's node loss) simulated for ``ctx.sts``
+    and compared with the run's objective for it; ``None`` when it cannot be simulated."""
+    objective = ctx.objectives[scenario]
+    simulated = node_loss_scenario(ctx) if scenario == "node-loss" else scenario
+    result = ctx.try_simulate(simulated)
+    if result is None:
+        return None
+    replicas = int(getattr(result, "replicas", ctx.replicas) or ctx.replicas)
+    took = int(getattr(result, "max_unavailable", 0) or 0)
+    allowed = (
+        None
+        if objective.max_unavailable is None
+        else resolve_max_unavailable(objective.max_unavailable, replicas, is_quorum(ctx))
+    )
+    if allowed is not None and took <= allowed:
+        outage: float | None = 0.0
+    elif result.recovered and result.time_to_recovery_s is not None:
+        outage = float(result.time_to_recovery_s)
+    else:
+        outage = None
+    return Assessment(simulated, objective, result, replicas, took, allowed, outage)

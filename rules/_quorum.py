@@ -1,0 +1,79 @@
+"""Which StatefulSets run a quorum (majority-vote) system (helpers for rules).
+
+A quorum system stops accepting writes when a majority of its members is down, so losing half
+of an even number of members is an outage; other replicated systems (an HA pair of Prometheus
+servers, a primary with read replicas) keep serving with half. ssrisk recognises the common
+consensus-based images by name, and the annotation ``ssrisk.io/quorum: "true"`` (or
+``"false"``) on the StatefulSet says it for any other image.
+
+Sources (each system's own documentation of its majority rule): etcd FAQ "Why an odd number of
+cluster members?"; ZooKeeper Administrator's Guide "Clustered (Multi-Server) Setup"; Consul
+"Consensus Protocol" (deployment table); Vault "Integrated Storage" (Raft quorum); CockroachDB
+"Replication Layer" (Raft majority per range); MongoDB "Replica Set Elections"; RabbitMQ
+"Quorum Queues" and "Clustering" (partition handling pause_minority); NATS "JetStream
+Clustering" (RAFT); Galera Cluster "Quorum Components"; Elasticsearch and OpenSearch "Voting
+configurations" (a majority of master-eligible nodes).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ssrisk.rule import CheckContext
+
+from ._podspec import containers
+
+ANNOTATION = "ssrisk.io/quorum"
+
+#: Image name parts (the last path segment, split at "-") of consensus-based systems.
+QUORUM_IMAGES = frozenset(
+    {
+        "etcd",
+        "zookeeper",
+        "consul",
+        "vault",
+        "openbao",
+        "cockroach",
+        "cockroachdb",
+        "mongo",
+        "mongodb",
+        "rabbitmq",
+        "nats",
+        "galera",
+        "xtradb",
+        "elasticsearch",
+        "opensearch",
+    }
+)
+
+_SPLIT = re.compile(r"[-_.]")
+
+
+def image_system(image: str) -> str | None:
+    """The quorum system an image runs (``"bitnami/etcd:3.5"`` → ``"etcd"``), or ``None``."""
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    for part in _SPLIT.split(name):
+        if part in QUORUM_IMAGES:
+            return part
+    return None
+
+
+def quorum_system(ctx: CheckContext) -> str | None:
+    """What makes ``ctx.sts`` a quorum system: ``"etcd"`` (from an image), ``"annotation"``,
+    or ``None`` when it is not one (or the annotation says ``"false"``)."""
+    meta = ctx.sts.metadata.get("annotations")
+    if isinstance(meta, dict) or hasattr(meta, "get"):
+        said = str(meta.get(ANNOTATION, "") if meta else "").strip().lower()
+        if said in ("true", "false"):
+            return "annotation" if said == "true" else None
+    for field, _i, c in containers(ctx.sts):
+        if field == "containers":
+            found = image_system(str(c.get("image") or ""))
+            if found:
+                return found
+    return None
+
+
+def is_quorum(ctx: CheckContext) -> bool:
+    """Whether ``ctx.sts`` runs a quorum system (see :func:`quorum_system`)."""
+    return quorum_system(ctx) is not None

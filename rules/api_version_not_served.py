@@ -1,0 +1,58 @@
+"""api-version-not-served: a StatefulSet in an API version that no supported cluster serves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+
+from ._text import paragraph
+
+#: StatefulSet API versions removed in Kubernetes 1.16 (web: blog/2019/07/18/
+#: api-deprecations-in-1-16; kubernetes/kubernetes#70672).
+REMOVED_IN_1_16 = frozenset({"apps/v1beta1", "apps/v1beta2"})
+
+
+class ApiVersionNotServed(Rule):
+    id = "api-version-not-served"
+    severity = Severity.ERROR
+    covers_all = True
+    summary = (
+        "a StatefulSet in apps/v1beta1 or apps/v1beta2, which Kubernetes stopped serving in "
+        "1.16: the API server rejects it, so none of its settings take effect"
+    )
+    references = (
+        "web: blog/2019/07/18/api-deprecations-in-1-16",
+        "web: docs/reference/using-api/deprecation-guide.md",
+        "kubernetes/kubernetes#70672",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        version = ctx.sts.api_version
+        if version not in REMOVED_IN_1_16:
+            return
+        msg = (
+            f"apiVersion {version} is not served since Kubernetes 1.16: the API server rejects "
+            "this StatefulSet (use apps/v1)"
+        )
+        explanation = paragraph(
+            f"""Kubernetes 1.16 stopped serving StatefulSet in apps/v1beta1 and apps/v1beta2
+            (the "Deprecated APIs Removed In 1.16" announcement); every release ssrisk models
+            (1.25 to 1.37) answers kubectl apply of this manifest with "no matches for kind
+            StatefulSet in version {version}". Nothing else is checked on it: none of its
+            settings can take effect as written."""
+        )
+        fix = paragraph(
+            """Fix: change apiVersion to apps/v1 and mind what apps/v1 does differently:
+            spec.selector is required (and must match the template labels; apps/v1beta1
+            defaulted it from them) and immutable, and updateStrategy defaults to RollingUpdate
+            (apps/v1beta1 defaulted to OnDelete)."""
+        )
+        yield self.finding(ctx, ctx.sts.pos("apiVersion"), msg, f"{explanation}\n\n{fix}\n")
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [ApiVersionNotServed()]

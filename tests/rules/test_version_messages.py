@@ -117,11 +117,19 @@ def _rwo_platform(tmp_path: Path, extra: str = "") -> Path:
     )
 
 
-RWO = RULES / "rwo-volume-reattach" / "fail-rwop-node-deletion" / "sts.yaml"
+RWO_SOURCE = RULES / "rwo-volume-reattach" / "fail-rwop-node-deletion" / "sts.yaml"
+
+
+def _rwo(cwd: Path) -> Path:
+    """The example copied beside the configuration in ``cwd`` (found from the file up)."""
+    copy = cwd / "sts.yaml"
+    copy.write_text(RWO_SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
+    return copy
 
 
 def test_rwo_volume_reattach_quotes_node_deletion_on_1_25(tmp_path: Path) -> None:
-    found = check(RWO, "--kube-version", "1.25", cwd=_rwo_platform(tmp_path))
+    cwd = _rwo_platform(tmp_path)
+    found = check(_rwo(cwd), "--kube-version", "1.25", cwd=cwd)
     msg = message(found, "rwo-volume-reattach")
     assert f"with the Node deleted at {fmt_duration(DEFAULTS.node_deleted_after_s)}" in msg
     assert f"waits {fmt_duration(DEFAULTS.max_wait_for_unmount_s)} to detach" in msg
@@ -134,20 +142,23 @@ def test_rwo_volume_reattach_quotes_node_deletion_on_1_25(tmp_path: Path) -> Non
 def test_rwo_volume_reattach_quotes_the_profile_detach_wait(tmp_path: Path) -> None:
     cwd = _rwo_platform(tmp_path, "  max-wait-for-unmount-s: 240\n")
     assert f"waits {fmt_duration(240)} to detach" in message(
-        check(RWO, cwd=cwd), "rwo-volume-reattach"
+        check(_rwo(cwd), cwd=cwd), "rwo-volume-reattach"
     )
-    assert f"{fmt_duration(240)} after a force delete" in notes(RWO, cwd=cwd)["rwo-volume-reattach"]
+    assert (
+        f"{fmt_duration(240)} after a force delete"
+        in notes(_rwo(cwd), cwd=cwd)["rwo-volume-reattach"]
+    )
     default = notes(POSTGRES, cwd=tmp_path.parent)["rwo-volume-reattach"]
     assert f"{fmt_duration(DEFAULTS.max_wait_for_unmount_s)} after a force delete" in default
 
 
 def test_disabled_force_detach_is_quoted_from_1_30(tmp_path: Path) -> None:
     cwd = _rwo_platform(tmp_path, "  disable-force-detach-on-timeout: true\n")
-    on_1_30 = message(check(RWO, "--kube-version", "1.30", cwd=cwd), "rwo-volume-reattach")
+    on_1_30 = message(check(_rwo(cwd), "--kube-version", "1.30", cwd=cwd), "rwo-volume-reattach")
     assert "waits never (force detach is off) to detach" in on_1_30
     assert "not back" in on_1_30
     # the flag does not exist before 1.30 (#120344): the 6-minute force detach still happens
-    on_1_29 = message(check(RWO, "--kube-version", "1.29", cwd=cwd), "rwo-volume-reattach")
+    on_1_29 = message(check(_rwo(cwd), "--kube-version", "1.29", cwd=cwd), "rwo-volume-reattach")
     assert f"waits {fmt_duration(DEFAULTS.max_wait_for_unmount_s)} to detach" in on_1_29
 
 

@@ -126,10 +126,11 @@ pod with its data and make the pinning visible to the scheduler).
                 yield self.finding(
                     ctx,
                     at,
-                    f"volume claim {name!r} uses {reason}: each ordinal's data is a directory "
-                    "of one node, and nothing keeps the pod there: a replacement on another "
-                    "node starts with an empty directory, and the data of a lost node is gone",
-                    """
+                    f"volume claim {name!r} is a hostPath directory of one node that nothing "
+                    "keeps the pod on: a replacement elsewhere starts empty",
+                    f"""
+The claim uses {reason}.
+
 A hostPath PersistentVolume without a node affinity (what the in-tree kubernetes.io/host-path
 test provisioner and the single-node minikube and Docker Desktop provisioners create) is a
 directory on whichever node provisioned it. The scheduler does not keep the pod on that node:

@@ -117,4 +117,4 @@ def test_a_storage_class_rechecks_the_statefulsets_that_claim_it() -> None:
     report = run.json()
     assert checked_sets(report) == {("default/db", "")}  # not default/cache, which claims none
     pinned = [f for f in report["findings"] if f["rule"] == "node-pinned-storage"]
-    assert len(pinned) == 1 and "'fast'" in pinned[0]["message"]
+    assert len(pinned) == 1 and "'fast'" in pinned[0]["explanation"]  # the class named

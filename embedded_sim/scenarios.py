@@ -285,11 +285,19 @@ def placement_basis(sim: Simulation, scenario: str) -> str:
         return ""
     if forced:
         why = f": {'; '.join(facts.limits)}" if facts.limits else ""
-        return f"{hit} of {n} on {where} that fails, forced by the constraints{why}"
-    return (
-        f"{hit} of {n} on {where} that fails is the worst case the constraints allow; the "
-        f"scheduler's spreading would put {spread} there"
-    )
+        text = f"{hit} of {n} on {where} that fails, forced by the constraints{why}"
+    else:
+        text = (
+            f"{hit} of {n} on {where} that fails is the worst case the constraints allow; the "
+            f"scheduler's spreading would put {spread} there"
+        )
+    if scenario in NODE_FAULTS and not facts.forced_zone:
+        # where the other replicas sit decides where a replacement still fits
+        text += (
+            f"; {facts.worst_zone} of {n} in its zone is the worst case, spreading would put "
+            f"{facts.spread_zone} there"
+        )
+    return text
 
 
 def _blocker(sim: Simulation) -> str:
@@ -462,7 +470,16 @@ def _result(
     elif not settled:
         verdict = f"{scenario}: not recovered within the {sim.loop.horizon_s:g} s horizon"
     else:
-        verdict = f"{scenario}: never recovers without an operator: {_blocker(sim)}"
+        blocker = _blocker(sim)
+        verdict = f"{scenario}: never recovers without an operator: {blocker}"
+        # the blocking reason without the scheduler's node counts, for one-line messages
+        why = blocker.split("; scheduler:")[0]
+        facts = sim.scheduler.facts
+        if (scenario in NODE_FAULTS and not (facts.forced_node and facts.forced_zone)) or (
+            scenario == "zone-loss" and not facts.forced_zone
+        ):
+            why += "; with the worst placement the constraints allow"
+        extra_fns = {**extra_fns, "not_back_because": lambda: why}
     basis = placement_basis(sim, scenario)
     if basis:
         verdict += f" ({basis})"

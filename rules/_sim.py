@@ -27,8 +27,11 @@ def unavailable_pods(result: Any) -> tuple[int, int]:
 
 
 def recovery_phrase(result: Any) -> str:
-    """``"back after 6m12s"`` or ``"not back without an operator"``."""
+    """``"back after 6m12s"`` or ``"not back without an operator"``, with the simulation's
+    reason when it has one (``"not back without an operator: web-0 stays Pending: its zonal
+    volume ... is in zone-a ..."``)."""
     t = getattr(result, "time_to_recovery_s", None)
     if getattr(result, "recovered", False) and t is not None:
         return f"back after {fmt_duration(t)}"
-    return "not back without an operator"
+    why = result.to_dict().get("not_back_because") if hasattr(result, "to_dict") else None
+    return f"not back without an operator ({why})" if why else "not back without an operator"

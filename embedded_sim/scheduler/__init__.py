@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..cluster import Node, Pod
@@ -37,6 +38,8 @@ SRC_SCHEDULE = "pkg/scheduler/schedule_one.go#schedulePod"
 SRC_VOLUME = volume_binding.SOURCE
 SRC_BIND = "pkg/scheduler/schedule_one.go#bind"
 
+#: Filters that say where a pod may run at all (its pinning), as opposed to room on a node.
+_WHERE = ("NodeName", "NodeAffinity", "VolumeBinding")
 #: Reasons that mean "this node is down or cordoned", not "the pod's constraints exclude it".
 _NODE_DOWN = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", "unschedulable")
 
@@ -291,32 +294,42 @@ class Scheduler:
         return ok, reasons
 
     def pending_reason(self, pod: Pod) -> str:
-        """Why no node takes `pod`, in words: the pod's own constraint that leaves it only nodes
-        that are down (or none), for verdicts. Empty when some node fits."""
+        """Why no node takes `pod`, in words, for verdicts; empty when some node fits.
+
+        First the constraints that say where the pod may run at all (NodeName, NodeAffinity,
+        VolumeBinding: its pinning), then, for the nodes those leave, what rules each out
+        (room: ports, resources, spreading, pod (anti-)affinity, taints) and which are down.
+        """
         ctx = self.context(pod)
+        where = [p for p in plugins() if p.NAME in _WHERE]
+        pinned_by: list[ModuleType] = []
         down: list[str] = []
         by_plugin: dict[str, list[str]] = {}
         for n in ctx.nodes:
+            out = next((p for p in where if p.filter(ctx, n) is not None), None)
+            if out is not None:
+                if out not in pinned_by:
+                    pinned_by.append(out)
+                continue
             res = run_filters(ctx, n)
             if res is None:
                 return ""
-            name, why = res
-            if any(k in why for k in _NODE_DOWN):
+            if any(k in res[1] for k in _NODE_DOWN):
                 down.append(n.name)
             else:
-                by_plugin.setdefault(name, []).append(n.name)
-        deleted = [n.name for n in self.sim.cluster.nodes.values() if n.deleted]
-        gone = down + deleted
-        words = ""
-        if by_plugin:
-            # the constraint of the first plugin (upstream order) that rejected live nodes
-            first = next(p for p in plugins() if p.NAME in by_plugin)
-            words = first.constraint(ctx)
-        elif gone:
-            words = "every node is down or cordoned"
-        if gone and by_plugin:
-            words += f", and {', '.join(gone)} {'is' if len(gone) == 1 else 'are'} down"
-        return words
+                by_plugin.setdefault(res[0], []).append(n.name)
+        down += [n.name for n in self.sim.cluster.nodes.values() if n.deleted]
+        parts = [p.constraint(ctx) for p in sorted(pinned_by, key=where.index)]
+        for plugin in plugins():
+            names = by_plugin.get(plugin.NAME)
+            if names:
+                parts.append(f"{', '.join(names)}: {plugin.constraint(ctx)}")
+        if down:
+            verb = "is" if len(down) == 1 else "are"
+            parts.append(f"{', '.join(down)} {verb} down")
+        if not parts:
+            return "no node is left"
+        return "; ".join(parts[:-1]) + (", and " if len(parts) > 1 else "") + parts[-1]
 
     def _schedule(self, pod: Pod) -> None:
         sim = self.sim

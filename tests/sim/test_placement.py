@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ssrisk.embedded_sim import ClusterProfile, simulate
+from ssrisk.embedded_sim import ClusterProfile, default_nodes, simulate
 from ssrisk.embedded_sim.profile import Allocatable, NodeTaint
 
 from .simdata import load
@@ -120,3 +120,24 @@ def test_local_volume_verdict_names_the_node() -> None:
     assert not r.recovered
     assert "its local volume (claim data-kv-0) is on node-a1, and node-a1 is down" in r.verdict
     assert "simulated cluster: 3 zones × 2 nodes" in r.verdict
+
+
+def test_not_back_because_no_node_is_left_in_the_volume_zone() -> None:
+    # Worst placement: quorum-0 and quorum-1 on the two nodes of zone-a. node-a1 is lost; after
+    # the out-of-service taint quorum-0 is recreated, but its zonal volume keeps it in zone-a,
+    # node-a2 holds quorum-1 (required anti-affinity) and node-a1 is down: Pending for good.
+    # The scheduler's spreading would have left node-a2 free, so this is the worst case.
+    r = simulate(_set("quorum"), "node-loss-out-of-service", kube_version="1.34")
+    assert not r.recovered
+    because = r.to_dict()["not_back_because"]
+    assert because == (
+        "quorum-0 stays Pending: its zonal volume (claim data-quorum-0) is in zone-a; node-a2: "
+        "required anti-affinity allows one pod per hostname, and node-a1 is down (simulated "
+        "cluster: 3 zones × 2 nodes); with the worst placement the constraints allow"
+    )
+    assert because.split(";")[0] in r.verdict
+    # with 3 nodes per zone the worst case puts all three replicas in zone-a, with 4 a node
+    # is left for quorum-0: back after the taint
+    big = ClusterProfile(nodes=default_nodes(3, 4), shape_stated=True)
+    r3 = simulate(_set("quorum"), "node-loss-out-of-service", kube_version="1.34", profile=big)
+    assert r3.recovered

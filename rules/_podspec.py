@@ -379,7 +379,7 @@ def claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
         claim_class_name(template),
         modes_t or ("ReadWriteOnce",),
         str(name or f"#{index}"),
-        [o.data for o in ctx.inventory.of_kind("StorageClass")],
+        ctx.inventory.storage_class_data(),
         [o.data for o in ctx.inventory.of_kind("PersistentVolume")],
         ctx.profile or ClusterProfile(),
     )

@@ -6,6 +6,7 @@ Cross-object lookups stay within one namespace, the way the controllers resolve 
 from __future__ import annotations
 
 import heapq
+import os
 from collections import ChainMap, Counter, defaultdict
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any, TypeVar
@@ -45,6 +46,8 @@ class Inventory:
         self._pdb_indexes: dict[str | None, tuple[dict[tuple[str, str], list[int]], list[int]]] = {}
         self._views: dict[str, Inventory] = {}
         self._units: _Units | None = None
+        #: the unit a view sees from (``None``: the whole inventory)
+        self._unit: str | None = None
         for obj in objects:
             kind = obj.kind
             self.by_kind[kind].append(obj)
@@ -60,8 +63,12 @@ class Inventory:
         unit's namespaced objects (the same kind, namespace and name: ``staging/`` and
         ``prod/``, two overlays of one base) is an alternative to it, never a complement, so
         none of its objects is seen; of the copies of one object in the other units only the
-        first counts, so a redefinition is never counted twice. Without any object defined in
-        two units this is the inventory itself, at no cost.
+        first counts, so a redefinition is never counted twice. A default StorageClass (the
+        ``is-default-class`` annotation) is the default only for claims of its own unit and
+        of units below its directory (a default class at the top of a repository covers all
+        of it); a class named by ``storageClassName`` is found by identity anywhere. Without
+        any object defined in two units and without a default class out of reach, this is the
+        inventory itself, at no cost.
 
         Every lookup method works on the view (they all go through the three indexes, which
         the view overlays); a new index added to ``__init__`` must be overlaid in
@@ -69,19 +76,26 @@ class Inventory:
         """
         if self._units is None:
             self._units = _Units(self)
-        if not self._units.shared:
+        if not self._units.shared and not self._units.scoped_defaults:
             return self
         view = self._views.get(unit)
         if view is None:
-            view = self._views[unit] = self._view(self._units.hidden_from(unit))
+            hidden = self._units.hidden_from(unit) if self._units.shared else {}
+            view = self._views[unit] = self._view(hidden, unit)
         return view
 
-    def _view(self, hidden: dict[int, K8sObject]) -> Inventory:
-        """This inventory without the ``hidden`` objects (by ``id``; the indexes are overlaid
-        only where a hidden object is listed, so a view costs what it hides)."""
+    def _view(self, hidden: dict[int, K8sObject], unit: str) -> Inventory:
+        """This inventory as ``unit`` sees it, without the ``hidden`` objects (by ``id``; the
+        indexes are overlaid only where a hidden object is listed, so a view costs what it
+        hides)."""
         view = Inventory.__new__(Inventory)
         view._pdb_indexes = {}
         view._views = {}
+        view._unit = unit
+        view._units = _Units.none()
+        if not hidden:
+            view.by_kind, view._by_ns, view._by_name = self.by_kind, self._by_ns, self._by_name
+            return view
         objs = list(hidden.values())
         view.by_kind = _overlay(self.by_kind, hidden, {o.kind for o in objs})
         view._by_ns = _overlay(self._by_ns, hidden, {(o.kind, o.namespace) for o in objs})
@@ -189,13 +203,24 @@ class Inventory:
         return self.storage_class(str(name)) if name else None
 
     def default_storage_class(self) -> K8sObject | None:
+        """The default StorageClass for claims of this view's unit (see :meth:`for_unit`)."""
         for sc in self.of_kind("StorageClass"):
-            ann = sc.metadata.get("annotations")
-            if isinstance(ann, Mapping) and any(
-                str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS
-            ):
+            if is_default_class(sc) and self._default_reaches(sc):
                 return sc
         return None
+
+    def storage_class_data(self) -> list[Mapping[str, Any]]:
+        """The StorageClasses as data for the simulator, which picks the default class by its
+        annotation: a default class out of this unit's reach is given without it."""
+        return [
+            sc.data
+            if not is_default_class(sc) or self._default_reaches(sc)
+            else _without_default_annotation(sc.data)
+            for sc in self.of_kind("StorageClass")
+        ]
+
+    def _default_reaches(self, sc: K8sObject) -> bool:
+        return self._unit is None or unit_covers(sc.unit, self._unit)
 
     def named(self, kind: str, namespace: str | None, name: str) -> K8sObject | None:
         """The object of ``kind`` called ``name`` in ``namespace`` (``None`` for cluster-scoped
@@ -251,8 +276,38 @@ def _overlay(
     return ChainMap(overlay, index)
 
 
+def is_default_class(sc: K8sObject) -> bool:
+    """Whether the StorageClass ``sc`` carries the default-class annotation."""
+    ann = sc.metadata.get("annotations")
+    return isinstance(ann, Mapping) and any(
+        str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS
+    )
+
+
+def _without_default_annotation(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = dict(data.get("metadata") or {})
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping):
+        meta["annotations"] = {
+            k: v for k, v in annotations.items() if k not in DEFAULT_CLASS_ANNOTATIONS
+        }
+    return {**data, "metadata": meta}
+
+
+def unit_covers(outer: str, inner: str) -> bool:
+    """Whether the unit ``inner`` is ``outer`` or lies in its directory tree (units are
+    directories shown like the inputs; ``<stdin>`` covers only itself)."""
+    if outer == inner:
+        return True
+    if outer.startswith("<") or inner.startswith("<"):
+        return False
+    a, b = os.path.abspath(outer), os.path.abspath(inner)
+    return b == a or b.startswith(a.rstrip(os.sep) + os.sep)
+
+
 class _Units:
-    """Which rendered units define the same objects (computed once per inventory)."""
+    """Which rendered units define the same objects, and whether a default StorageClass is
+    out of some StatefulSet's reach (computed once per inventory)."""
 
     def __init__(self, inventory: Inventory | None) -> None:
         self.by_unit: dict[str, list[K8sObject]] = defaultdict(list)
@@ -261,8 +316,15 @@ class _Units:
         #: unit -> units that define a copy of one of its namespaced objects
         self.alternatives: dict[str, set[str]] = defaultdict(set)
         self.shared = False
+        self.scoped_defaults = False
         if inventory is None:
             return
+        defaults = [sc for sc in inventory.of_kind("StorageClass") if is_default_class(sc)]
+        if defaults:
+            units = {sts.unit for sts in inventory.statefulsets}
+            self.scoped_defaults = any(
+                not unit_covers(sc.unit, u) for sc in defaults for u in units
+            )
         seen: dict[Identity, list[K8sObject]] = defaultdict(list)
         units_of: dict[Identity, set[str]] = defaultdict(set)
         for objs in inventory.by_kind.values():

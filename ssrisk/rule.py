@@ -239,7 +239,7 @@ class CheckContext:
                     data,
                     kube_version=self.kube_version,
                     pdbs=[p.data for p in self.pdbs()],
-                    storage_classes=[o.data for o in self.inventory.of_kind("StorageClass")],
+                    storage_classes=self.inventory.storage_class_data(),
                     persistent_volumes=[o.data for o in self.inventory.of_kind("PersistentVolume")],
                     profile=self.profile,
                     feature_gates=self.feature_gates,

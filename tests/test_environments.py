@@ -66,3 +66,13 @@ def test_each_copy_keeps_its_own_suppression_annotations() -> None:
     by_env = {f["path"].split("/")[-2]: f.get("suppressed", False) for f in run.json()["findings"]}
     assert by_env == {"staging": True, "prod": False}
     assert run.code == 1  # prod's single replica is not suppressed by staging's annotation
+
+
+def test_a_default_storage_class_covers_its_own_tree_only() -> None:
+    classes = ENVS / "default-class"
+    # beside the applications: not their default (the claim's class is unknown, as without it)
+    beside = _findings("--select", "node-pinned-storage", str(classes / "sibling"))
+    assert beside == []
+    # at the top of the tree: the default of every claim below it
+    above = _findings("--select", "node-pinned-storage", str(classes / "top"))
+    assert len(above) == 1 and "default StorageClass 'host-disks'" in above[0]["message"]

@@ -75,4 +75,4 @@ def test_a_default_storage_class_covers_its_own_tree_only() -> None:
     assert beside == []
     # at the top of the tree: the default of every claim below it
     above = _findings("--select", "node-pinned-storage", str(classes / "top"))
-    assert len(above) == 1 and "default StorageClass 'host-disks'" in above[0]["message"]
+    assert len(above) == 1 and "'data'" in above[0]["message"]

@@ -15,8 +15,9 @@ from it inside its repository (:func:`ssrisk.confine.tree_of`):
   documents are not even parsed).
 
 What is reported: every finding of the StatefulSets built from a changed file, and of the
-StatefulSets that a changed PodDisruptionBudget, Service, StorageClass, PersistentVolume(Claim)
-or Namespace relates to. A StatefulSet is built from a file when it is written there (a plain
+StatefulSets that a changed PodDisruptionBudget, Service, StorageClass, PersistentVolume(Claim),
+HorizontalPodAutoscaler or Namespace relates to. A StatefulSet is built from a file when it is
+written there (a plain
 file, a template) or when its kustomize resource or one of its patches is that file; a changed
 ``values.yaml``, ``Chart.yaml``, helper or other chart file builds every object of the chart,
 and a changed kustomization file every object of the builds that include it. Input errors are
@@ -301,7 +302,7 @@ def relates(sts: K8sObject, obj: K8sObject, inventory: Inventory) -> bool:
     """Whether ``obj`` is one of the objects the rules look up for ``sts`` in ``inventory``
     (the view from the StatefulSet's unit): a PodDisruptionBudget selecting its pods, the
     Service its ``serviceName`` names, the StorageClass or a PersistentVolume(Claim) of its
-    claim templates, its Namespace."""
+    claim templates, the HorizontalPodAutoscaler that scales it, its Namespace."""
     kind = obj.kind
     if kind == "Namespace":
         return obj.name == sts.namespace
@@ -312,6 +313,8 @@ def relates(sts: K8sObject, obj: K8sObject, inventory: Inventory) -> bool:
         )
     if kind == "Service":
         return obj.namespace == sts.namespace and obj.name == sts.get("spec", "serviceName")
+    if kind == "HorizontalPodAutoscaler":
+        return inventory.autoscaler_for(sts.namespace, "StatefulSet", sts.name) is obj
     claims = [_mapping(t) for t in sts.get("spec", "volumeClaimTemplates") or []]
     if kind == "StorageClass":
         return any(

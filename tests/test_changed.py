@@ -118,3 +118,10 @@ def test_a_storage_class_rechecks_the_statefulsets_that_claim_it() -> None:
     assert checked_sets(report) == {("default/db", "")}  # not default/cache, which claims none
     pinned = [f for f in report["findings"] if f["rule"] == "node-pinned-storage"]
     assert len(pinned) == 1 and "'fast'" in pinned[0]["explanation"]  # the class named
+
+
+def test_an_autoscaler_rechecks_the_statefulset_it_scales() -> None:
+    autoscaled = DATA / "gate" / "changed" / "autoscaled"
+    report = run_cli("check", "--changed", "--format", "json", str(autoscaled / "hpa.yaml")).json()
+    assert checked_sets(report) == {("default/web", "")}  # not default/cache beside it
+    assert any(f["path"].endswith("hpa.yaml") for f in report["findings"])

@@ -93,8 +93,9 @@ class Inventory:
         view._views = {}
         view._unit = unit
         view._units = _Units.none()
-        if not hidden:
+        if not hidden:  # the same objects: share the indexes, the PDB ones included
             view.by_kind, view._by_ns, view._by_name = self.by_kind, self._by_ns, self._by_name
+            view._pdb_indexes = self._pdb_indexes
             return view
         objs = list(hidden.values())
         view.by_kind = _overlay(self.by_kind, hidden, {o.kind for o in objs})

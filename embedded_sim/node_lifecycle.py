@@ -37,6 +37,14 @@ PARTIAL = "PartialDisruption"
 FULL = "FullDisruption"
 
 
+def _noexecute_keys(node: Node) -> tuple[str, str]:
+    """(taint to add, opposite taint) for a node's Ready condition: the unreachable and
+    not-ready NoExecute taints are mutually exclusive (SwapNodeControllerTaint)."""
+    if node.ready == "Unknown":
+        return TAINT_UNREACHABLE, TAINT_NOT_READY
+    return TAINT_NOT_READY, TAINT_UNREACHABLE
+
+
 class NodeLifecycleController:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
@@ -178,11 +186,7 @@ class NodeLifecycleController:
         if node.ready == "True":
             self._reachable(node)
             return
-        key, opposite = (
-            (TAINT_UNREACHABLE, TAINT_NOT_READY)
-            if node.ready == "Unknown"
-            else (TAINT_NOT_READY, TAINT_UNREACHABLE)
-        )
+        key, opposite = _noexecute_keys(node)
         if node.has_taint(key, "NoExecute"):
             return
         if node.has_taint(opposite, "NoExecute"):
@@ -365,11 +369,7 @@ class NodeLifecycleController:
         if node.ready == "True" or node.deleted:
             self._process(zone)
             return
-        key, opposite = (
-            (TAINT_UNREACHABLE, TAINT_NOT_READY)
-            if node.ready == "Unknown"
-            else (TAINT_NOT_READY, TAINT_UNREACHABLE)
-        )
+        key, opposite = _noexecute_keys(node)
         # SwapNodeControllerTaint: the two NoExecute taints are mutually exclusive.
         swapped = node.remove_taint(opposite, "NoExecute")
         if node.add_taint(Taint(key, "NoExecute", added_s=sim.now)) or swapped:

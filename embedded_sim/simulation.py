@@ -202,33 +202,24 @@ class Simulation:
         self.initial_nodes = {o: n for o in ords if (n := placement.get(o)) is not None}
         for o in ords:
             node_name = placement.get(o)
-            if node_name is None:
-                pod = Pod(
-                    name=self.wl.pod_name(o),
-                    ordinal=o,
-                    revision="rev-1",
-                    uid=self.cluster.next_uid(),
-                    created_s=-3600.0,
-                    claims=self.claims_for(o),
-                )
-                self.cluster.pods[pod.name] = pod
-                self.baseline_down.add(o)
-                continue
-            node = self.cluster.nodes[node_name]
             pod = Pod(
                 name=self.wl.pod_name(o),
                 ordinal=o,
                 revision="rev-1",
                 uid=self.cluster.next_uid(),
                 created_s=-3600.0,
-                node=node.name,
-                phase="Running",
-                ready=True,
-                ready_since_s=-3600.0,
-                containers_running=True,
                 claims=self.claims_for(o),
             )
             self.cluster.pods[pod.name] = pod
+            if node_name is None:
+                self.baseline_down.add(o)  # Pending: no node takes it
+                continue
+            node = self.cluster.nodes[node_name]
+            pod.node = node.name
+            pod.phase = "Running"
+            pod.ready = True
+            pod.ready_since_s = -3600.0
+            pod.containers_running = True
             for c in pod.claims:
                 vol = self.cluster.volumes[c]
                 if vol.topology == "zonal":

@@ -390,20 +390,19 @@ def evaluate(
     true (the text is smaller than the simulation results a builder keeps, and it can be sent
     back from a worker process), and never built otherwise (the findings then have none).
     """
-    import multiprocessing
     import os
-    import time
 
     if statefulsets is None:
         statefulsets = inventory.statefulsets
     total = len(statefulsets)
     jobs = settings.jobs or os.cpu_count() or 1
     jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
-    if (
-        jobs <= 1
-        or total < PARALLEL_MIN_STATEFULSETS
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    if jobs <= 1 or total < PARALLEL_MIN_STATEFULSETS:
+        return _evaluate_range(inventory, rules, settings, statefulsets)
+    import multiprocessing  # not imported by small runs such as pre-commit's: start-up time
+    import time
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return _evaluate_range(inventory, rules, settings, statefulsets)
     parts: list[_Part] = []
     begin = 0

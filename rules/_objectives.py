@@ -9,6 +9,7 @@ way the cluster profile says the platform handles a dead node (``node-remediatio
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,58 @@ from ssrisk.rule import CheckContext
 from ssrisk.timeline import fmt_duration
 
 from ._quorum import is_quorum
+
+#: Per scenario, the rules whose finding names the cause of a missed objective (most specific
+#: first); a miss is folded into the first of them that reports the StatefulSet.
+CAUSES: Mapping[str, tuple[str, ...]] = {
+    "node-loss": (
+        "single-replica",
+        "quorum-replicas",
+        "replicas-share-failure-domain",
+        "node-pinned-storage",
+        "eviction-disabled-by-toleration",
+        "no-automatic-failover",
+        "rwo-volume-reattach",
+        "zonal-volume-pinning",
+    ),
+    "zone-loss": (
+        "single-replica",
+        "quorum-replicas",
+        "replicas-share-failure-domain",
+        "zonal-volume-pinning",
+        "node-pinned-storage",
+    ),
+    "node-drain": (
+        "single-replica",
+        "pdb-blocks-drain",
+        "pdb-quorum-loss",
+        "pdb-missing",
+        "replicas-share-failure-domain",
+        "long-termination-grace",
+        "prestop-exceeds-grace",
+    ),
+    "rolling-update": (
+        "single-replica",
+        "quorum-replicas",
+        "max-unavailable-rollout",
+        "partition-blocks-update",
+        "long-termination-grace",
+    ),
+    "bad-rollout": (
+        "ordered-ready-stall",
+        "max-unavailable-rollout",
+        "update-strategy-ondelete",
+        "single-replica",
+    ),
+}
+
+
+def causes(scenario: str, before: str) -> tuple[str, ...]:
+    """The cause rules of ``scenario`` listed before the rule ``before`` (what a finding of
+    ``before`` about that scenario is an echo of)."""
+    ids = CAUSES[scenario]
+    return ids[: ids.index(before)] if before in ids else ids
+
 
 #: The scenario that is "node loss" on a platform with each node-remediation.
 NODE_LOSS_SCENARIO = {
@@ -71,14 +124,22 @@ class Assessment:
     outage_s: float | None
 
     @property
+    def beyond(self) -> bool:
+        """More replicas went down than ``max-unavailable`` allows (any, when it is unset)."""
+        return self.took > (self.allowed or 0)
+
+    @property
     def too_many(self) -> bool:
-        return self.allowed is not None and self.took > self.allowed
+        """``max-unavailable`` missed, where no ``recover-within`` bounds the outage instead
+        (with one, losing more is fine when every replica is back in time)."""
+        limit = self.objective.recover_within_s
+        return self.allowed is not None and limit is None and self.took > self.allowed
 
     @property
     def too_long(self) -> bool:
         """An outage beyond ``max-unavailable`` that lasted longer than ``recover-within``."""
         limit = self.objective.recover_within_s
-        if limit is None or not (self.allowed is None or self.took > self.allowed):
+        if limit is None or not self.beyond:
             return False
         return self.outage_s is None or self.outage_s > limit
 
@@ -108,9 +169,22 @@ class Assessment:
     def missed(self) -> bool:
         return self.too_many or self.too_long or self.slow or self.manual_revert
 
+    @property
+    def worst_case(self) -> bool:
+        """Whether the replicas the fault hit are the worst placement the constraints allow
+        rather than where spreading or the constraints force them (the simulator says so)."""
+        basis = self.result.to_dict().get("placement_basis")
+        domain = "zone" if self.scenario == "zone-loss" else "node"
+        entry = basis.get(domain) if isinstance(basis, dict) else None
+        if not isinstance(entry, dict) or entry.get("basis") != "worst case":
+            return False
+        return bool(entry.get("worst_case") != entry.get("spread"))
+
     def figure(self) -> str:
-        """The simulated figure: ``"1 of 1 down, not back"``, ``"2 of 3 down, back at 8m30s"``."""
-        head = f"{self.took} of {self.replicas} down"
+        """The simulated figure: ``"1 of 1 down, not back"``, ``"worst case 2 of 3 down, back
+        at 8m30s"``."""
+        worst = "worst case " if self.worst_case and self.took > 1 else ""
+        head = f"{worst}{self.took} of {self.replicas} down"
         if self.never_back:
             return head + ", not back"
         t = self.result.time_to_recovery_s
@@ -148,7 +222,7 @@ def assess(ctx: CheckContext, scenario: str) -> Assessment | None:
         if objective.max_unavailable is None
         else resolve_max_unavailable(objective.max_unavailable, replicas, is_quorum(ctx))
     )
-    if allowed is not None and took <= allowed:
+    if took <= (allowed or 0):
         outage: float | None = 0.0
     elif result.recovered and result.time_to_recovery_s is not None:
         outage = float(result.time_to_recovery_s)

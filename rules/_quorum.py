@@ -74,6 +74,40 @@ def quorum_system(ctx: CheckContext) -> str | None:
     return None
 
 
+#: Labels that tie StatefulSets into one installation (Helm's and the recommended labels).
+INSTANCE_LABELS = ("app.kubernetes.io/instance", "release")
+
+
+def members(ctx: CheckContext, system: str) -> int:
+    """Voting members of the quorum system across StatefulSets: ``ctx.replicas`` plus the
+    replicas of other StatefulSets in the namespace that run the same system and carry the same
+    instance label (a MongoDB arbiter beside its data members, an Elasticsearch master set
+    beside a data set)."""
+    labels = ctx.pod_labels
+    keys = [(k, labels[k]) for k in INSTANCE_LABELS if labels.get(k)]
+    total = ctx.replicas
+    if not keys or system == "annotation":
+        return total
+    for other in ctx.inventory.in_namespace("StatefulSet", ctx.sts.namespace):
+        if other is ctx.sts or other.name == ctx.sts.name:
+            continue
+        tl = other.get("spec", "template", "metadata", "labels")
+        if not isinstance(tl, dict) and not hasattr(tl, "get"):
+            continue
+        if not all(str(tl.get(k)) == str(v) for k, v in keys):
+            continue
+        images = [
+            image_system(str(c.get("image") or ""))
+            for f, _i, c in containers(other)
+            if f == "containers"
+        ]
+        replicas = other.get("spec", "replicas")
+        if system in images:
+            ok = isinstance(replicas, int) and not isinstance(replicas, bool)
+            total += replicas if ok else 1
+    return total
+
+
 def is_quorum(ctx: CheckContext) -> bool:
     """Whether ``ctx.sts`` runs a quorum system (see :func:`quorum_system`)."""
     return quorum_system(ctx) is not None

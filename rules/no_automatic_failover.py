@@ -16,7 +16,7 @@ from ._cluster import (
     out_of_service_works,
     seconds,
 )
-from ._objectives import Assessment, assess, remediation
+from ._objectives import Assessment, assess, causes, remediation
 from ._podspec import NOT_READY, POD, UNREACHABLE, eviction_for
 from ._sim import timeline_block
 from ._text import paragraph
@@ -57,7 +57,7 @@ class NoAutomaticFailover(Rule):
             at = ctx.sts.pos(*POD, "tolerations", index, "tolerationSeconds")
             msg = (
                 f"tolerationSeconds {secs} only starts a graceful delete: on node loss {pod} "
-                f"stays Terminating, never replaced without an operator ({loss.figure()})"
+                f"stays Terminating and is not replaced ({loss.figure()})"
             )
             echo: tuple[str, ...] = ()
         elif loss.too_long:
@@ -132,13 +132,7 @@ class NoAutomaticFailover(Rule):
 
 #: Rules whose finding states the cause when a node loss misses its objective (most specific
 #: first): the objective-missed findings of node loss are folded into them.
-NODE_LOSS_CAUSES = (
-    "single-replica",
-    "quorum-replicas",
-    "replicas-share-failure-domain",
-    "node-pinned-storage",
-    "eviction-disabled-by-toleration",
-)
+NODE_LOSS_CAUSES = causes("node-loss", before="no-automatic-failover")
 
 
 def operator_actions_of_run(ctx: CheckContext) -> str:

@@ -11,11 +11,10 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import force_detach_after_s, out_of_service_works
-from ._objectives import Assessment, assess, remediation, remediation_phrase
+from ._objectives import Assessment, assess, causes, remediation, remediation_phrase
 from ._podspec import claim_storage, pinned_hostname
 from ._sim import timeline_block
 from ._text import paragraph
-from .no_automatic_failover import NODE_LOSS_CAUSES
 
 SINGLE_NODE_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
 
@@ -57,13 +56,13 @@ class RwoVolumeReattach(Rule):
                 f"claim {shown} is {mode}: {how} it waits {wait} to detach; node loss: "
                 f"{loss.figure()} (objective recover-within {within})"
             )
-            echo: tuple[str, ...] = NODE_LOSS_CAUSES
+            echo: tuple[str, ...] = causes("node-loss", before="no-automatic-failover")
         else:
             msg = (
                 f"claim {shown} is {mode}: a replacement waits for the old pod and the volume "
                 f"detach; node loss: {loss.figure()}"
             )
-            echo = (*NODE_LOSS_CAUSES, "no-automatic-failover")
+            echo = causes("node-loss", before=self.id)
         yield self.finding(ctx, at, msg, lambda: self._explanation(ctx, mode, loss), echo_of=echo)
 
     def note(self, ctx: CheckContext) -> RunNote | None:

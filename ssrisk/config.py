@@ -340,6 +340,9 @@ def _validate(
             raise ConfigError(f"{where}: {keys[0] if keys else 'key'}: bad name {_message(err)}")
         if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
             extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            if keys and keys[0] == "objectives" and extra:  # point at the unknown key
+                where = _where(cfg, (*keys, extra[0]), prefix)
+                raise ConfigError(f"{where}: {_describe(err, keys)}")
             if not keys and extra:
                 where = _where(cfg, (extra[0],), prefix)
                 raise ConfigError(f"{where}: {_describe(err, keys)}")
@@ -399,8 +402,9 @@ def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
         known = ", ".join(sorted(err.schema.get("properties", {})))
         where = " ".join(str(k) for k in keys)
         return f"{where}: unknown key {', '.join(repr(e) for e in extra)} (known: {known})"
-    if name == "objectives" and validator == "oneOf":
-        what = "max-unavailable" if keys[-1] == "max-unavailable" else "duration"
+    last = str(keys[-1]) if keys else ""
+    if name == "objectives" and last in ("max-unavailable", "recover-within", "complete-within"):
+        what = "max-unavailable" if last == "max-unavailable" else "duration"
         usage = (
             "a whole number ≥ 0, a percentage such as 33%, or minority"
             if what == "max-unavailable"

@@ -1,0 +1,96 @@
+"""pdb-quorum-loss: a PodDisruptionBudget that lets drains take the majority of the replicas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.objectives import minority
+from ssrisk.rule import CheckContext, Rule
+
+from ._podspec import budget
+from ._quorum import quorum_system
+from ._text import paragraph
+
+
+class PdbQuorumLoss(Rule):
+    id = "pdb-quorum-loss"
+    severity = Severity.WARNING
+    summary = (
+        "a PodDisruptionBudget whose maxUnavailable or minAvailable lets evictions take a "
+        "majority of a quorum system (more than half of other sets), or the only replica"
+    )
+    references = (
+        "k8s: pkg/controller/disruption/disruption.go#getExpectedPodCount",
+        "k8s: pkg/registry/core/pod/storage/eviction.go#Create",
+        "web: docs/tasks/run-application/configure-pdb.md (Think about how your application "
+        "reacts to disruptions)",
+        "web: docs/concepts/workloads/pods/disruptions.md",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        n = ctx.replicas
+        pdbs = ctx.pdbs()
+        if n < 1 or len(pdbs) != 1:  # several PDBs: pdb-blocks-drain (every eviction fails)
+            return
+        pdb = pdbs[0]
+        b = budget(pdb, n)
+        if b is None or b.field is None:
+            return
+        allowed = b.allowed(n)
+        system = quorum_system(ctx)
+        limit = minority(n, system is not None)
+        if allowed <= limit:
+            return
+        at = pdb.pos("spec", b.field)
+        if n == 1:
+            msg = (
+                f"PodDisruptionBudget {pdb.name!r} {b.field}: {b.raw} lets a drain evict the only "
+                "replica: every drain of its node is an outage"
+            )
+        elif system is not None:
+            msg = (
+                f"PodDisruptionBudget {pdb.name!r} {b.field}: {b.raw} lets drains evict {allowed} "
+                f"of {n} {system} members at once; a majority needs at most {limit} gone"
+            )
+        else:
+            msg = (
+                f"PodDisruptionBudget {pdb.name!r} {b.field}: {b.raw} lets drains evict {allowed} "
+                f"of {n} replicas at once, more than half"
+            )
+        desired = n - limit
+
+        def explanation() -> str:
+            what = (
+                f"a quorum system ({system}) keeps accepting writes only while a majority, "
+                f"{n // 2 + 1} of {n}, is up"
+                if system is not None
+                else "ssrisk takes at most half of a set that is not a quorum system as the "
+                "most that may go at once"
+            )
+            why = paragraph(
+                f"""The disruption controller allows evictions while currentHealthy is above
+                desiredHealthy (disruption.go#getExpectedPodCount; percentages are rounded up),
+                and the eviction API admits them one by one against that budget
+                (eviction.go#Create). Here {b.field}: {b.raw} gives desiredHealthy
+                {b.desired_healthy} of {n}, so {allowed} pod(s) may be evicted at once: node
+                upgrades, the cluster autoscaler and kubectl drain of several nodes in parallel
+                all consume the same budget. But {what}."""
+            )
+            fix = paragraph(
+                f"""Fix: allow at most {limit} disruption(s): maxUnavailable: {limit} or
+                minAvailable: {desired}{" (and run at least 3 replicas)" if n < 3 else ""};
+                add unhealthyPodEvictionPolicy: AlwaysAllow so broken pods never block drains."""
+                if limit > 0
+                else """Fix: run enough replicas that one can go (3 for a quorum system), then
+                allow one disruption (maxUnavailable: 1)."""
+            )
+            return f"{why}\n\n{fix}\n"
+
+        yield self.finding(ctx, at, msg, explanation, echo_of=("single-replica", "quorum-replicas"))
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [PdbQuorumLoss()]

@@ -1,0 +1,152 @@
+"""peer-discovery-not-ready: members find each other through a headless Service that only
+publishes Ready pods."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, K8sObject, Severity
+from ssrisk.rule import CheckContext, Rule
+from ssrisk.selectors import map_selector_matches
+
+from ._podspec import containers
+from ._text import paragraph
+
+#: Environment variable names that carry a peer list or the Service to discover peers with.
+_PEER_ENV = re.compile(r"SERVICE|DISCOVERY|PEER|SEED|CLUSTER|MEMBER|JOIN|SERVERS|ENSEMBLE", re.I)
+
+
+def _strings(c: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """``(where, text)`` of a container's command, args and literal env values."""
+    for key in ("command", "args"):
+        items = c.get(key)
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, (str, int)):
+                    yield key, str(item)
+    env = c.get("env")
+    for e in env if isinstance(env, list) else []:
+        if isinstance(e, Mapping) and isinstance(e.get("value"), (str, int)):
+            yield f"env {e.get('name')}", str(e.get("value"))
+
+
+def peer_evidence(sts: K8sObject, service: str) -> str | None:
+    """Where the pod template names its peers through ``service``: a per-pod DNS name of the
+    set's own pods (``<name>-<ordinal>.<service>``, ``$(POD_NAME).<service>``; another set's pod
+    behind the same Service is not a peer) in a command, argument or env value, or an
+    env variable for peer discovery (``K8S_SERVICE_NAME``, ``*_SEEDS``, ...) that names the
+    Service; ``None`` when nothing does."""
+    own = re.escape(sts.name) + r"-\d+"  # <name>-<ordinal>, or a variable for the pod's name
+    dns = re.compile(r"(?:(?<![\w-])" + own + r"|[)}])\." + re.escape(service) + r"(?![\w-])")
+    word = re.compile(r"(?<![\w.-])" + re.escape(service) + r"(?![\w-])")
+    for _field, _i, c in containers(sts):
+        for where, text in _strings(c):
+            if dns.search(text):
+                return where
+            if where.startswith("env ") and _PEER_ENV.search(where) and word.search(text):
+                return where
+    return None
+
+
+class PeerDiscoveryNotReady(Rule):
+    id = "peer-discovery-not-ready"
+    severity = Severity.WARNING
+    summary = (
+        "pods find their peers through the headless Service, which publishes only Ready pods "
+        "(no publishNotReadyAddresses): a cold start of a peer-dependent system can deadlock"
+    )
+    references = (
+        "k8s: pkg/controller/endpointslice/utils.go#podToEndpoint (ready = "
+        "PublishNotReadyAddresses || IsPodReady)",
+        "web: docs/reference/kubernetes-api/service-resources/service-v1.md "
+        "(publishNotReadyAddresses)",
+        "web: docs/concepts/workloads/controllers/statefulset.md (Pod Management Policies)",
+        "web: www.rabbitmq.com/docs/cluster-formation (Kubernetes peer discovery)",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        n = ctx.replicas
+        name = ctx.sts.get("spec", "serviceName")
+        if n < 2 or ctx.is_fragment or not isinstance(name, str) or not name:
+            return
+        found = list(containers(ctx.sts))
+        if not any(c.get("readinessProbe") is not None for _, _, c in found):
+            return  # without a readiness probe a pod is Ready as soon as it runs
+        service = self._governing(ctx, name)
+        if service is None or service.get("spec", "publishNotReadyAddresses") is True:
+            return
+        where = peer_evidence(ctx.sts, name)
+        if where is None:
+            return
+        ordered = ctx.pod_management_policy == "OrderedReady"
+        first, second = ctx.pod_name(0), ctx.pod_name(1)
+        if ordered:
+            msg = (
+                f"pods find peers through Service {name!r}, which lists Ready pods only, and "
+                f"OrderedReady waits for {first} to be Ready: a cold start can deadlock"
+            )
+        else:
+            msg = (
+                f"pods find peers through Service {name!r}, which lists Ready pods "
+                "only: members of a cold start cannot resolve each other"
+            )
+        at = service.pos("spec")
+        policy = "OrderedReady" if ordered else "Parallel"
+
+        def explanation() -> str:
+            why = paragraph(
+                f"""The EndpointSlice controller marks an endpoint ready only when its pod is
+                Ready, unless the Service sets publishNotReadyAddresses
+                (endpointslice/utils.go#podToEndpoint), and cluster DNS answers the per-pod names
+                <pod>.{name} of a headless Service only for ready endpoints. These pods look up
+                their peers through {name!r} ({where}), so a member that waits for its peers
+                before it reports Ready waits for names that do not resolve yet."""
+            )
+            if ordered:
+                how = (
+                    f"the controller creates {second} only after {first} is Running and Ready, "
+                    "so a first start, or a restart of every member after a power cut, waits "
+                    f"for ever when {first} needs a peer to become Ready"
+                )
+            else:
+                how = (
+                    "every member starts at once, but none can resolve the others until they "
+                    "are Ready, which a peer-dependent system (ZooKeeper, etcd, RabbitMQ, "
+                    "Galera, Cassandra seeds) reaches only with its peers"
+                )
+            cold = paragraph(
+                f"""With {policy}: {how}. Systems that need no peer to report Ready (a
+                readiness probe that only checks the local process) are not affected; suppress
+                the finding with that reason then."""
+            )
+            fix = paragraph(
+                f"""Fix: set publishNotReadyAddresses: true on the headless Service {name!r}
+                (clients should use a separate Service that lists Ready pods only){
+                    " and podManagementPolicy: Parallel on the StatefulSet" if ordered else ""
+                }."""
+            )
+            return f"{why}\n\n{cold}\n\n{fix}\n"
+
+        yield self.finding(ctx, at, msg, explanation)
+
+    @staticmethod
+    def _governing(ctx: CheckContext, name: str) -> K8sObject | None:
+        """The headless Service ``name`` of the StatefulSet's namespace that selects its pods
+        (headless-service-missing reports the others)."""
+        for svc in ctx.inventory.services_named(name):
+            if svc.namespace != ctx.sts.namespace:
+                continue
+            ip = svc.get("spec", "clusterIP")
+            ips = svc.get("spec", "clusterIPs")
+            headless = ip == "None" or (isinstance(ips, list) and ips[:1] == ["None"])
+            if headless and map_selector_matches(svc.get("spec", "selector"), ctx.pod_labels):
+                return svc
+        return None
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [PeerDiscoveryNotReady()]

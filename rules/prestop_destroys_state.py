@@ -1,0 +1,143 @@
+"""prestop-destroys-state: a preStop hook that wipes the data or leaves the cluster on every
+termination."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ssrisk.hookspecs import hookimpl
+from ssrisk.model import Finding, Severity
+from ssrisk.rule import CheckContext, Rule
+
+from ._podspec import POD, containers
+from ._text import paragraph
+
+#: Commands that take a member out of its cluster for good (each system's own documentation:
+#: etcd "Runtime reconfiguration" member remove; Cassandra nodetool decommission; RabbitMQ
+#: rabbitmqctl forget_cluster_node, reset; Redis CLUSTER FORGET / RESET; MongoDB rs.remove();
+#: ZooKeeper reconfig -remove; CockroachDB node decommission; Consul leave).
+MEMBERSHIP = (
+    (re.compile(r"\betcdctl\b.*\bmember\s+remove\b"), "etcdctl member remove"),
+    (re.compile(r"\bnodetool\b.*\bdecommission\b"), "nodetool decommission"),
+    (re.compile(r"\brabbitmqctl\b.*\b(forget_cluster_node|force_reset|reset)\b"), "rabbitmqctl"),
+    (re.compile(r"\bcluster\s+(forget|reset)\b", re.I), "redis-cli cluster forget/reset"),
+    (re.compile(r"\brs\.remove\s*\("), "rs.remove()"),
+    (re.compile(r"\breconfig\b.*-remove\b"), "zookeeper reconfig -remove"),
+    (re.compile(r"\bcockroach\b.*\bnode\s+decommission\b"), "cockroach node decommission"),
+    (re.compile(r"\bconsul\b.*\bleave\b"), "consul leave"),
+)
+
+_RM = re.compile(r"\brm\s+(-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+)+")
+
+
+def _command_text(command: Any) -> str:
+    if isinstance(command, list):
+        return " ".join(str(c) for c in command)
+    return str(command) if isinstance(command, str) else ""
+
+
+def _removed_paths(text: str) -> list[str]:
+    """Paths given to a recursive ``rm`` in a shell command."""
+    out: list[str] = []
+    for m in _RM.finditer(text):
+        rest = text[m.end() :].split(";")[0].split("&&")[0].split("||")[0]
+        try:
+            words = shlex.split(rest)
+        except ValueError:
+            words = rest.split()
+        out.extend(w for w in words if w.startswith("/") or w.startswith("$"))
+    return out
+
+
+def _under(path: str, mount: str) -> bool:
+    p, m = path.rstrip("/*") or "/", mount.rstrip("/") or "/"
+    return p == m or p.startswith(m + "/") or m.startswith(p + "/") or p == "/"
+
+
+def destroyed_state(c: Mapping[str, Any], claims: set[str]) -> str | None:
+    """What a container's preStop exec hook destroys: ``"the data in /var/lib/x"`` when it
+    removes a directory of a volume claim mount, ``"its cluster membership (etcdctl member
+    remove)"`` when it leaves the cluster; ``None`` otherwise."""
+    lifecycle = c.get("lifecycle")
+    pre = lifecycle.get("preStop") if isinstance(lifecycle, Mapping) else None
+    exec_ = pre.get("exec") if isinstance(pre, Mapping) else None
+    if not isinstance(exec_, Mapping):
+        return None
+    text = _command_text(exec_.get("command"))
+    for pattern, what in MEMBERSHIP:
+        if pattern.search(text):
+            return f"its cluster membership ({what})"
+    mounts = [
+        str(m.get("mountPath"))
+        for m in (c.get("volumeMounts") or [])
+        if isinstance(m, Mapping) and str(m.get("name")) in claims and m.get("mountPath")
+    ]
+    for path in _removed_paths(text):
+        for mount in mounts:
+            if _under(path, mount):
+                return f"the data in {mount}"
+    return None
+
+
+class PreStopDestroysState(Rule):
+    id = "prestop-destroys-state"
+    severity = Severity.WARNING
+    summary = (
+        "a preStop hook that deletes the data directory of a volume claim or takes the member "
+        "out of its cluster: it runs on every termination, not only on scale-down"
+    )
+    references = (
+        "web: docs/concepts/containers/container-lifecycle-hooks.md (PreStop)",
+        "web: docs/concepts/workloads/pods/pod-lifecycle.md (Termination of Pods)",
+        "k8s: pkg/kubelet/kuberuntime/kuberuntime_container.go#executePreStopHook",
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.replicas < 1:
+            return
+        templates = ctx.sts.get("spec", "volumeClaimTemplates")
+        claims = {
+            str(t.get("metadata", {}).get("name"))
+            for t in (templates if isinstance(templates, list) else [])
+            if isinstance(t, Mapping) and isinstance(t.get("metadata"), Mapping)
+        }
+        for field, i, c in containers(ctx.sts):
+            what = destroyed_state(c, claims)
+            if what is None:
+                continue
+            name = str(c.get("name", "?"))
+            msg = (
+                f"container {name!r}: preStop destroys {what} on every termination, each "
+                "rollout and drain included"
+            )
+
+            def explanation(what: str = what) -> str:
+                why = paragraph(
+                    f"""The kubelet runs a preStop hook before every termination of the
+                    container: a rolling update, a drain or eviction, a deletion, a liveness
+                    failure, a preemption (container-lifecycle-hooks, PreStop;
+                    kuberuntime_container.go#executePreStopHook), not only when the StatefulSet
+                    is scaled down. A StatefulSet brings the same ordinal back with the same
+                    claim, so a hook that destroys {what} turns every routine restart into the
+                    loss of a member: it rejoins empty and must be rebuilt from its peers (a
+                    full resync per rolling update), and while several restart at once (a zone
+                    drain, a rollout with maxUnavailable) the cluster can lose data or quorum."""
+                )
+                fix = paragraph(
+                    """Fix: leave the data and the membership alone on termination; remove a
+                    member explicitly when it is really retired (a scale-down job or an
+                    operator), and keep preStop for a graceful stop (stop accepting work, hand
+                    over leadership, flush)."""
+                )
+                return f"{why}\n\n{fix}\n"
+
+            at = ctx.sts.pos(*POD, field, i, "lifecycle", "preStop")
+            yield self.finding(ctx, at, msg, explanation)
+
+
+@hookimpl
+def ssrisk_rules() -> list[Rule]:
+    return [PreStopDestroysState()]

@@ -300,6 +300,19 @@ def placement_basis(sim: Simulation, scenario: str) -> str:
     return text
 
 
+def _moved_off_hostpath(sim: Simulation) -> list[str]:
+    """Pods now running on another node than at t=0 while a claim of theirs is an unpinned
+    hostPath volume (storage.py "hostpath"): their data did not move with them."""
+    if not any(st.topology == "hostpath" for st in sim.storage):
+        return []
+    out = []
+    for o, first in sorted(sim.initial_nodes.items()):
+        pod = sim.cluster.pods.get(sim.wl.pod_name(o))
+        if pod is not None and pod.node is not None and pod.node != first:
+            out.append(pod.name)
+    return out
+
+
 def _blocker(sim: Simulation) -> str:
     """Why the set is not back, as one phrase (first unavailable ordinal)."""
     if sim.drain.failed is not None:
@@ -467,6 +480,12 @@ def _result(
             f"{scenario}: recovers {rec_at:.0f} s after the fault{how}; at most "
             f"{sim.max_unavailable} of {n} replicas unavailable"
         )
+        emptied = _moved_off_hostpath(sim)
+        if emptied:
+            verdict += (
+                f", but {', '.join(emptied)} came back on another node with an empty hostPath "
+                "directory (the data stayed on the old node)"
+            )
     elif not settled:
         verdict = f"{scenario}: not recovered within the {sim.loop.horizon_s:g} s horizon"
     else:

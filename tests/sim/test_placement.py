@@ -141,3 +141,15 @@ def test_not_back_because_no_node_is_left_in_the_volume_zone() -> None:
     big = ClusterProfile(nodes=default_nodes(3, 4), shape_stated=True)
     r3 = simulate(_set("quorum"), "node-loss-out-of-service", kube_version="1.34", profile=big)
     assert r3.recovered
+
+
+def test_hostpath_volume_is_not_pinned_and_its_data_stays_behind() -> None:
+    # kubernetes.io/host-path PVs have no node affinity and no attacher: after the out-of-service
+    # taint the replacement starts on another node at once (no Multi-Attach wait), with an
+    # empty directory; the verdict says so.
+    i = load("placement.yaml")
+    r = simulate(_set("hostpath-db"), "node-loss-out-of-service", kube_version="1.34", **i.kwargs())
+    assert r.recovered
+    assert r.events("volume-multi-attach") == [] and r.events("volume-detached") == []
+    assert r.to_dict()["pods"]["hostpath-db-0"]["node"] != "node-a1"
+    assert "hostpath-db-0 came back on another node with an empty hostPath directory" in r.verdict

@@ -385,6 +385,16 @@ def claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
     )
 
 
+# --- Services --------------------------------------------------------------------------------
+
+
+def is_headless(svc: K8sObject) -> bool:
+    """Whether a Service is headless: ``clusterIP: None`` (or ``None`` first in
+    ``clusterIPs``), as docs/concepts/services-networking/service.md (Headless Services) says."""
+    ips = svc.get("spec", "clusterIPs")
+    return svc.get("spec", "clusterIP") == "None" or (isinstance(ips, list) and ips[:1] == ["None"])
+
+
 # --- PodDisruptionBudgets --------------------------------------------------------------------
 
 _PERCENT = re.compile(r"^\s*(\d+)\s*%\s*$")

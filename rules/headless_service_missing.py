@@ -10,6 +10,8 @@ from ssrisk.model import Finding, K8sObject, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
+from ._podspec import is_headless
+
 
 class HeadlessServiceMissing(Rule):
     id = "headless-service-missing"
@@ -74,9 +76,7 @@ class HeadlessServiceMissing(Rule):
     def _problem(svc: K8sObject, labels: Mapping[str, Any], name: str) -> str | None:
         """Why ``svc`` cannot govern the StatefulSet's pods, or ``None`` when it can."""
         cluster_ip = svc.get("spec", "clusterIP")
-        ips = svc.get("spec", "clusterIPs")
-        headless = cluster_ip == "None" or (isinstance(ips, list) and ips[:1] == ["None"])
-        if not headless:
+        if not is_headless(svc):
             shown = cluster_ip if cluster_ip is not None else "unset"
             return f"Service {name!r} is not headless (clusterIP {shown})"
         selector = svc.get("spec", "selector")

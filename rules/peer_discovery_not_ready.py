@@ -12,7 +12,7 @@ from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
-from ._podspec import containers
+from ._podspec import containers, is_headless
 from ._text import paragraph
 
 #: Environment variable names that carry a peer list or the Service to discover peers with.
@@ -139,10 +139,9 @@ class PeerDiscoveryNotReady(Rule):
         for svc in ctx.inventory.services_named(name):
             if svc.namespace != ctx.sts.namespace:
                 continue
-            ip = svc.get("spec", "clusterIP")
-            ips = svc.get("spec", "clusterIPs")
-            headless = ip == "None" or (isinstance(ips, list) and ips[:1] == ["None"])
-            if headless and map_selector_matches(svc.get("spec", "selector"), ctx.pod_labels):
+            if is_headless(svc) and map_selector_matches(
+                svc.get("spec", "selector"), ctx.pod_labels
+            ):
                 return svc
         return None
 

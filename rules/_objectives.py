@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ssrisk.objectives import Objective, fmt_objective_duration, resolve_max_unavailable
+from ssrisk.objectives import Objective, fmt_objective_duration
 from ssrisk.rule import CheckContext
 from ssrisk.timeline import fmt_duration
 
-from ._quorum import is_quorum
+from ._quorum import allowed_down
 
 #: Per scenario, the rules whose finding names the cause of a missed objective (most specific
 #: first); a miss is folded into the first of them that reports the StatefulSet.
@@ -220,7 +220,7 @@ def assess(ctx: CheckContext, scenario: str) -> Assessment | None:
     allowed = (
         None
         if objective.max_unavailable is None
-        else resolve_max_unavailable(objective.max_unavailable, replicas, is_quorum(ctx))
+        else allowed_down(ctx, objective.max_unavailable, replicas)
     )
     if took <= (allowed or 0):
         outage: float | None = 0.0

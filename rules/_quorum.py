@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
 
 from ._podspec import containers
@@ -106,6 +107,20 @@ def members(ctx: CheckContext, system: str) -> int:
             ok = isinstance(replicas, int) and not isinstance(replicas, bool)
             total += replicas if ok else 1
     return total
+
+
+def allowed_down(ctx: CheckContext, value: int | str | None, replicas: int | None = None) -> int:
+    """How many of the set's replicas an objective's ``max-unavailable`` ``value`` lets go at
+    once (``None``: the default, minority). ``minority`` of a quorum system is counted over all
+    its voting members (:func:`members`: an arbiter in another set counts) and is at most the
+    set's own replicas; of other sets it is at most half."""
+    n = ctx.replicas if replicas is None else replicas
+    value = MINORITY if value is None else value
+    system = quorum_system(ctx)
+    if value == MINORITY and system is not None:
+        total = max(n, members(ctx, system) if n == ctx.replicas else n)
+        return min(n, minority(total, True))
+    return resolve_max_unavailable(value, n, system is not None)
 
 
 def is_quorum(ctx: CheckContext) -> bool:

@@ -15,13 +15,11 @@ from typing import Any
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
-from ssrisk.objectives import MINORITY
-from ssrisk.objectives import resolve_max_unavailable as resolve_objective
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import gate_enabled
 from ._podspec import as_int, minor
-from ._quorum import is_quorum
+from ._quorum import allowed_down
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -64,8 +62,7 @@ def resolve_max_unavailable(raw: Any, replicas: int) -> int | None:
 def rolling_allowed(ctx: CheckContext, replicas: int) -> int:
     """Replicas the rolling-update objective lets go down at once (default: minority, which
     for a quorum system is fewer than half and for other sets at most half)."""
-    value = ctx.objectives["rolling-update"].max_unavailable
-    return resolve_objective(MINORITY if value is None else value, replicas, is_quorum(ctx))
+    return allowed_down(ctx, ctx.objectives["rolling-update"].max_unavailable, replicas)
 
 
 def majority_lost_at(replicas: int) -> int:

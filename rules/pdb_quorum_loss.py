@@ -6,11 +6,10 @@ from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
-from ssrisk.objectives import minority
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import budget
-from ._quorum import quorum_system
+from ._quorum import allowed_down, quorum_system
 from ._text import paragraph
 
 
@@ -40,7 +39,7 @@ class PdbQuorumLoss(Rule):
             return
         allowed = b.allowed(n)
         system = quorum_system(ctx)
-        limit = minority(n, system is not None)
+        limit = allowed_down(ctx, None)
         if allowed <= limit:
             return
         at = pdb.pos("spec", b.field)

@@ -13,7 +13,6 @@ from typing import Any
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
-from ssrisk.objectives import MINORITY, resolve_max_unavailable
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import min_domains_honoured
@@ -29,7 +28,7 @@ from ._podspec import (
     spread_over,
     term_selects_own_pods,
 )
-from ._quorum import is_quorum
+from ._quorum import allowed_down, is_quorum
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -129,7 +128,7 @@ def _allowed(ctx: CheckContext, scenario: str, n: int, quorum: bool) -> int:
     """Replicas the scenario's objective lets go down at once (the default minority when the
     objective leaves max-unavailable unset)."""
     value = ctx.objectives[scenario].max_unavailable
-    return resolve_max_unavailable(MINORITY if value is None else value, n, quorum)
+    return allowed_down(ctx, value, n)
 
 
 def _cause(host: Spread, zone: Spread, host_bad: bool, zone_bad: bool) -> str:

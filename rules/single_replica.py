@@ -12,6 +12,7 @@ from ssrisk.timeline import fmt_duration
 from ._cluster import default_toleration_s, out_of_service_works, seconds
 from ._objectives import assess, remediation_phrase
 from ._podspec import UNREACHABLE
+from ._quorum import members, quorum_system
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -35,6 +36,9 @@ class SingleReplica(Rule):
         raw = ctx.sts.get("spec", "replicas")
         if ctx.replicas != 1 or (raw is None and ctx.autoscaler() is None and ctx.is_fragment):
             return
+        system = quorum_system(ctx)
+        if system is not None and members(ctx, system) >= 3:
+            return  # one member (a MongoDB arbiter) of a larger quorum of the same installation
         pod = ctx.pod_name(0)
         loss = assess(ctx, "node-loss")
         how = remediation_phrase(ctx)

@@ -245,6 +245,8 @@ class _Builder:
                         index = {k: i for i, k in enumerate(mapping, 1)}
                     positions[index[key]] = (m.line << 32) | m.column
                 else:
+                    if index is not None:  # a key after the first duplicate
+                        index[key] = len(positions)
                     positions.append((m.line << 32) | m.column)
                 mapping[key] = self.build(value_node, depth + 1)
             mapping._pos = array("q", positions)

@@ -268,3 +268,13 @@ def test_documents_of_other_kinds_in_disguise_are_only_counted(tmp_path: Path) -
     )
     report = run_cli("check", "--format", "json", str(path)).json()
     assert report["errors"] == [] and report["summary"]["skipped_documents"] == 1
+
+
+def test_duplicate_keys_interleaved_with_new_ones() -> None:
+    """Found by the mutation fuzzer (an internal error): a duplicate, a new key, its duplicate."""
+    report = run_cli(
+        "check", "--format", "json", str(HOSTILE / "manifests" / "duplicate-keys-interleaved.yaml")
+    )
+    assert report.code == 0, report.err
+    found = {(n["line"], n["message"].split(" (")[0]) for n in report.json()["notices"]}
+    assert {(5, "duplicate key 'metadata'"), (8, "duplicate key 'spec'")} <= found

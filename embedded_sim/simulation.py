@@ -36,6 +36,11 @@ def resolve_storage(
     return resolve_claim(ct.storage_class_name, ct.access_modes, ct.name, classes, pvs, p)
 
 
+#: Nodes per zone the assumed shape grew to, by placement key (Simulation._grow_shape): every
+#: scenario of a set starts from the same steady state, so the search runs once per set.
+_GROWN_SHAPES: dict[tuple[object, ...], int] = {}
+
+
 class Simulation:
     """One StatefulSet in a simulated cluster. Components talk through this object."""
 
@@ -237,43 +242,80 @@ class Simulation:
     def _grow_shape(
         self, ords: list[int], placement: dict[int, str | None], text: str
     ) -> tuple[dict[int, str | None], str]:
-        """The assumed cluster shape, grown by one node per zone at a time (up to one node per
-        replica in every zone) while that places more replicas: the default 3 zones × 2 nodes
-        is a shape, not the user's inventory, and a cluster whose set cannot even start is a
-        different problem than failover. The result notes the shape used."""
+        """The assumed cluster shape, grown by whole nodes per zone (up to one node per replica
+        in every zone) to the fewest that place as many replicas as any size does: the default
+        3 zones × 2 nodes is a shape, not the user's inventory, and a cluster whose set cannot
+        even start is a different problem than failover. The result notes the shape used.
+        Sizes are tried by doubling, then bisection: a few placements, not one per size."""
         p = self.profile
         zones = list(dict.fromkeys(ns.zone for ns in p.nodes))
         per_zone = max(sum(1 for ns in p.nodes if ns.zone == z) for z in zones) if zones else 0
         if not p.placeholder_names or p.nodes != default_nodes(len(zones), per_zone):
             return placement, text  # nodes given one by one: the user's inventory
-        best = (
-            len(self.scheduler.facts.unplaced),
-            per_zone,
-            placement,
-            text,
-            dict(self.cluster.nodes),
-        )
-        for npz in range(per_zone + 1, max(per_zone, len(ords)) + 1):
-            grown = p.with_overrides(nodes=default_nodes(len(zones), npz))
-            self.cluster.nodes = {}
-            built, _ = build_nodes(grown, self.wl)
-            self._add_nodes(built)
-            placement, text = self.scheduler.initial_placement(ords)
-            left = len(self.scheduler.facts.unplaced)
-            if left < best[0]:
-                best = (left, npz, placement, text, dict(self.cluster.nodes))
-            if left == 0:
-                break
-        _, npz, placement, text, nodes = best
-        self.cluster.nodes = nodes
-        self.scheduler.initial_placement(ords)  # the facts of the shape kept
+        key = self._placement_key(ords)
+        npz = _GROWN_SHAPES.get(key)
+        if npz is not None:
+            if npz != per_zone:
+                self._use_shape(p, len(zones), npz)
+                placement, text = self.scheduler.initial_placement(ords)
+                self._note_grown(len(zones), npz)
+            return placement, text
+        tried: dict[int, int] = {per_zone: len(self.scheduler.facts.unplaced)}
+
+        def unplaced_with(npz: int) -> int:
+            if npz not in tried:
+                self._use_shape(p, len(zones), npz)
+                self.scheduler.initial_placement(ords)
+                tried[npz] = len(self.scheduler.facts.unplaced)
+            return tried[npz]
+
+        limit = max(per_zone, len(ords))
+        lo, hi = per_zone, per_zone
+        while hi < limit and unplaced_with(hi) > 0:
+            lo, hi = hi, min(limit, hi * 2)
+        best = unplaced_with(hi)
+        while hi - lo > 1:  # the fewest nodes per zone that still place as many
+            mid = (lo + hi) // 2
+            if unplaced_with(mid) <= best:
+                hi = mid
+            else:
+                lo = mid
+        npz = hi if best < tried[per_zone] else per_zone
+        if len(_GROWN_SHAPES) >= 1024:
+            _GROWN_SHAPES.clear()
+        _GROWN_SHAPES[key] = npz
+        self._use_shape(p, len(zones), npz)
+        placement, text = self.scheduler.initial_placement(ords)
         if npz != per_zone:
-            self.notes.append(
-                f"the assumed cluster shape was grown to {len(zones)} zones × {npz} nodes so "
-                "that the hard scheduling constraints place every replica it can; give the real "
-                "shape with the profile's zones and nodes-per-zone"
-            )
+            self._note_grown(len(zones), npz)
         return placement, text
+
+    def _use_shape(self, p: ClusterProfile, zones: int, per_zone: int) -> None:
+        self.cluster.nodes = {}
+        built, _ = build_nodes(p.with_overrides(nodes=default_nodes(zones, per_zone)), self.wl)
+        self._add_nodes(built)
+
+    def _note_grown(self, zones: int, per_zone: int) -> None:
+        self.notes.append(
+            f"the assumed cluster shape was grown to {zones} zones × {per_zone} nodes so that "
+            "the hard scheduling constraints place every replica they can; give the real shape "
+            "with the profile's zones and nodes-per-zone"
+        )
+
+    def _placement_key(self, ords: list[int]) -> tuple[object, ...]:
+        """Everything the steady-state placement depends on (not names)."""
+        wl = self.wl
+        return (
+            self.profile,
+            len(ords),
+            wl.hard_rules,
+            tuple(sorted(wl.node_selector.items())),
+            wl.node_name,
+            wl.node_affinity_terms,
+            wl.host_ports,
+            wl.requests,
+            wl.tolerations,
+        )
 
     def _add_nodes(self, built: list[BuiltNode]) -> None:
         for b in built:

@@ -43,6 +43,9 @@ class FilterContext:
     volumes: Sequence[Volume] = ()  # the pod's claims
     first_node: str | None = None  # where spec.nodeName points (nodes.py names it)
     _by_node: dict[str, int] | None = field(default=None, repr=False)
+    # per-attempt values filters derive from the whole snapshot (PreFilter state upstream),
+    # computed once instead of once per node
+    memo: dict[object, object] = field(default_factory=dict, repr=False)
 
     def count_on(self, node_name: str) -> int:
         """The set's other pods bound to `node_name` (terminating ones included)."""
@@ -57,8 +60,18 @@ class FilterContext:
 Filter = Callable[["FilterContext", "Node"], "str | None"]
 
 
+_PLUGINS: tuple[ModuleType, ...] = ()
+
+
 def plugins() -> tuple[ModuleType, ...]:
     """The filter plugins in the default order."""
+    global _PLUGINS
+    if not _PLUGINS:
+        _PLUGINS = _load_plugins()
+    return _PLUGINS
+
+
+def _load_plugins() -> tuple[ModuleType, ...]:
     from . import (
         inter_pod_affinity,
         node_affinity,

@@ -16,20 +16,31 @@ from .pod_topology_spread import domain
 
 if TYPE_CHECKING:
     from ..cluster import Node
+    from ..workload import SpreadRule
     from .framework import FilterContext
 
 NAME = "InterPodAffinity"
 SOURCE = "pkg/scheduler/framework/plugins/interpodaffinity/filtering.go#Filter"
 
 
+def _present(ctx: FilterContext, rule: SpreadRule) -> set[str]:
+    """The domains of `rule`'s topology that hold one of the set's other pods (computed once
+    per scheduling attempt, like the plugin's PreFilter state)."""
+    key = ("inter-pod-affinity", rule.topology_key)
+    cached = ctx.memo.get(key)
+    if not isinstance(cached, set):
+        by_name = {n.name: n for n in ctx.nodes}
+        cached = {domain(rule, by_name[p.node]) for p in ctx.others if p.node in by_name}
+        ctx.memo[key] = cached
+    return cached
+
+
 def filter(ctx: FilterContext, node: Node) -> str | None:
-    rules = [r for r in ctx.wl.hard_rules if r.kind in ("anti-affinity", "affinity")]
-    if not rules:
-        return None
-    by_name = {n.name: n for n in ctx.nodes}
-    for rule in rules:
+    for rule in ctx.wl.hard_rules:
+        if rule.kind not in ("anti-affinity", "affinity"):
+            continue
+        present = _present(ctx, rule)
         here = domain(rule, node)
-        present = [domain(rule, by_name[p.node]) for p in ctx.others if p.node in by_name]
         if rule.kind == "anti-affinity" and here in present:
             return "node(s) didn't match pod anti-affinity rules"
         if rule.kind == "affinity" and present and here not in present:

@@ -26,13 +26,14 @@ def domain(rule: SpreadRule, node: Node) -> str:
     return node.name if rule.topology_key == "hostname" else node.zone
 
 
-def filter(ctx: FilterContext, node: Node) -> str | None:
-    spreads = [r for r in ctx.wl.hard_rules if r.kind == "spread"]
-    if not spreads:
-        return None
-    eligible = [n for n in ctx.nodes if node_selection_matches(ctx.wl, n.labels, n.name)]
-    by_name = {n.name: n for n in ctx.nodes}
-    for rule in spreads:
+def _counts(ctx: FilterContext, index: int, rule: SpreadRule) -> tuple[dict[str, int], int]:
+    """Matching pods per eligible domain of `rule`, and the smallest count (computed once per
+    scheduling attempt: the plugin's PreFilter state)."""
+    key = ("pod-topology-spread", index)
+    cached = ctx.memo.get(key)
+    if not isinstance(cached, tuple):
+        eligible = [n for n in ctx.nodes if node_selection_matches(ctx.wl, n.labels, n.name)]
+        by_name = {n.name: n for n in ctx.nodes}
         counts: dict[str, int] = {domain(rule, n): 0 for n in eligible}
         for p in ctx.others:
             n = by_name.get(p.node)
@@ -41,7 +42,16 @@ def filter(ctx: FilterContext, node: Node) -> str | None:
             d = domain(rule, n)
             if d in counts:
                 counts[d] += 1
-        lowest = min(counts.values()) if counts else 0
+        cached = (counts, min(counts.values()) if counts else 0)
+        ctx.memo[key] = cached
+    return cached
+
+
+def filter(ctx: FilterContext, node: Node) -> str | None:
+    for i, rule in enumerate(ctx.wl.hard_rules):
+        if rule.kind != "spread":
+            continue
+        counts, lowest = _counts(ctx, i, rule)
         if counts.get(domain(rule, node), 0) + 1 - lowest > rule.max_skew:
             return "node(s) didn't match pod topology spread constraints"
     return None

@@ -153,3 +153,15 @@ def test_hostpath_volume_is_not_pinned_and_its_data_stays_behind() -> None:
     assert r.events("volume-multi-attach") == [] and r.events("volume-detached") == []
     assert r.to_dict()["pods"]["hostpath-db-0"]["node"] != "node-a1"
     assert "hostpath-db-0 came back on another node with an empty hostPath directory" in r.verdict
+
+
+def test_assumed_shape_grows_to_the_fewest_nodes_that_hold_every_replica() -> None:
+    # 7 replicas with a required hostname anti-affinity need 7 nodes: 3 zones × 3 nodes is the
+    # fewest whole-nodes-per-zone shape; a stated shape is kept (one replica stays Pending).
+    r = simulate(_set("wide"), "node-loss", kube_version="1.34")
+    assert r.to_dict()["cluster_shape"]["text"] == "3 zones × 3 nodes"
+    assert any("grown to 3 zones × 3 nodes" in a for a in r.assumptions)
+    stated = ClusterProfile(shape_stated=True)
+    s = simulate(_set("wide"), "node-loss", kube_version="1.34", profile=stated)
+    assert s.to_dict()["placement_basis"]["unplaced"] == [6]
+    assert "wide-6 fit(s) no node of the simulated cluster (3 zones × 2 nodes)" in s.verdict

@@ -18,7 +18,20 @@ SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
 
 
 class RenderError(Exception):
-    """A renderer is missing or failed; the message says what to install or what broke."""
+    """A renderer is missing or failed; the message says what to install or what broke.
+
+    The message is one line of at most :data:`MAX_RENDER_MESSAGE` characters, control
+    characters escaped: it quotes the renderer, which quotes the repository (a template's
+    ``fail`` prints whatever the template computes).
+    """
+
+    def __init__(self, message: str) -> None:
+        from ..reporters.escape import snippet
+
+        super().__init__(snippet(message, MAX_RENDER_MESSAGE))
+
+
+MAX_RENDER_MESSAGE = 2000
 
 
 class Locator(Protocol):

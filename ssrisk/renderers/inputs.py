@@ -29,7 +29,7 @@ from fnmatch import fnmatch
 from typing import TYPE_CHECKING, BinaryIO
 
 from ..confine import tree_of
-from ..loading import DEFAULT_EXCLUDES, LoadedFile, decode, discover, read_text
+from ..loading import DEFAULT_EXCLUDES, MAX_FILE_BYTES, LoadedFile, decode, discover, read_text
 from ..model import InputError
 from .bounded import Limits
 from .common import load_stream
@@ -190,7 +190,11 @@ def load_stdin(namespace: str, stream: BinaryIO | None = None) -> LoadedFile:
         return lf
     source = stream if stream is not None else sys.stdin.buffer
     try:
-        raw = source.read()
+        raw = source.read(MAX_FILE_BYTES + 1)  # bounded, like a file
+        if len(raw) > MAX_FILE_BYTES:
+            lf = LoadedFile(STDIN_PATH)
+            lf.errors.append(InputError(STDIN_PATH, f"larger than the {MAX_FILE_BYTES} byte limit"))
+            return lf
     except (OSError, ValueError) as exc:
         lf = LoadedFile(STDIN_PATH)
         lf.errors.append(InputError(STDIN_PATH, f"cannot read standard input: {exc}"))

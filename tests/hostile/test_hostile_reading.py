@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DATA, run_cli, ssrisk_executable
+from conftest import DATA, run_cli, run_process, ssrisk_executable
 
 HOSTILE = DATA / "hostile"
 GOOD = DATA / "robust" / "good.yaml"
@@ -278,3 +278,12 @@ def test_duplicate_keys_interleaved_with_new_ones() -> None:
     assert report.code == 0, report.err
     found = {(n["line"], n["message"].split(" (")[0]) for n in report.json()["notices"]}
     assert {(5, "duplicate key 'metadata'"), (8, "duplicate key 'spec'")} <= found
+
+
+def test_standard_input_is_read_bounded() -> None:
+    from ssrisk.loading import MAX_FILE_BYTES
+
+    run = run_process("check", "-", str(GOOD), stdin="#" * (MAX_FILE_BYTES + 10))
+    assert run.code == 2
+    assert "<stdin>: error: larger than the 67108864 byte limit" in run.out
+    assert "good.yaml:" in run.out

@@ -128,6 +128,16 @@ def test_declared_dependencies_must_be_in_charts(tmp_path: Path) -> None:
     assert report.json()["summary"]["statefulsets"] == 1  # good.yaml
 
 
+@needs_helm
+@pytest.mark.parametrize("fmt", ["text", "github", "json"])
+def test_a_renderer_error_is_quoted_short_and_escaped(fmt: str) -> None:
+    run = run_cli("check", "--format", fmt, str(CHARTS / "huge-fail"))
+    assert run.code == 2
+    assert len(run.out) < 3000, len(run.out)
+    assert "\x1b" not in run.out
+    assert not [ln for ln in run.out.splitlines() if ln.lstrip().startswith("::error::")]
+
+
 # --- charts: time and memory --------------------------------------------------------------------
 
 

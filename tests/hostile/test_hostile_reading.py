@@ -17,38 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
+from checkout import GOOD, assert_clean, make_checkout
 from conftest import DATA, run_cli, run_process, ssrisk_executable
 
 HOSTILE = DATA / "hostile"
-GOOD = DATA / "robust" / "good.yaml"
-#: A value that must never appear in any output: it is in the environment of every run here.
-SECRET = "ssrisk-test-secret-7f3a9c"
-
-
-@pytest.fixture(autouse=True)
-def _secret_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SSRISK_TEST_TOKEN", SECRET)
-
-
-def _repo(tmp_path: Path) -> Path:
-    """A checkout: ``.git/config`` holding a token, and one good manifest ``deploy/db.yaml``."""
-    repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
-    (repo / ".git" / "config").write_text(
-        f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {SECRET}\n'
-    )
-    (repo / "deploy").mkdir()
-    shutil.copy(GOOD, repo / "deploy" / "db.yaml")
-    return repo
-
-
-def _no_leak(*texts: str) -> None:
-    joined = "".join(texts)
-    assert SECRET not in joined
-    assert "root:x:0:0" not in joined  # /etc/passwd
-    assert "Traceback" not in joined and "internal error" not in joined
-
-
 # --- links out of the tree ---------------------------------------------------------------------
 
 LINKS = {
@@ -59,43 +31,51 @@ LINKS = {
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
-def test_manifest_links_out_of_the_tree_are_not_read(fmt: str, tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_manifest_links_out_of_the_tree_are_not_read(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
     for name, target in LINKS.items():
         (repo / "deploy" / name).symlink_to(target)
     walked = run_cli("check", "deploy", "--format", fmt, cwd=repo)
     named = run_cli("check", *[f"deploy/{n}" for n in LINKS], "deploy/db.yaml", cwd=repo)
     for run in (walked, named):
         assert run.code == 2
-        _no_leak(run.out, run.err)
+        assert_clean(run.out, run.err)
     assert walked.out.count("not read") >= len(LINKS), walked.out
     assert "db.yaml" in walked.out  # the good file is still checked
     assert named.out.count("not read") == len(LINKS), named.out
 
 
-def test_a_link_inside_the_repository_is_read(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_a_link_inside_the_repository_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
     (repo / "deploy" / "alias.yaml").symlink_to("db.yaml")
     run = run_cli("check", "--format", "json", "deploy/alias.yaml", cwd=repo)
     assert run.code == 0 and run.json()["summary"]["statefulsets"] == 1
 
 
 @pytest.mark.parametrize("target", ["/etc/passwd", "/proc/self/environ", ".git/config"])
-def test_configuration_links_out_of_the_tree_are_not_read(target: str, tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_configuration_links_out_of_the_tree_are_not_read(
+    target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
     (repo / ".ssrisk.yaml").symlink_to(target)
     for args in (["check", "deploy"], ["check", "deploy", "--config", ".ssrisk.yaml"]):
         run = run_cli(*args, cwd=repo)
         assert run.code == 2 and ".ssrisk.yaml" in run.err and "not read" in run.err
-        _no_leak(run.out, run.err)
+        assert_clean(run.out, run.err)
 
 
-def test_a_baseline_link_out_of_the_tree_is_not_read(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_a_baseline_link_out_of_the_tree_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
     (repo / ".ssrisk-baseline.json").symlink_to("/etc/passwd")
     run = run_cli("check", "deploy", "--baseline", ".ssrisk-baseline.json", cwd=repo)
     assert run.code == 2 and "not read" in run.err
-    _no_leak(run.out, run.err)
+    assert_clean(run.out, run.err)
 
 
 # --- configuration and baseline files ----------------------------------------------------------
@@ -118,8 +98,10 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize(("source", "name", "words"), CONFIGS)
-def test_hostile_configuration_files(source: str, name: str, words: str, tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_hostile_configuration_files(
+    source: str, name: str, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
     shutil.copy(HOSTILE / "config" / source, repo / name)
     started = time.monotonic()
     run = run_cli("check", "deploy", cwd=repo)
@@ -127,7 +109,7 @@ def test_hostile_configuration_files(source: str, name: str, words: str, tmp_pat
     assert run.code == 2, run.err
     assert run.err.startswith(f"ssrisk: error: {repo / name}") and words in run.err, run.err
     assert len(run.err) < 1200 and "\n" not in run.err.rstrip("\n")
-    _no_leak(run.out, run.err)
+    assert_clean(run.out, run.err)
     assert not list(repo.glob("ssrisk-*-ran"))
 
 
@@ -140,8 +122,10 @@ BASELINES = [
 
 
 @pytest.mark.parametrize(("source", "words"), BASELINES)
-def test_hostile_baselines(source: str | None, words: str, tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_hostile_baselines(
+    source: str | None, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
     baseline = repo / ".ssrisk-baseline.json"
     if source is None:
         baseline.write_text("[" * 100_000 + "]" * 100_000)
@@ -149,7 +133,7 @@ def test_hostile_baselines(source: str | None, words: str, tmp_path: Path) -> No
         shutil.copy(HOSTILE / "baseline" / source, baseline)
     run = run_cli("check", "deploy", "--baseline", str(baseline.name), cwd=repo)
     assert run.code == 2 and ".ssrisk-baseline.json" in run.err and words in run.err, run.err
-    _no_leak(run.out, run.err)
+    assert_clean(run.out, run.err)
 
 
 # --- manifests -----------------------------------------------------------------------------------
@@ -175,7 +159,7 @@ def test_integers_past_pythons_digit_limit(name: str, line: int, words: str) -> 
     assert err["line"] == line and words in err["message"], err
     assert len(err["message"]) < 300
     assert any(f["path"].endswith("good.yaml") for f in data["findings"])
-    _no_leak(report.out, report.err)
+    assert_clean(report.out, report.err)
 
 
 def test_a_list_whose_items_are_not_a_list() -> None:
@@ -218,7 +202,7 @@ def test_a_pipe_with_a_writer_is_read(tmp_path: Path) -> None:
 def test_an_unreadable_directory_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = _repo(tmp_path)
+    repo = make_checkout(tmp_path, monkeypatch)
     locked = repo / "deploy" / "locked"
     locked.mkdir()
     shutil.copy(GOOD, locked / "hidden.yaml")

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from checkout import GOOD, SECRET, assert_clean, make_checkout
 from conftest import DATA, run_cli, ssrisk_executable
 
 from ssrisk.renderers import bounded
@@ -29,33 +30,12 @@ from ssrisk.renderers.helm import describe_renderer
 HOSTILE = DATA / "hostile"
 CHARTS = HOSTILE / "charts"
 KUSTOMIZE = HOSTILE / "kustomize"
-GOOD = DATA / "robust" / "good.yaml"
-SECRET = "ssrisk-test-secret-5d1e0b"
 
 needs_helm = pytest.mark.skipif(not describe_renderer(), reason="needs helm or helm-python-sdk")
 needs_kustomize = pytest.mark.skipif(
     shutil.which("kubectl") is None and shutil.which("kustomize") is None,
     reason="needs kubectl or kustomize",
 )
-
-
-@pytest.fixture(autouse=True)
-def _secret_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SSRISK_TEST_TOKEN", SECRET)
-
-
-def _repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    (repo / ".git").mkdir(parents=True)
-    (repo / ".git" / "config").write_text(f"[credential]\n\ttoken = {SECRET}\n")
-    shutil.copy(GOOD, repo / "good.yaml")
-    return repo
-
-
-def _clean(*texts: str) -> None:
-    joined = "".join(texts)
-    assert SECRET not in joined and "root:x:0:0" not in joined
-    assert "Traceback" not in joined and "internal error" not in joined
 
 
 def _only_error(report: dict[str, object]) -> dict[str, object]:
@@ -70,8 +50,10 @@ def _only_error(report: dict[str, object]) -> dict[str, object]:
 
 @needs_helm
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
-def test_chart_files_that_leave_the_chart_are_not_given_to_helm(fmt: str, tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_chart_files_that_leave_the_chart_are_not_given_to_helm(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     chart = repo / "leak"
     shutil.copytree(CHARTS / "leak", chart)
     (chart / "files").mkdir()
@@ -81,18 +63,20 @@ def test_chart_files_that_leave_the_chart_are_not_given_to_helm(fmt: str, tmp_pa
     (chart / ".git" / "config").write_text(f"token = {SECRET}\n")
     run = run_cli("check", "--format", fmt, "leak", "good.yaml", cwd=repo)
     assert run.code == 2
-    _clean(run.out, run.err)
+    assert_clean(run.out, run.err)
     assert "env=[] passwd=[] git=[]" in run.out  # Helm saw none of them
     assert "good.yaml" in run.out
 
 
 @needs_helm
-def test_a_chart_at_the_repository_root_cannot_print_git_config(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_a_chart_at_the_repository_root_cannot_print_git_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     shutil.copytree(CHARTS / "leak", repo, dirs_exist_ok=True)
     report = run_cli("check", "--format", "json", ".", cwd=repo)
     assert report.code == 2
-    _clean(report.out, report.err)
+    assert_clean(report.out, report.err)
     message = str(_only_error(report.json())["message"])
     assert "git=[]" in message
     warnings = [n["message"] for n in report.json()["notices"] if n["level"] == "warning"]
@@ -100,8 +84,10 @@ def test_a_chart_at_the_repository_root_cannot_print_git_config(tmp_path: Path) 
 
 
 @needs_helm
-def test_many_links_to_one_big_file_are_bounded(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_many_links_to_one_big_file_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     chart = repo / "links"
     shutil.copytree(CHARTS / "leak", chart)
     (chart / "templates" / "leak.yaml").write_text("a: 1\n")
@@ -250,7 +236,7 @@ def _stand_in(directory: Path, name: str, output: Path, record: Path, sleep_s: f
 def test_renderers_get_a_scrubbed_environment(
     tool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = _repo(tmp_path)
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     record = tmp_path / "record.json"
@@ -282,8 +268,10 @@ def test_renderers_get_a_scrubbed_environment(
 
 
 @needs_kustomize
-def test_remote_kustomize_resources_are_refused_at_their_line(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_remote_kustomize_resources_are_refused_at_their_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     shutil.copytree(KUSTOMIZE / "remote", repo / "kz")
     started = time.monotonic()
     report = run_cli("check", "--format", "json", "kz", "good.yaml", cwd=repo)
@@ -305,7 +293,7 @@ def test_remote_kustomize_resources_are_refused_at_their_line(tmp_path: Path) ->
 
 @needs_kustomize
 def test_the_opt_in_lets_kustomize_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = _repo(tmp_path)
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     shutil.copytree(KUSTOMIZE / "remote", repo / "kz")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -320,8 +308,10 @@ def test_the_opt_in_lets_kustomize_run(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 @needs_kustomize
-def test_kustomize_paths_out_of_the_repository_are_refused(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+def test_kustomize_paths_out_of_the_repository_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     (repo / "deploy").mkdir()
     shutil.copytree(KUSTOMIZE / "escape", repo / "deploy" / "escape")
     outside = tmp_path / "outside"  # a kustomization next to the repository, not in it
@@ -334,7 +324,7 @@ def test_kustomize_paths_out_of_the_repository_are_refused(tmp_path: Path) -> No
     (repo / "deploy" / "alias" / "kustomization.yaml").symlink_to("/etc/passwd")
     report = run_cli("check", "--format", "json", "deploy", cwd=repo)
     assert report.code == 2
-    _clean(report.out, report.err)
+    assert_clean(report.out, report.err)
     got = sorted((e["path"], e["line"]) for e in report.json()["errors"])
     assert got == [
         ("deploy/alias/kustomization.yaml", None),
@@ -350,7 +340,7 @@ def test_kustomize_output_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """An overlay tree of 60 kB whose every level includes the one below twice: the output
     doubles at each level (a 1.2 MB tree of this shape renders 512 MB)."""
     monkeypatch.setattr(bounded, "RENDER_OUTPUT_BYTES", 1 << 20)
-    repo = _repo(tmp_path)
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     level = repo / "L0"
     level.mkdir()
     (level / "cm.yaml").write_text(
@@ -375,7 +365,7 @@ def test_a_hanging_kustomize_and_what_it_started_are_killed(
 ) -> None:
     """A tarpit host makes kustomize (and the git and ssh it starts) hang: stopped at the
     timeout, with its whole process group."""
-    repo = _repo(tmp_path)
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
     shutil.copytree(KUSTOMIZE / "remote" / "base", repo / "kz")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

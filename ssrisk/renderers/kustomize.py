@@ -115,9 +115,9 @@ def render_kustomization(
     Namespaces: kustomize already applied the kustomization's ``namespace``; objects that
     still name none get ``namespace`` (``--namespace``), as kubectl would.
 
-    Unless ``network`` (``--allow-remote-resources``), a kustomization that names anything
-    kustomize would fetch over the network, or a local path that leaves the checked tree, is
-    not built: each such reference is an error at its file and line
+    A kustomization that names a local path that leaves the checked tree, or (unless
+    ``network``, ``--allow-remote-resources``) anything kustomize would fetch over the
+    network, is not built: each such reference is an error at its file and line
     (:mod:`ssrisk.renderers.kustomize_refs`). ``tree`` is the checked tree (default:
     :func:`ssrisk.confine.tree_of` the directory).
 
@@ -125,15 +125,14 @@ def render_kustomization(
         A :class:`LoadedFile` named after the directory; a missing tool or a failed build is
         its single error (naming the directory and what to install), never raised.
     """
-    if not network:
-        from ..confine import tree_of
+    from ..confine import tree_of
 
-        root = tree or tree_of(directory)
-        refused = refused_references(directory, root, kustomization_file(directory))
-        if refused:
-            lf = LoadedFile(directory)
-            lf.errors.extend(refused)
-            return lf
+    root = tree or tree_of(directory)
+    refused = refused_references(directory, root, kustomization_file(directory), remote_ok=network)
+    if refused:
+        lf = LoadedFile(directory)
+        lf.errors.extend(refused)
+        return lf
     try:
         text, wrapper = build(directory, limits, network=network)
     except RenderError as exc:
@@ -305,9 +304,11 @@ def _read(path: str) -> str | None:
 
 
 def _load_kustomization(directory: str) -> Mapping[str, Any]:
+    from ..confine import refusal, tree_of
+
     kfile = kustomization_file(directory)
-    if kfile is None:
-        return {}
+    if kfile is None or refusal(kfile, tree_of(directory)) is not None:
+        return {}  # a link out of the tree is never read (the build reports it)
     text = _read(kfile)
     if text is None:
         return {}

@@ -37,11 +37,12 @@ _HOST = re.compile(r"^[\w-]+(\.[\w-]+)+(:\d+)?/")
 
 
 def refused_references(
-    directory: str, root: str, kustomization_file: str | None
+    directory: str, root: str, kustomization_file: str | None, *, remote_ok: bool = False
 ) -> list[InputError]:
     """Every reference of the kustomization in ``directory`` (and of the local ones it
-    includes) that kustomize would fetch remotely or that leaves the tree ``root`` (a real
-    path), as errors at their file and line; ``[]`` when it may be built offline.
+    includes) that kustomize would fetch remotely (unless ``remote_ok``) or that leaves the
+    tree ``root`` (a real path), as errors at their file and line; ``[]`` when it may be
+    built.
 
     A kustomization file that cannot be parsed is refused too: what it names is unknown.
     """
@@ -59,7 +60,7 @@ def refused_references(
         if refused is not None:
             out.append(InputError(kfile, refused))
             continue
-        for problem, included in _check_file(here, kfile, root):
+        for problem, included in _check_file(here, kfile, root, remote_ok):
             if problem is not None:
                 out.append(problem)
             if included is not None:
@@ -68,7 +69,7 @@ def refused_references(
 
 
 def _check_file(
-    directory: str, kfile: str, root: str
+    directory: str, kfile: str, root: str, remote_ok: bool
 ) -> Iterator[tuple[InputError | None, tuple[str, str | None] | None]]:
     import yaml
 
@@ -103,7 +104,7 @@ def _check_file(
         if field in RESOURCE_FIELDS:
             target = os.path.join(directory, entry)
             if not os.path.lexists(target):
-                if _URL.search(entry) or _HOST.match(entry):
+                if not remote_ok and (_URL.search(entry) or _HOST.match(entry)):
                     yield InputError(kfile, _remote(field, entry), line, column), None
                 continue  # a missing local path: kustomize reports it (and has no git to try)
             refused = refusal(target, root)
@@ -114,7 +115,8 @@ def _check_file(
                 yield None, (target, kustomization_file(target))
         else:
             if _URL.search(entry):
-                yield InputError(kfile, _remote(field, entry), line, column), None
+                if not remote_ok:
+                    yield InputError(kfile, _remote(field, entry), line, column), None
                 continue
             target = os.path.join(directory, entry)
             refused = refusal(target, root) if os.path.lexists(target) else None

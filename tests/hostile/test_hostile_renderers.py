@@ -322,17 +322,18 @@ def test_kustomize_paths_out_of_the_repository_are_refused(
     (repo / "deploy" / "linked" / "base").symlink_to(outside)
     (repo / "deploy" / "alias").mkdir()
     (repo / "deploy" / "alias" / "kustomization.yaml").symlink_to("/etc/passwd")
-    report = run_cli("check", "--format", "json", "deploy", cwd=repo)
-    assert report.code == 2
-    assert_clean(report.out, report.err)
-    got = sorted((e["path"], e["line"]) for e in report.json()["errors"])
-    assert got == [
-        ("deploy/alias/kustomization.yaml", None),
-        ("deploy/escape/kustomization.yaml", 4),
-        ("deploy/escape/kustomization.yaml", 8),
-        ("deploy/linked/kustomization.yaml", 1),
-    ], report.json()["errors"]
-    assert report.json()["summary"]["statefulsets"] == 1  # linked-base, inside
+    for opt_in in ([], ["--allow-remote-resources"]):  # the opt-in is for the network only
+        report = run_cli("check", "--format", "json", "deploy", *opt_in, cwd=repo)
+        assert report.code == 2
+        assert_clean(report.out, report.err)
+        got = sorted((e["path"], e["line"]) for e in report.json()["errors"])
+        assert got == [
+            ("deploy/alias/kustomization.yaml", None),
+            ("deploy/escape/kustomization.yaml", 4),
+            ("deploy/escape/kustomization.yaml", 8),
+            ("deploy/linked/kustomization.yaml", 1),
+        ], report.json()["errors"]
+        assert report.json()["summary"]["statefulsets"] == 1  # linked-base, inside
 
 
 @needs_kustomize

@@ -87,11 +87,12 @@ class Simulator:
         if self._base is None:
             result, _ = run(self._statefulset, scenario, pdbs=self._pdbs, **self._kwargs)
             return result
-        prep = self._base.for_scenario(scenario)
-        cached = CACHE.get(prep.key)
+        prep = self._base
+        key = prep.key_for(scenario)
+        cached = CACHE.get(key)
         if cached is None:
             cached, _ = run(prep.statefulset(), scenario, pdbs=prep.pdbs(), **self._kwargs)
-            CACHE.put(prep.key, cached)
+            CACHE.put(key, cached)
         return rename(cached, prep)
 
 

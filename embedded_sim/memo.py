@@ -77,6 +77,27 @@ def _workload_key(wl: Workload) -> Hashable:
     return tuple(out)
 
 
+class _HashedKey:
+    """A large cache key that hashes once (a tuple computes its hash on every lookup, and a
+    StatefulSet's key is looked up once per scenario)."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, _HashedKey):
+            return NotImplemented
+        return self._hash == other._hash and self.value == other.value
+
+
 @dataclasses.dataclass(frozen=True)
 class Prepared:
     """A call's cache key and real names; builds the placeholder-named inputs on a miss."""
@@ -88,9 +109,9 @@ class Prepared:
     namespace: str
     pdb_names: tuple[str, ...]
 
-    def for_scenario(self, scenario: str) -> Prepared:
-        """This call's inputs for `scenario` (the scenario leads the cache key)."""
-        return dataclasses.replace(self, key=(scenario, self.key))
+    def key_for(self, scenario: str) -> Hashable:
+        """The cache key of this call's inputs through `scenario`."""
+        return (scenario, self.key)
 
     def statefulset(self) -> Mapping[str, Any]:
         """The manifest with metadata.name `PLACEHOLDER_SET` and namespace "default"."""
@@ -146,7 +167,7 @@ def prepare_base(
         ),
     )
     return Prepared(
-        key=key,
+        key=_HashedKey(key),
         raw_statefulset=sts,
         raw_pdbs=tuple(pdb_list),
         name=wl.name,
@@ -197,9 +218,85 @@ def _sub_any(v: Any, sub: Callable[[str], str]) -> Any:
     return v
 
 
-def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
-    """A fresh copy of the placeholder-named `res` with the caller's names."""
-    sub = _renamer(prep)
+#: Fields of a result that hold names, renamed on first access (`RenamedResult`).
+_NAMED_FIELDS = frozenset({"pods", "timeline", "verdict", "assumptions", "placement", "extra"})
+
+
+class RenamedResult(ScenarioResult):
+    """A cached placeholder-named result under a caller's names, renamed lazily.
+
+    The fields without names (counts, times, flags) are copied at once; the others (`pods`,
+    `timeline`, `verdict`, `assumptions`, `placement`, `extra`) are substituted on first
+    access and then kept, each a fresh copy the caller may change. `get(key)` renames one key
+    of the cached result's `to_dict()` without building the others, and `template()` hands
+    renderers the shared cached result, so text rendered from it once serves every
+    StatefulSet that behaves the same. Equal, field for field and in `to_dict()`, to
+    `rename_eagerly(base, prep)` and to an uncached run (tests/sim/test_memo.py).
+    """
+
+    def __init__(
+        self, base: ScenarioResult | None = None, prep: Prepared | None = None, **fields: Any
+    ) -> None:
+        if base is None or prep is None:  # built from fields (dataclasses.replace): not lazy
+            super().__init__(**fields)
+            self.__dict__["_base"] = None
+            return
+        # Not the dataclass __init__: the named fields are filled in by __getattr__.
+        d = self.__dict__
+        d["namespace"] = prep.namespace
+        d["name"] = prep.name
+        d["scenario"] = base.scenario
+        d["kube_version"] = base.kube_version
+        d["replicas"] = base.replicas
+        d["recovered"] = base.recovered
+        d["time_to_recovery_s"] = base.time_to_recovery_s
+        d["manual_action_required"] = base.manual_action_required
+        d["max_unavailable"] = base.max_unavailable
+        d["_base"] = base
+        d["_sub"] = _renamer(prep)
+        d["_got"] = {}
+
+    def __getattr__(self, attr: str) -> Any:
+        # Only called for attributes not set yet: the named fields on first access.
+        if attr not in _NAMED_FIELDS:
+            raise AttributeError(attr)
+        value = getattr(_renamed_fields(self._base, self._sub), attr)
+        self.__dict__[attr] = value
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if self._base is None:
+            return super().get(key, default)
+        got = self._got
+        if key in got:
+            return got[key]
+        if key == "object":
+            value: Any = {"kind": "StatefulSet", "namespace": self.namespace, "name": self.name}
+        else:
+            base = self._base.to_dict()
+            if key not in base:
+                return default
+            value = _sub_any(base[key], self._sub)
+        got[key] = value
+        return value
+
+    def template(self) -> tuple[ScenarioResult, Callable[[str], str]]:
+        if self._base is None:
+            return super().template()
+        return self._base, self._sub
+
+    def to_dict(self) -> dict[str, Any]:
+        if self._base is None:
+            return super().to_dict()
+        cached = self.__dict__.get("_as_dict")
+        if cached is None:
+            cached = {k: self.get(k) for k in self._base.to_dict()}
+            self.__dict__["_as_dict"] = cached
+        return cached
+
+
+def _renamed_fields(res: ScenarioResult, sub: Callable[[str], str]) -> ScenarioResult:
+    """The named fields of `res` with `sub` applied (the other fields are `res`'s)."""
     tl = res.timeline
     events = _sub_all([e.event for e in tl], sub)
     pods: dict[str | None, str | None] = {None: None}
@@ -209,16 +306,8 @@ def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
         if pod not in pods:
             pods[pod] = sub(pod) if pod is not None else None
         timeline.append(TimelineEvent(e.t_s, pods[pod], e.kind, text, e.source))
-    return ScenarioResult(
-        namespace=prep.namespace,
-        name=prep.name,
-        scenario=res.scenario,
-        kube_version=res.kube_version,
-        replicas=res.replicas,
-        recovered=res.recovered,
-        time_to_recovery_s=res.time_to_recovery_s,
-        manual_action_required=res.manual_action_required,
-        max_unavailable=res.max_unavailable,
+    return dataclasses.replace(
+        res,
         pods={sub(k): PodResult(v.unavailable_s, v.node) for k, v in res.pods.items()},
         timeline=timeline,
         verdict=sub(res.verdict),
@@ -226,6 +315,20 @@ def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
         placement=sub(res.placement),
         extra={k: _sub_any(v, sub) for k, v in res.extra.items()},
     )
+
+
+def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
+    """The placeholder-named `res` with the caller's names (renamed lazily: `RenamedResult`)."""
+    return RenamedResult(res, prep)
+
+
+def rename_eagerly(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
+    """A fresh copy of the placeholder-named `res` with the caller's names, every field
+    renamed now (what `RenamedResult` gives field by field on access)."""
+    out = _renamed_fields(res, _renamer(prep))
+    out.namespace = prep.namespace
+    out.name = prep.name
+    return out
 
 
 class ResultCache:

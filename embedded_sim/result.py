@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def _num(v: float | None) -> float | int | None:
@@ -81,6 +85,22 @@ class ScenarioResult:
 
     def __iter__(self) -> Iterator[TimelineEvent]:
         return iter(self.timeline)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``to_dict().get(key, default)``, without building the rest of the dict on a renamed
+        copy of a cached result (``memo.RenamedResult``). Read-only, like ``to_dict()``."""
+        return self.to_dict().get(key, default)
+
+    def template(self) -> tuple[ScenarioResult, Callable[[str], str]]:
+        """The result this one is a renamed copy of, and the function that puts this result's
+        names into that result's text: ``(self, identity)`` for a result that is no copy.
+
+        Text rendered from the template (and cached on it) is the same for every StatefulSet
+        that behaves the same; each renamed copy then only substitutes its names (see
+        ``ssrisk.timeline.timeline_lines``). Names appear in the template's strings only as
+        whole placeholders, so a renderer must not measure or pad a name it is given.
+        """
+        return self, _same
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data (the ``ssrisk simulate --format json`` shape).

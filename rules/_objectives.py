@@ -153,9 +153,9 @@ class Assessment:
         limit = self.objective.complete_within_s
         if limit is None:
             return False
-        d = self.result.to_dict()
-        done = d.get("drain_completed", d.get("rollout_completed", self.result.recovered))
-        took = d.get("drain_duration_s", self.result.time_to_recovery_s)
+        r = self.result
+        done = r.get("drain_completed", r.get("rollout_completed", r.recovered))
+        took = r.get("drain_duration_s", r.time_to_recovery_s)
         return not done or took is None or float(took) > limit
 
     @property
@@ -173,7 +173,7 @@ class Assessment:
     def worst_case(self) -> bool:
         """Whether the replicas the fault hit are the worst placement the constraints allow
         rather than where spreading or the constraints force them (the simulator says so)."""
-        basis = self.result.to_dict().get("placement_basis")
+        basis = self.result.get("placement_basis")
         domain = "zone" if self.scenario == "zone-loss" else "node"
         entry = basis.get(domain) if isinstance(basis, dict) else None
         if not isinstance(entry, dict) or entry.get("basis") != "worst case":

@@ -10,17 +10,17 @@ from ssrisk.timeline import fmt_duration, timeline_lines
 
 def timeline_block(ctx: CheckContext, result: Any) -> str:
     """The simulated timeline of ``result`` with its verdict, as an explanation paragraph."""
-    d = result.to_dict()
     return (
-        f"Simulated timeline (scenario {d.get('scenario', '?')}, Kubernetes {ctx.kube_version}):\n"
+        f"Simulated timeline (scenario {result.get('scenario', '?')}, Kubernetes "
+        f"{ctx.kube_version}):\n"
         + "\n".join(timeline_lines(result))
-        + f"\nVerdict: {d.get('verdict', '')}\n"
+        + f"\nVerdict: {result.get('verdict', '')}\n"
     )
 
 
 def unavailable_pods(result: Any) -> tuple[int, int]:
     """``(pods ever unavailable, pods never back)`` in ``result``."""
-    pods = result.to_dict().get("pods") or {}
+    pods = result.get("pods") or {}
     hit = [p for p in pods.values() if p.get("unavailable_s") != 0]
     never = [p for p in hit if p.get("unavailable_s") is None]
     return len(hit), len(never)
@@ -33,5 +33,5 @@ def recovery_phrase(result: Any) -> str:
     t = getattr(result, "time_to_recovery_s", None)
     if getattr(result, "recovered", False) and t is not None:
         return f"back after {fmt_duration(t)}"
-    why = result.to_dict().get("not_back_because") if hasattr(result, "to_dict") else None
+    why = result.get("not_back_because") if hasattr(result, "get") else None
     return f"not back without an operator ({why})" if why else "not back without an operator"

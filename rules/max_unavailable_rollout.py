@@ -189,7 +189,7 @@ class MaxUnavailableRollout(Rule):
         result = ctx.try_simulate("rolling-update")
         if result is None:
             return msg + f" (objective max-unavailable {allowed})", None
-        took = result.to_dict().get("max_unavailable")
+        took = result.get("max_unavailable")
         msg += f" (objective max-unavailable {allowed}; simulated {took} of {n})"
         return msg, result
 
@@ -212,8 +212,7 @@ class MaxUnavailableRollout(Rule):
         )
         result = ctx.try_simulate("rolling-update")
         if result is not None:
-            d = result.to_dict()
-            msg += f" (simulated {d.get('max_unavailable')} of {d.get('replicas', n)})"
+            msg += f" (simulated {result.max_unavailable} of {result.get('replicas', n)})"
 
         def explanation() -> str:
             text = paragraph(_IGNORED_WHY.format(version=ctx.kube_version))

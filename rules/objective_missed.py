@@ -52,11 +52,10 @@ class ObjectiveMissed(Rule):
             field, at = self._deciding(ctx, scenario, a)
             how = remediation_phrase(ctx) if scenario == "node-loss" else ""
             head = f"{WORDS[scenario]}{' ' + how if how else ''}"
-            d = a.result.to_dict()
             if scenario == "bad-rollout":
                 figure = "a revert does not repair it without deleting pods"
             elif a.slow and scenario == "node-drain":
-                took = d.get("drain_duration_s")
+                took = a.result.get("drain_duration_s")
                 figure = "never completes" if took is None else f"took {fmt_duration(took)}"
             elif a.slow:
                 took = a.result.time_to_recovery_s

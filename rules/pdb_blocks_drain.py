@@ -59,7 +59,7 @@ class PdbBlocksDrain(Rule):
         sim = ctx.try_simulate("node-drain")
         quoted = ""
         if sim is not None:
-            quoted = "" if sim.to_dict().get("drain_completed") else " (simulated)"
+            quoted = "" if sim.get("drain_completed") else " (simulated)"
         msg = (
             f"PodDisruptionBudget {pdb.name!r} {setting} needs {desired} of {n} pods healthy: "
             f"it never allows an eviction, so drains of their nodes hang{quoted}"

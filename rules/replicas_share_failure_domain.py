@@ -111,7 +111,7 @@ def _cluster_shape(nodes: Sequence[Any]) -> tuple[int, int, str]:
 def _simulated_shape(ctx: CheckContext) -> tuple[int, int, str] | None:
     """The shape the simulation used (it may grow the assumed shape to hold the replicas)."""
     sim = ctx.try_simulate("node-loss")
-    shape = sim.to_dict().get("cluster_shape") if sim is not None else None
+    shape = sim.get("cluster_shape") if sim is not None else None
     if not isinstance(shape, dict):
         return None
     return int(shape["zones"]), int(shape["nodes_per_zone"]), str(shape["text"])
@@ -119,7 +119,7 @@ def _simulated_shape(ctx: CheckContext) -> tuple[int, int, str] | None:
 
 def _placement_limits(sim: Any) -> list[str]:
     """The constraints that bound the simulated placement, in words."""
-    basis = sim.to_dict().get("placement_basis")
+    basis = sim.get("placement_basis")
     limits = basis.get("limits") if isinstance(basis, dict) else None
     return [str(x) for x in limits] if isinstance(limits, list) else []
 
@@ -253,7 +253,7 @@ class ReplicasShareFailureDomain(Rule):
                 claims.append(self._node_claim(n, host, zone, node_cap, fewest))
             sim = ctx.try_simulate("node-loss")
             if sim is not None:
-                took = int(sim.to_dict().get("max_unavailable") or 0)
+                took = int(sim.get("max_unavailable") or 0)
                 why = ""
                 limits = _placement_limits(sim)
                 if took < node_worst and node_cap(sim_zones) <= took:
@@ -266,12 +266,12 @@ class ReplicasShareFailureDomain(Rule):
                 sims.append(f"node loss took {_lost(n, took)}{why}")
                 short_sims.append(f"{took} of {n}")
                 timelines.append(sim)
-                placement = placement or str(sim.to_dict().get("placement") or "")
+                placement = placement or str(sim.get("placement") or "")
         if zone_bad:
             claims.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
             sim = ctx.try_simulate("zone-loss")
             if sim is not None:
-                took = int(sim.to_dict().get("max_unavailable") or 0)
+                took = int(sim.get("max_unavailable") or 0)
                 why = ""
                 capacity = h_cap * sim_nodes_per_zone
                 if took < zone_worst and capacity <= took:
@@ -286,7 +286,7 @@ class ReplicasShareFailureDomain(Rule):
                 sims.append(f"zone loss took {_lost(n, took)}{why}")
                 short_sims.append(f"{took} of {n}")
                 timelines.append(sim)
-                placement = placement or str(sim.to_dict().get("placement") or "")
+                placement = placement or str(sim.get("placement") or "")
 
         wrong = _wrong_selector(ctx, host if host_bad else zone)
         if colocated is not None and host_bad:

@@ -29,32 +29,54 @@ def fmt_duration(t_s: float | None) -> str:
 def timeline_lines(result: Any, limit: int = 14) -> list[str]:
     """The simulated timeline of ``result`` as ``t=…  pod  event  [source]`` lines.
 
-    Long timelines keep their first ``limit - 2`` and last 2 events.
+    Long timelines keep their first ``limit - 2`` and last 2 events. The lines are rendered
+    once per behaviour: from the cached result a renamed copy stands for
+    (``ScenarioResult.template()``), kept on it, and given each copy's names here.
     """
-    cache = getattr(result, "__dict__", None)
-    key = f"_ssrisk_timeline_lines_{limit}"
-    if cache is not None and key in cache:
-        return list(cache[key])
-    lines = _timeline_lines(result, limit)
-    if cache is not None:
-        cache[key] = tuple(lines)  # results are not changed after simulate() returns them
+    template, rename = result.template() if hasattr(result, "template") else (result, None)
+    parts = _cached(template, f"_ssrisk_timeline_parts_{limit}", lambda: _parts(template, limit))
+    if rename is None or template is result:
+        return [f"{head}{pod:<12} {tail}" if pod is not None else head for head, pod, tail in parts]
+    names: dict[str, str] = {}
+    lines = []
+    for head, pod, tail in parts:
+        if pod is None:
+            lines.append(head)
+            continue
+        if pod not in names:
+            names[pod] = rename(pod)
+        lines.append(f"{head}{names[pod]:<12} {rename(tail)}")
     return lines
 
 
-def _timeline_lines(result: Any, limit: int) -> list[str]:
+def _cached(result: Any, key: str, build: Any) -> Any:
+    cache = getattr(result, "__dict__", None)
+    if cache is None:
+        return build()
+    if key not in cache:
+        cache[key] = build()  # results are not changed after simulate() returns them
+    return cache[key]
+
+
+def _parts(result: Any, limit: int) -> tuple[tuple[str, str | None, str], ...]:
+    """Each line as (time column, pod, event and source): the pod column is padded only once
+    its name is known (a renamed copy's names differ in length from the template's)."""
     events = list(result.to_dict().get("timeline", []))
     if len(events) > limit:
         events = [*events[: limit - 2], None, *events[-2:]]
-    lines = []
+    parts: list[tuple[str, str | None, str]] = []
     for ev in events:
         if ev is None:
-            lines.append("  …")
+            parts.append(("  …", None, ""))
             continue
-        pod = ev.get("pod") or "-"
-        lines.append(
-            f"  t={fmt_duration(ev['t_s']):>9}  {pod:<12} {ev['event']}  [{ev.get('source', '')}]"
+        parts.append(
+            (
+                f"  t={fmt_duration(ev['t_s']):>9}  ",
+                ev.get("pod") or "-",
+                f"{ev['event']}  [{ev.get('source', '')}]",
+            )
         )
-    return lines
+    return tuple(parts)
 
 
 def format_result(result: Any) -> str:

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from ssrisk.embedded_sim import SCENARIOS, ClusterProfile, cache_clear, cache_info, simulate
-from ssrisk.embedded_sim.memo import ResultCache
+from ssrisk.embedded_sim.memo import RenamedResult, ResultCache
+
+from ssrisk.timeline import timeline_lines
 
 from .simdata import load
 
@@ -164,3 +166,44 @@ def test_replica_limit_is_a_clear_value_error() -> None:
         simulate(sts, "node-loss")
     sts["spec"]["replicas"] = 3
     assert simulate(sts, "node-loss").replicas == 3
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_lazily_renamed_result_equals_an_uncached_run_field_by_field(scenario: str) -> None:
+    """A cached result is renamed on access: every field, every key of to_dict() read alone
+    with get(), and the rendered timeline lines (names of another length than the
+    placeholders: the pod column is padded after renaming) equal an uncached run."""
+    cache_clear()
+    kw = {"kube_version": "1.34", "pdbs": _pdbs("ledger")}
+    simulate(_sts("orders-db"), scenario, kube_version="1.34", pdbs=_pdbs("orders-db"))
+    lazy = simulate(_sts("ledger"), scenario, **kw)
+    plain = simulate(_sts("ledger"), scenario, use_cache=False, **kw)
+    assert isinstance(lazy, RenamedResult) and cache_info()["hits"] == 1
+    want = plain.to_dict()
+    for key in want:  # one key at a time, before anything else is renamed
+        assert json.dumps(lazy.get(key), sort_keys=True) == json.dumps(want[key], sort_keys=True)
+    assert "timeline" not in lazy.__dict__ and "pods" not in lazy.__dict__
+    assert lazy.get("no-such-key", "dflt") == "dflt"
+    for limit in (14, 10_000):
+        assert timeline_lines(lazy, limit) == timeline_lines(plain, limit)
+    template, rename = lazy.template()
+    assert template is not lazy and rename(template.name) == "ledger"
+    assert "timeline" not in lazy.__dict__  # the lines came from the shared template
+    for name in ("pods", "timeline", "verdict", "assumptions", "placement", "extra"):
+        assert getattr(lazy, name) == getattr(plain, name), name
+    assert json.dumps(lazy.to_dict(), sort_keys=True) == json.dumps(want, sort_keys=True)
+    assert lazy.first("fault") == plain.first("fault")
+
+
+def test_timeline_text_is_rendered_once_per_behaviour() -> None:
+    """Two StatefulSets that behave the same share the rendered timeline of their cached
+    result; each gets its own names."""
+    cache_clear()
+    a = simulate(_sts("orders-db"), "node-drain", kube_version="1.34", pdbs=_pdbs("orders-db"))
+    b = simulate(_sts("ledger"), "node-drain", kube_version="1.34", pdbs=_pdbs("ledger"))
+    assert a.template()[0] is b.template()[0]
+    lines_a, lines_b = timeline_lines(a), timeline_lines(b)
+    shared = a.template()[0].__dict__
+    assert any(k.startswith("_ssrisk_timeline_parts") for k in shared)
+    assert any("orders-db" in x for x in lines_a) and not any("orders" in x for x in lines_b)
+    assert any("ledger-budget" in x for x in lines_b)

@@ -167,7 +167,7 @@ def prepare_base(
         ),
     )
     return Prepared(
-        key=_HashedKey(key),
+        key=CACHE.canonical(_HashedKey(key)),
         raw_statefulset=sts,
         raw_pdbs=tuple(pdb_list),
         name=wl.name,
@@ -276,7 +276,9 @@ class RenamedResult(ScenarioResult):
             base = self._base.to_dict()
             if key not in base:
                 return default
-            value = _sub_any(base[key], self._sub)
+            value = base[key]
+            if _named(self._base, key):
+                value = _sub_any(value, self._sub)
         got[key] = value
         return value
 
@@ -293,6 +295,25 @@ class RenamedResult(ScenarioResult):
             cached = {k: self.get(k) for k in self._base.to_dict()}
             self.__dict__["_as_dict"] = cached
         return cached
+
+
+def _named(res: ScenarioResult, key: str) -> bool:
+    """Whether `res.to_dict()[key]` holds a placeholder name (known once per cached result:
+    a value without one is shared as it is, read-only like every `to_dict()` value)."""
+    named = res.__dict__.setdefault("_named_keys", {})
+    if key not in named:
+        named[key] = _has_placeholder(res.to_dict()[key])
+    return bool(named[key])
+
+
+def _has_placeholder(v: Any) -> bool:
+    if isinstance(v, str):
+        return "\x00" in v
+    if isinstance(v, (list, tuple)):
+        return any(_has_placeholder(x) for x in v)
+    if isinstance(v, dict):
+        return any(_has_placeholder(k) or _has_placeholder(x) for k, x in v.items())
+    return False
 
 
 def _renamed_fields(res: ScenarioResult, sub: Callable[[str], str]) -> ScenarioResult:
@@ -337,9 +358,22 @@ class ResultCache:
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
         self._data: OrderedDict[Hashable, ScenarioResult] = OrderedDict()
+        self._keys: dict[Hashable, Hashable] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+
+    def canonical(self, key: Hashable) -> Hashable:
+        """The first key seen equal to `key` (so that later lookups of a StatefulSet's
+        scenarios compare keys by identity, not element by element)."""
+        with self._lock:
+            found = self._keys.get(key)
+            if found is not None:
+                return found
+            if len(self._keys) >= self.max_entries:
+                self._keys.clear()
+            self._keys[key] = key
+            return key
 
     def get(self, key: Hashable) -> ScenarioResult | None:
         with self._lock:
@@ -361,6 +395,7 @@ class ResultCache:
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self._keys.clear()
             self.hits = 0
             self.misses = 0
 

@@ -9,6 +9,7 @@ PVC retention Retain/Retain), pkg/apis/core/v1/defaults.go#SetDefaults_PodSpec
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -433,6 +434,12 @@ def parse_quantity(v: Any) -> float | None:
         return float(v)
     if not isinstance(v, str):
         return None
+    return _parse_quantity_text(v)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_quantity_text(v: str) -> float | None:
+    """`parse_quantity` of a string (a few distinct values, read for every StatefulSet)."""
     m = _QUANTITY_RE.match(v)
     if m is None or m.group(2) not in _SUFFIX:
         return None

@@ -9,6 +9,7 @@ pkg/features/kube_features.go and ../shared/docs/k8s-behavior.md A.2 and C).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from ssrisk.rule import CheckContext
 from ssrisk.timeline import fmt_duration
@@ -52,12 +53,18 @@ def gate_enabled(ctx: CheckContext, gate: str) -> bool:
     overrides: Mapping[str, bool] = ctx.feature_gates or {}
     if gate in overrides:
         return bool(overrides[gate])
+    return _gate_default(ctx.kube_version, gate)
+
+
+@lru_cache(maxsize=256)
+def _gate_default(kube_version: str, gate: str) -> bool:
+    """Whether ``gate`` is on by default in ``kube_version`` (asked for every StatefulSet)."""
     try:
         from ssrisk.embedded_sim import version_defaults
 
-        return bool(version_defaults(ctx.kube_version).gates.get(gate, False))
+        return bool(version_defaults(kube_version).gates.get(gate, False))
     except (ImportError, ValueError):
-        return minor(ctx.kube_version) >= _GATE_ON_FROM.get(gate, 10**6)
+        return minor(kube_version) >= _GATE_ON_FROM.get(gate, 10**6)
 
 
 def min_domains_honoured(ctx: CheckContext) -> bool:

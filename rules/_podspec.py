@@ -70,9 +70,13 @@ def grace_period_s(sts: K8sObject) -> int:
     return DEFAULT_GRACE_S if value is None or value < 0 else value
 
 
-def containers(sts: K8sObject) -> Iterator[tuple[str, int, Mapping[str, Any]]]:
+def containers(sts: K8sObject) -> tuple[tuple[str, int, Mapping[str, Any]], ...]:
     """``(field, index, container)`` for every container and restartable init container
     (a sidecar, ``restartPolicy: Always``, KEP-753) of the template."""
+    return sts.memo("containers", lambda: tuple(_containers(sts)))
+
+
+def _containers(sts: K8sObject) -> Iterator[tuple[str, int, Mapping[str, Any]]]:
     spec = pod_spec(sts)
     for field in ("initContainers", "containers"):
         items = spec.get(field)
@@ -322,6 +326,10 @@ def colocation_path(sts: K8sObject, labels: Mapping[str, Any]) -> tuple[str | in
 def pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:
     """The one node every pod is tied to by ``nodeName``, a ``kubernetes.io/hostname``
     nodeSelector, or a required node affinity allowing a single hostname; else ``None``."""
+    return sts.memo("pinned_hostname", lambda: _pinned_hostname(sts))
+
+
+def _pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:
     name = sts.get(*POD, "nodeName")
     if isinstance(name, str) and name:
         return name, (*POD, "nodeName")
@@ -366,10 +374,13 @@ def claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
     ``storageClassName``, the StorageClass and PersistentVolume objects of the input, known
     node-local class names, else the cluster profile's assumption). ``None`` for a template that
     is not a mapping."""
+    return ctx.memo(("claim_storage", index), lambda: _claim_storage(ctx, index))
+
+
+def _claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
     template = ctx.sts.get("spec", "volumeClaimTemplates", index)
     if not isinstance(template, Mapping):
         return None
-    from ssrisk.embedded_sim.profile import ClusterProfile
     from ssrisk.embedded_sim.storage import claim_class_name, resolve_claim
 
     modes = ctx.sts.get("spec", "volumeClaimTemplates", index, "spec", "accessModes")
@@ -381,7 +392,7 @@ def claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
         str(name or f"#{index}"),
         ctx.inventory.storage_class_data(),
         [o.data for o in ctx.inventory.of_kind("PersistentVolume")],
-        ctx.profile or ClusterProfile(),
+        ctx.effective_profile,
     )
 
 

@@ -18,7 +18,9 @@ configurations" (a majority of master-eligible nodes).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+from ssrisk.model import K8sObject
 from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
 
@@ -50,6 +52,7 @@ QUORUM_IMAGES = frozenset(
 _SPLIT = re.compile(r"[-_.]")
 
 
+@lru_cache(maxsize=4096)
 def image_system(image: str) -> str | None:
     """The quorum system an image runs (``"bitnami/etcd:3.5"`` → ``"etcd"``), or ``None``."""
     name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
@@ -62,12 +65,16 @@ def image_system(image: str) -> str | None:
 def quorum_system(ctx: CheckContext) -> str | None:
     """What makes ``ctx.sts`` a quorum system: ``"etcd"`` (from an image), ``"annotation"``,
     or ``None`` when it is not one (or the annotation says ``"false"``)."""
-    meta = ctx.sts.metadata.get("annotations")
+    return ctx.sts.memo("quorum_system", lambda: _quorum_system(ctx.sts))
+
+
+def _quorum_system(sts: K8sObject) -> str | None:
+    meta = sts.metadata.get("annotations")
     if isinstance(meta, dict) or hasattr(meta, "get"):
         said = str(meta.get(ANNOTATION, "") if meta else "").strip().lower()
         if said in ("true", "false"):
             return "annotation" if said == "true" else None
-    for field, _i, c in containers(ctx.sts):
+    for field, _i, c in containers(sts):
         if field == "containers":
             found = image_system(str(c.get("image") or ""))
             if found:
@@ -116,6 +123,10 @@ def allowed_down(ctx: CheckContext, value: int | str | None, replicas: int | Non
     set's own replicas; of other sets it is at most half."""
     n = ctx.replicas if replicas is None else replicas
     value = MINORITY if value is None else value
+    return ctx.memo(("allowed_down", value, n), lambda: _allowed_down(ctx, value, n))
+
+
+def _allowed_down(ctx: CheckContext, value: int | str, n: int) -> int:
     system = quorum_system(ctx)
     if value == MINORITY and system is not None:
         total = max(n, members(ctx, system) if n == ctx.replicas else n)

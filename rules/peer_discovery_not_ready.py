@@ -39,11 +39,17 @@ def peer_evidence(sts: K8sObject, service: str) -> str | None:
     behind the same Service is not a peer) in a command, argument or env value, or an
     env variable for peer discovery (``K8S_SERVICE_NAME``, ``*_SEEDS``, ...) that names the
     Service; ``None`` when nothing does."""
-    own = re.escape(sts.name) + r"-\d+"  # <name>-<ordinal>, or a variable for the pod's name
-    dns = re.compile(r"(?:(?<![\w-])" + own + r"|[)}])\." + re.escape(service) + r"(?![\w-])")
-    word = re.compile(r"(?<![\w.-])" + re.escape(service) + r"(?![\w-])")
+    dns = word = None  # compiled only for a text that names the Service at all
     for _field, _i, c in containers(sts):
         for where, text in _strings(c):
+            if service not in text:
+                continue
+            if dns is None or word is None:
+                own = re.escape(sts.name) + r"-\d+"  # <name>-<ordinal>, or a pod-name variable
+                dns = re.compile(
+                    r"(?:(?<![\w-])" + own + r"|[)}])\." + re.escape(service) + r"(?![\w-])"
+                )
+                word = re.compile(r"(?<![\w.-])" + re.escape(service) + r"(?![\w-])")
             if dns.search(text):
                 return where
             if where.startswith("env ") and _PEER_ENV.search(where) and word.search(text):

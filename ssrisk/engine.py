@@ -370,6 +370,13 @@ def worth_forking(seconds_per_statefulset: float, remaining: int) -> bool:
     return seconds_per_statefulset * remaining >= PARALLEL_MIN_SECONDS
 
 
+#: The cyclic collector's first threshold while rules run (Python's default is 700): rules and
+#: simulations allocate many short-lived objects and hardly any cycles; collecting young
+#: objects 30 times less often saved 6% of the CPU time of 10,000 documents, without a
+#: measurable change of peak memory.
+EVALUATION_GC_THRESHOLD = 20_000
+
+
 def evaluate(
     inventory: Inventory,
     rules: Sequence[Rule],
@@ -390,6 +397,20 @@ def evaluate(
     true (the text is smaller than the simulation results a builder keeps, and it can be sent
     back from a worker process), and never built otherwise (the findings then have none).
     """
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], EVALUATION_GC_THRESHOLD), *threshold[1:])
+    try:
+        return _evaluate(inventory, rules, settings, statefulsets)
+    finally:
+        gc.set_threshold(*threshold)
+
+
+def _evaluate(
+    inventory: Inventory,
+    rules: Sequence[Rule],
+    settings: Settings,
+    statefulsets: Sequence[K8sObject] | None,
+) -> _Part:
     import os
 
     if statefulsets is None:

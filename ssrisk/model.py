@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 
 class Severity(enum.IntEnum):
@@ -145,7 +147,7 @@ class K8sObject:
         name = self.metadata.get("name")
         return str(name) if isinstance(name, (str, int)) else ""
 
-    @property
+    @cached_property
     def ref(self) -> ObjectRef:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
@@ -159,6 +161,19 @@ class K8sObject:
     def get(self, *keys: str | int) -> Any:
         """Return the value at ``keys`` (mapping keys or list indexes), or ``None``."""
         return dig(self.data, *keys)
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """``build()``, computed once per object for ``key``: for what rules derive from the
+        object's own data alone (loaded data is not changed after loading), read by several
+        rules. ``key`` names the helper and its arguments."""
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        try:
+            return cast(T, memo[key])
+        except KeyError:
+            value = memo[key] = build()
+            return value
 
     def pos(self, *keys: str | int) -> Position:
         """Position of the field at ``keys``.

@@ -8,11 +8,11 @@ Markdown page named after its id next to its module (``rules/<id>.md``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from .inventory import Inventory
 from .model import Finding, K8sObject, ObjectRef, Position, RunNote, Severity
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
     from .settings import Settings
 
+
+T = TypeVar("T")
 
 #: Typographic characters in explanations and their ASCII spelling.
 _ASCII = (("–", "-"), ("—", "-"), ("−", "-"), ("…", "..."), ("×", "x"), ("≥", ">="), ("≤", "<="))
@@ -89,6 +91,7 @@ class CheckContext:
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
     _pdbs: list[K8sObject] | None = None
     _hpa: tuple[K8sObject | None] | None = None
+    _memo: dict[Hashable, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sts: K8sObject, inventory: Inventory, settings: Settings) -> CheckContext:
@@ -102,12 +105,12 @@ class CheckContext:
             objectives=settings.objectives,
         )
 
-    @property
+    @cached_property
     def pod_labels(self) -> Mapping[str, Any]:
         labels = self.sts.get("spec", "template", "metadata", "labels")
         return labels if isinstance(labels, Mapping) else {}
 
-    @property
+    @cached_property
     def replicas(self) -> int:
         """The replicas the set runs with at the least: ``spec.replicas`` with the API server
         default of 1 (``None`` is also 1), or, when a HorizontalPodAutoscaler targets the set,
@@ -158,7 +161,7 @@ class CheckContext:
         value = self.sts.get("spec", "podManagementPolicy")
         return value if value in ("OrderedReady", "Parallel") else "OrderedReady"
 
-    @property
+    @cached_property
     def is_fragment(self) -> bool:
         """True for a kustomize patch or other partial object: no containers, or a container
         without an image in an object that also lacks ``spec.selector`` or the template labels.
@@ -184,6 +187,20 @@ class CheckContext:
     def pod_name(self, index: int = 0) -> str:
         """Name of the ``index``-th pod: ``<name>-<start ordinal + index>``."""
         return f"{self.sts.name}-{self.start_ordinal + index}"
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """``build()``, computed once per StatefulSet for ``key`` (for helpers that several
+        rules call on the same set; ``key`` names the helper and its arguments)."""
+        try:
+            return cast(T, self._memo[key])
+        except KeyError:
+            value = self._memo[key] = build()
+            return value
+
+    @property
+    def effective_profile(self) -> ClusterProfile:
+        """The configured cluster profile, else the simulator's default one."""
+        return self.profile or _default_profile()
 
     def profile_setting(self, name: str) -> Any:
         """A cluster-profile value (``out_of_service_after_s``,

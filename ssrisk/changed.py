@@ -36,9 +36,14 @@ from .engine import Report, check_loaded, load_all
 from .inventory import Inventory
 from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
 from .model import K8sObject
-from .renderers.common import RenderedObject, display_path
-from .renderers.helm import is_chart
-from .renderers.kustomize import KUSTOMIZATION_FILES, kustomization_file, local_references
+from .renderers.common import (
+    KUSTOMIZATION_FILES,
+    RenderedObject,
+    display_path,
+    is_chart,
+    kustomization_file,
+)
+from .renderers.kustomize import local_references
 from .rule import Rule
 from .settings import OWN_FILE_NAMES, Settings
 

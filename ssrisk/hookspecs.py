@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .reporters import Reporter
     from .rule import Rule
 
@@ -39,6 +41,8 @@ def ssrisk_rules() -> list[Rule]:
 
 
 @hookspec
-def ssrisk_reporters() -> dict[str, type[Reporter]]:
-    """Return output formats this plugin provides, keyed by the ``--format`` name."""
+def ssrisk_reporters() -> dict[str, Callable[..., Reporter]]:
+    """Return output formats this plugin provides, keyed by the ``--format`` name: each a
+    :class:`~ssrisk.reporters.Reporter` class (or a callable that makes one from the same
+    keyword arguments)."""
     raise NotImplementedError

@@ -8,7 +8,7 @@ that group. Built-in reporters are registered from ``ssrisk.reporters``.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pluggy
 
@@ -170,8 +170,9 @@ def collect_rules(pm: pluggy.PluginManager) -> list[Rule]:
     return [rules[k] for k in sorted(rules)]
 
 
-def collect_reporters(pm: pluggy.PluginManager) -> dict[str, type[Reporter]]:
-    out: dict[str, type[Reporter]] = {}
+def collect_reporters(pm: pluggy.PluginManager) -> dict[str, Callable[..., Reporter]]:
+    """Every output format, keyed by its ``--format`` name (a reporter class or factory)."""
+    out: dict[str, Callable[..., Reporter]] = {}
     for batch in pm.hook.ssrisk_reporters():
         out.update(batch or {})
     return out

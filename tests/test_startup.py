@@ -5,23 +5,51 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import DATA
 
 SCRIPT = """
 import sys
 from ssrisk.cli import main
-code = main(["check", sys.argv[1]])
-loaded = [m for m in ("multiprocessing", "importlib.metadata") if m in sys.modules]
+code = main(["check", *sys.argv[2:], sys.argv[1]])
+modules = (
+    "multiprocessing",
+    "importlib.metadata",
+    "ssrisk.reporters.json",
+    "ssrisk.reporters.sarif",
+    "ssrisk.reporters.junit",
+    "ssrisk.reporters.github",
+    "hashlib",
+    "ssrisk.renderers.helm",
+    "ssrisk.renderers.kustomize",
+    "ssrisk.renderers.bounded",
+    "subprocess",
+)
+loaded = [m for m in modules if m in sys.modules]
 print("exit", code, "loaded", *loaded)
 """
 
+KV = DATA / "perf" / "context" / "deploy" / "kv.yaml"
 
-def test_a_one_file_check_loads_no_worker_pool_and_no_distribution_metadata() -> None:
+
+def _loaded(*args: str) -> str:
     run = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(DATA / "perf" / "context" / "deploy" / "kv.yaml")],
+        [sys.executable, "-c", SCRIPT, str(KV), *args],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    last = run.stdout.strip().splitlines()[-1]
-    assert last == "exit 0 loaded", (last, run.stderr[-2000:])
+    return run.stdout.strip().splitlines()[-1] + run.stderr[-2000:]
+
+
+def test_a_one_file_check_loads_no_worker_pool_renderer_or_other_reporter() -> None:
+    """No worker pool, no distribution metadata, no renderer of charts or kustomizations
+    (the file is plain YAML) and only the reporter of the format written."""
+    assert _loaded() == "exit 0 loaded"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "module"), [("json", "ssrisk.reporters.json"), ("github", "ssrisk.reporters.github")]
+)
+def test_a_run_loads_the_reporter_of_its_format(fmt: str, module: str) -> None:
+    assert _loaded("--format", fmt) == f"exit 0 loaded {module}"

@@ -17,6 +17,24 @@ from ..model import InputError, K8sObject, Position
 SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
 
 
+CHART_FILE = "Chart.yaml"
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def is_chart(directory: str) -> bool:
+    """True when ``directory`` holds a ``Chart.yaml`` (a Helm chart)."""
+    return os.path.isfile(os.path.join(directory, CHART_FILE))
+
+
+def kustomization_file(directory: str) -> str | None:
+    """The kustomization file of ``directory``, or ``None`` when it has none."""
+    for name in KUSTOMIZATION_FILES:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 class RenderError(Exception):
     """A renderer is missing or failed; the message says what to install or what broke.
 

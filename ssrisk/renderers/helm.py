@@ -31,7 +31,6 @@ from .locate import TemplateLocator
 RELEASE_NAME = "release-name"
 #: Files left out of a chart's copy are listed one by one up to this many.
 MAX_SKIPPED_NOTICES = 20
-CHART_FILE = "Chart.yaml"
 INSTALL_HINT = (
     "install the helm binary (https://helm.sh/docs/intro/install/) or the Helm engine "
     "for Python: pip install 'ssrisk[helm]'"
@@ -46,11 +45,6 @@ class HelmOptions:
     values_files: tuple[str, ...] = ()
     set_values: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
-
-
-def is_chart(directory: str) -> bool:
-    """True when ``directory`` holds a ``Chart.yaml`` (a Helm chart)."""
-    return os.path.isfile(os.path.join(directory, CHART_FILE))
 
 
 def render_chart(

@@ -31,10 +31,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from ..confine import tree_of
 from ..loading import DEFAULT_EXCLUDES, MAX_FILE_BYTES, LoadedFile, decode, discover, read_text
 from ..model import InputError
-from .bounded import Limits
-from .common import load_stream
-from .helm import HelmOptions, is_chart, render_chart
-from .kustomize import kustomization_file, local_references, render_kustomization
+from .common import is_chart, kustomization_file, load_stream
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -113,7 +110,11 @@ def plan_inputs(
                         walked_kustomizations.append(sub)
                         plan.trees[sub] = tree
                     # keep walking: charts and unrelated kustomizations may sit below
-    included = {ref for k in walked_kustomizations for ref in local_references(k)}
+    included: set[str] = set()
+    if walked_kustomizations:
+        from .kustomize import local_references  # (renderers are imported only when used)
+
+        included = {ref for k in walked_kustomizations for ref in local_references(k)}
     for k in walked_kustomizations:
         if os.path.realpath(k) not in included:
             plan.kustomizations.append(k)
@@ -152,6 +153,25 @@ def load_inputs(
             loaded.append(lf)
         else:
             loaded.append(load_stream(text, path, namespace, kinds))
+    if plan.charts or plan.kustomizations:
+        loaded.extend(_render(plan, settings))
+    if plan.stdin:
+        loaded.append(load_stdin(namespace, stdin))
+    if kinds is not None:
+        for lf in loaded:
+            lf.objects = [o for o in lf.objects if o.kind in kinds]
+    return loaded, plan.errors
+
+
+def _render(plan: InputPlan, settings: Settings) -> list[LoadedFile]:
+    """Every chart and kustomization of ``plan``, rendered and loaded (the renderer modules
+    are imported only for a run that has one: start-up time)."""
+    from .bounded import Limits
+    from .helm import HelmOptions, render_chart
+    from .kustomize import render_kustomization
+
+    namespace = settings.namespace
+    loaded: list[LoadedFile] = []
     limits = Limits(timeout_s=settings.render_timeout_s)
     options = HelmOptions(
         values_files=tuple(settings.helm_values),
@@ -170,12 +190,7 @@ def load_inputs(
                 tree=plan.trees.get(directory),
             )
         )
-    if plan.stdin:
-        loaded.append(load_stdin(namespace, stdin))
-    if kinds is not None:
-        for lf in loaded:
-            lf.objects = [o for o in lf.objects if o.kind in kinds]
-    return loaded, plan.errors
+    return loaded
 
 
 def load_stdin(namespace: str, stream: BinaryIO | None = None) -> LoadedFile:

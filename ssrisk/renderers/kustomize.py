@@ -24,26 +24,23 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ..loading import LoadedFile, load_text, read_text, record_comments
 from ..model import K8sObject, Position
 from .bounded import Limits, run_bounded, scrubbed_environment
-from .common import RenderError, display_path, error, rendered
+from .common import (
+    KUSTOMIZATION_FILES,
+    RenderError,
+    display_path,
+    error,
+    kustomization_file,
+    rendered,
+)
 from .kustomize_refs import refused_references
 from .locate import FieldValue, InlineText, JsonPatch, ObjectLocator, PatchDocument
 
 #: kustomize api/konfig/general.go, RecognizedKustomizationFileNames (in this order).
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 INSTALL_HINT = (
     "install kubectl (its 'kubectl kustomize' embeds kustomize) or the kustomize binary "
     "(https://kubectl.docs.kubernetes.io/installation/kustomize/)"
 )
-
-
-def kustomization_file(directory: str) -> str | None:
-    """The kustomization file of ``directory``, or ``None`` when it has none."""
-    for name in KUSTOMIZATION_FILES:
-        path = os.path.join(directory, name)
-        if os.path.isfile(path):
-            return path
-    return None
 
 
 def _build_command(target: str) -> tuple[list[str], str]:

@@ -74,7 +74,7 @@ def _check_file(
     import yaml
 
     from ..loading import read_text
-    from .kustomize import kustomization_file
+    from .common import kustomization_file
 
     text, err = read_text(kfile)
     if err is not None or text is None:

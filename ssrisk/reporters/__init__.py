@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..hookspecs import hookimpl
 
@@ -37,18 +38,27 @@ class Reporter:
         raise NotImplementedError
 
 
-@hookimpl
-def ssrisk_reporters() -> dict[str, type[Reporter]]:
-    from .github import GithubReporter
-    from .json import JsonReporter
-    from .junit import JunitReporter
-    from .sarif import SarifReporter
-    from .text import TextReporter
+class _Lazy:
+    """A built-in reporter class, imported when a run uses its format (a run imports only the
+    reporters it writes with: start-up time)."""
 
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+
+    def __call__(self, **options: Any) -> Reporter:
+        import importlib
+
+        cls = getattr(importlib.import_module(self.module, __package__), self.name)
+        return cast(Reporter, cls(**options))
+
+
+@hookimpl
+def ssrisk_reporters() -> dict[str, Callable[..., Reporter]]:
     return {
-        "text": TextReporter,
-        "json": JsonReporter,
-        "sarif": SarifReporter,
-        "junit": JunitReporter,
-        "github": GithubReporter,
+        "text": _Lazy(".text", "TextReporter"),
+        "json": _Lazy(".json", "JsonReporter"),
+        "sarif": _Lazy(".sarif", "SarifReporter"),
+        "junit": _Lazy(".junit", "JunitReporter"),
+        "github": _Lazy(".github", "GithubReporter"),
     }

@@ -224,9 +224,10 @@ def check_loaded(
     from .suppression import apply as apply_suppressions
 
     comments = {path: c for lf in loaded for path, c in lf.ignore_comments.items()}
+    # a suppression is used when it matches a finding, folded into another one or not
     report.notices.extend(
         apply_suppressions(
-            report.findings,
+            [*report.findings, *report.folded],
             checked,
             comments,
             known=[r.id for r in rules],

@@ -154,9 +154,10 @@ def apply(
     ran, suppressed nothing (so a typo such as ``single-replcia`` does not pass silently).
 
     Args:
-        findings: findings of one run; each is looked up on the StatefulSet that was checked
-            (``finding.checked_at``), so copies of one object in two environments keep their
-            own annotations.
+        findings: findings of one run, the folded ones included (a suppression that
+            matches a finding folded into another is used, not left behind); each is looked
+            up on the StatefulSet that was checked (``finding.checked_at``), so copies of one
+            object in two environments keep their own annotations.
         statefulsets: the StatefulSets checked, whose annotations may suppress findings.
         comments: the ``ssrisk: ignore`` comments of the checked files, by path as positions
             give it (recorded by the loaders); a finding in any other file has that file's

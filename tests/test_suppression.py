@@ -177,3 +177,19 @@ def test_suppressions_of_rules_that_did_not_run_are_not_unused() -> None:
         str(GATE_SUPPRESS / "plain" / "unused.yaml"),
     )  # fmt: skip
     assert [n for n in run.json()["notices"] if "suppression" in n["message"]] == []
+
+
+def test_a_suppression_of_a_folded_finding_is_used() -> None:
+    # folded/: one replica with a PDB letting a drain take it; pdb-quorum-loss is folded into
+    # single-replica (one cause, one finding), and the PDB's comment suppresses it there
+    folded = GATE_SUPPRESS / "folded"
+    run = run_cli("check", "--format", "json", str(folded))
+    report = run.json()
+    assert [n for n in report["notices"] if "suppression" in n["message"]] == []
+    quorum = [f for f in report["findings"] if f["rule"] == "pdb-quorum-loss"]
+    assert [(f["folded_into"], f["suppressed"]) for f in quorum] == [("single-replica", True)]
+    # without single-replica the same finding is reported (not folded), suppressed as well
+    alone = run_cli("check", "--format", "json", "--disable", "single-replica", str(folded))
+    quorum = [f for f in alone.json()["findings"] if f["rule"] == "pdb-quorum-loss"]
+    assert [(f.get("folded_into"), f["suppressed"]) for f in quorum] == [(None, True)]
+    assert alone.code == 0

@@ -84,7 +84,7 @@ def to_json_value(
     are expanded the way a JSON encoder would expand them, within the budget.
 
     Args:
-        data: the loaded value (ruamel.yaml round-trip types or plain Python).
+        data: the loaded value (:mod:`ssrisk.yamlpos` data or plain Python).
         max_nodes: most values to produce.
         max_depth: deepest nesting allowed.
         fixups: when given, receives ``(container, key, value)`` for every scalar of ``data``
@@ -199,9 +199,6 @@ def _json_scalar(value: Any, path: Sequence[str | int]) -> Any:
     if isinstance(value, datetime.datetime | datetime.date):
         # go-yaml resolves timestamps; encoding/json writes time.Time as RFC 3339.
         return value.isoformat()
-    tagged = getattr(value, "value", None)  # ruamel TaggedScalar (a custom tag)
-    if isinstance(tagged, str):
-        return tagged
     return str(value)
 
 

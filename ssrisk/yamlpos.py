@@ -3,8 +3,8 @@
 Built on PyYAML's composer (the libyaml C parser when available): composing is the practical
 floor for reading YAML in Python, while a round-trip loader costs 20–40 times more. The
 result is made of :class:`PosMap` and :class:`PosList` (``dict`` and ``list`` subclasses)
-whose ``lc`` attribute answers the same questions as ruamel.yaml's ``.lc``: ``lc.line``,
-``lc.col``, ``lc.key(k)`` and ``lc.item(i)`` (all 0-based).
+whose ``lc`` attribute says where each node was written: ``lc.line``, ``lc.col``,
+``lc.key(k)`` and ``lc.item(i)`` (all 0-based).
 
 Scalars are resolved as Kubernetes' YAML reader (sigs.k8s.io/yaml, YAML 1.1 rules) does:
 null, booleans (true/false/yes/no/on/off), integers, floats, everything else a string

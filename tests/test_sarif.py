@@ -187,21 +187,49 @@ def test_default_level_follows_the_configured_severities() -> None:
     assert by_rule["single-replica"] == "note"
 
 
-def test_descriptions_are_plain_text_and_help_uri_is_the_rule_page() -> None:
+def test_descriptions_are_plain_text_and_no_help_uri_is_invented() -> None:
     import tomllib
 
-    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
-    from ssrisk import __version__
-
+    # the project declares no public home yet: no address may be made up for the rule pages
+    # (with a Repository URL, helpUri is its rule page: test_formats.py)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert "urls" not in project
     doc = sarif("--select", "single-replica", str(DATA / "ci" / "single.yaml"))
     for d in doc["runs"][0]["tool"]["driver"]["rules"]:
         full = d["fullDescription"]["text"]
         assert not re.search(r"`|\*\*|\]\(|^#", full), (d["id"], full)
         assert not full.lower().startswith("severity"), full
         assert "](" not in d["help"]["text"] and d["help"]["markdown"].startswith("# ")
-        assert d["helpUri"] == f"{urls['Repository']}/blob/v{__version__}/rules/{d['id']}.md"
+        assert "helpUri" not in d, d["helpUri"]
         assert (ROOT / "rules" / f"{d['id']}.md").is_file()
     (single,) = [
         d for d in doc["runs"][0]["tool"]["driver"]["rules"] if d["id"] == "single-replica"
     ]
     assert single["fullDescription"]["text"].startswith("A StatefulSet that runs one pod.")
+
+
+def test_help_uri_base_is_a_declared_repository_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    from ssrisk.reporters import sarif
+
+    def declaring(*urls: str) -> None:
+        class Meta:
+            def get_all(self, name: str) -> list[str]:
+                return list(urls) if name == "Project-URL" else []
+
+        monkeypatch.setattr(importlib.metadata, "metadata", lambda _name: Meta())
+        sarif.source_url.cache_clear()
+
+    try:
+        declaring("Homepage, https://ssrisk.example.org", "Documentation, https://d.example")
+        assert sarif.help_uri("single-replica") is None
+        declaring("Repository, https://git.example.org/ssrisk/", "Homepage, https://x.example")
+        assert sarif.help_uri("single-replica").startswith(
+            "https://git.example.org/ssrisk/blob/v"
+        )
+        declaring("Repository, http://insecure.example/ssrisk")
+        assert sarif.help_uri("single-replica") is None
+    finally:
+        monkeypatch.undo()
+        sarif.source_url.cache_clear()

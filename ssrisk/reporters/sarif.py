@@ -39,7 +39,9 @@ LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 @cache
 def source_url() -> str | None:
-    """The ``Source``/``Repository``/``Homepage`` URL the installed package declares, if any."""
+    """The ``Source`` or ``Repository`` URL (``https://``) the installed package declares in
+    ``[project.urls]``, if any: the only base a rule page's address is derived from (a
+    homepage or documentation site need not hold ``blob/<tag>/rules/``)."""
     from importlib.metadata import PackageNotFoundError, metadata
 
     try:
@@ -50,7 +52,7 @@ def source_url() -> str | None:
     for entry in urls:
         label, _, url = entry.partition(",")
         by_label[label.strip().lower()] = url.strip()
-    for label in ("source", "repository", "homepage"):
+    for label in ("source", "repository"):
         if by_label.get(label, "").startswith("https://"):
             return by_label[label].rstrip("/")
     return None

@@ -456,7 +456,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     known = {r.id for r in rules}
     for rid in [*args.disable, *args.select]:
         if rid not in known:
-            raise UsageError(f"unknown rule {rid!r} (see 'ssrisk rules')")
+            from .names import unknown_rule
+
+            raise UsageError(unknown_rule(rid, known))
     both = sorted(set(args.select) & set(args.disable))
     if both:
         raise UsageError(f"--select and --disable both name {', '.join(both)}: choose one")
@@ -738,7 +740,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     rules = {r.id: r for r in _load_rules()}
     rule = rules.get(args.rule)
     if rule is None:
-        raise UsageError(f"unknown rule {args.rule!r} (see 'ssrisk rules')")
+        from .names import unknown_rule
+
+        raise UsageError(unknown_rule(args.rule, rules))
     text = rule.doc()
     if out.isatty():
         from rich.console import Console

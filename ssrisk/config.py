@@ -34,14 +34,17 @@ class ConfigError(Exception):
     """A configuration file that cannot be read or is not valid (exit code 2).
 
     ``str(error)`` is ``"<file>[:line:col]: <message>"``, on one line (control characters
-    escaped) and at most :data:`MAX_MESSAGE_CHARS` long: the file comes from the checked
-    repository and its values are quoted.
+    escaped), the message at most :data:`MAX_MESSAGE_CHARS` long: the file comes from the
+    checked repository and its values are quoted. ``known`` (the names ssrisk knows, when a
+    name was not one of them) follows in full, as ``" (known: a, b, ...)"``: it is ssrisk's own
+    text, never cut.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, known: Sequence[str] = (), label: str = "known") -> None:
         from .reporters.escape import snippet
 
-        super().__init__(snippet(message, MAX_MESSAGE_CHARS))
+        listing = f" ({label}: {', '.join(known)})" if known else ""
+        super().__init__(snippet(message, MAX_MESSAGE_CHARS) + listing)
 
 
 MAX_MESSAGE_CHARS = 1000
@@ -90,16 +93,19 @@ class Config:
         for key in ("select", "disable"):
             for i, rule_id in enumerate(getattr(self, key)):
                 if rule_id not in known:
-                    raise ConfigError(f"{self.where(key, i)}: {_unknown_rule(rule_id, known)}")
+                    raise _unknown(self.where(key, i), "rule", rule_id, known)
         for rule_id in self.severity:
             if rule_id not in known:
-                raise ConfigError(
-                    f"{self.where('severity', rule_id)}: {_unknown_rule(rule_id, known)}"
-                )
+                raise _unknown(self.where("severity", rule_id), "rule", rule_id, known)
 
 
-def _unknown_rule(rule_id: str, known: Sequence[str]) -> str:
-    return f"unknown rule {rule_id!r} (known: {', '.join(sorted(known))})"
+def _unknown(where: str, what: str, name: str, known: Sequence[str]) -> ConfigError:
+    """``<where>: unknown <what> 'name': did you mean 'x'? (known: ...)``."""
+    from .names import closest
+
+    close = closest(name, known)
+    hint = f": did you mean {close!r}?" if close else ""
+    return ConfigError(f"{where}: unknown {what} {name!r}{hint}", sorted(known))
 
 
 def find_config(
@@ -339,13 +345,13 @@ def _validate(
             where = _where(cfg, (*keys, err.instance), prefix)
             raise ConfigError(f"{where}: {keys[0] if keys else 'key'}: bad name {_message(err)}")
         if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
-            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-            if keys and keys[0] == "objectives" and extra:  # point at the unknown key
+            names = err.schema.get("properties", {})
+            extra = sorted(set(err.instance) - set(names))
+            if extra and (not keys or keys[0] == "objectives"):  # point at the unknown key
                 where = _where(cfg, (*keys, extra[0]), prefix)
-                raise ConfigError(f"{where}: {_describe(err, keys)}")
-            if not keys and extra:
-                where = _where(cfg, (extra[0],), prefix)
-                raise ConfigError(f"{where}: {_describe(err, keys)}")
+                if keys:  # "objectives node-loss: unknown key ..."
+                    where += ": " + " ".join(str(k) for k in keys)
+                raise _unknown(where, "key", extra[0], names)
         raise ConfigError(f"{_where(cfg, keys, prefix)}: {_describe(err, keys)}")
     cfg.select = tuple(doc.get("select") or ())
     cfg.disable = tuple(doc.get("disable") or ())
@@ -385,10 +391,6 @@ def _where(cfg: Config, keys: tuple[str | int, ...], prefix: str) -> str:
 def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
     """A one-line message for a jsonschema error, in the config's own words."""
     validator = err.validator
-    if validator == "additionalProperties" and not keys:
-        known = ", ".join(sorted(config_schema()["properties"]))
-        extra = sorted(set(err.instance) - set(config_schema()["properties"]))
-        return f"unknown key {', '.join(repr(e) for e in extra)} (known keys: {known})"
     name = str(keys[0]) if keys else "configuration"
     if name == "kube-version" and isinstance(err.instance, (int, float)):
         return (
@@ -397,11 +399,6 @@ def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
         )
     if name == "kube-version" and validator == "pattern":
         return f"unsupported Kubernetes version {err.instance!r}: use 1.25 to 1.37"
-    if name == "objectives" and validator == "additionalProperties":
-        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        known = ", ".join(sorted(err.schema.get("properties", {})))
-        where = " ".join(str(k) for k in keys)
-        return f"{where}: unknown key {', '.join(repr(e) for e in extra)} (known: {known})"
     last = str(keys[-1]) if keys else ""
     if name == "objectives" and last in ("max-unavailable", "recover-within", "complete-within"):
         what = "max-unavailable" if last == "max-unavailable" else "duration"
@@ -444,9 +441,11 @@ def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]
         if name in NODE_SETTINGS:
             out[name] = _node_setting(key, name, value, where)
             continue
-        if name not in types:
-            known = ", ".join(sorted(n.replace("_", "-") for n in [*types, *shape]))
-            raise ConfigError(f"{where}: unknown profile setting {key!r} (known: {known})")
+        if name not in types or name in INTERNAL_PROFILE_FIELDS:
+            known = [
+                n.replace("_", "-") for n in [*types, *shape] if n not in INTERNAL_PROFILE_FIELDS
+            ]
+            raise _unknown(where, "profile setting", key, known)
         expected = types[name]
         if not _type_ok(value, expected):
             raise ConfigError(f"{where}: profile {key} must be {_type_words(expected)}")
@@ -460,6 +459,9 @@ def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]
     return out
 
 
+#: ClusterProfile fields the configuration derives itself (from ``zones`` / ``nodes-per-zone``
+#: and the node names), not settings.
+INTERNAL_PROFILE_FIELDS = frozenset({"shape_stated", "placeholder_names"})
 #: Profile settings that describe the simulated nodes (embedded_sim/nodes.py): the labels and
 #: taints of every node and their allocatable resources.
 NODE_SETTINGS = ("node_labels", "node_taints", "node_allocatable")
@@ -615,7 +617,8 @@ def _feature_gates(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str
         if key not in KNOWN_GATES:
             raise ConfigError(
                 f"{_where(cfg, ('feature-gates', key), prefix)}: feature gate {key!r} is not "
-                f"modelled by the simulator (known: {', '.join(KNOWN_GATES)})"
+                "modelled by the simulator",
+                KNOWN_GATES,
             )
     return dict(raw)
 

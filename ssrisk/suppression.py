@@ -17,12 +17,12 @@ suppresses nothing, gets a warning notice at its place.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import Finding, K8sObject, Notice, ObjectRef, Position
+from .names import unknown_rule
 
 IGNORE_ANNOTATION = "ssrisk.io/ignore"
 REASON_ANNOTATION = "ssrisk.io/ignore-reason"
@@ -243,9 +243,7 @@ def _unhelpful(
     out = []
     for rule_id in sorted(ids):
         if known and rule_id not in known:
-            close = difflib.get_close_matches(rule_id, sorted(known), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else " (see 'ssrisk rules')"
-            message = f"suppression names an unknown rule {rule_id!r}{hint}"
+            message = f"suppression names an {unknown_rule(rule_id, known)}"
         elif rule_id in ran and (key, rule_id) not in used:
             message = f"unused suppression: {subject} has no {rule_id} finding to suppress"
         else:

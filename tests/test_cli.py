@@ -112,6 +112,18 @@ def test_rules_and_explain_commands() -> None:
     page = run_cli("explain", "single-replica")
     assert page.code == 0 and "single-replica" in page.out
     assert run_cli("explain", "nope").code == 2
+    assert "(see 'ssrisk rules')" in run_cli("explain", "nope").err
+
+
+def test_a_misspelt_rule_id_gets_the_closest_one() -> None:
+    typo = run_cli("explain", "single-replcia")
+    assert typo.code == 2
+    assert (
+        typo.err
+        == "ssrisk: error: unknown rule 'single-replcia' (did you mean 'single-replica'?)\n"
+    )
+    selected = run_cli("check", "--select", "pdb-blocks", str(DATA / "ci" / "single.yaml"))
+    assert selected.code == 2 and "did you mean 'pdb-blocks-drain'?" in selected.err
 
 
 def test_unrendered_helm_template_is_a_notice_not_an_error() -> None:

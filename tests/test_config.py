@@ -240,3 +240,44 @@ def test_profile_describes_the_node_pool(tmp_path: Path) -> None:
     (res,) = run.json()["results"]
     assert "no replica fits a node of the simulated cluster" in res["verdict"]
     assert "dedicated=db:NoSchedule" in res["verdict"]
+
+
+TYPOS = DATA / "gate" / "config-typos"
+
+
+@pytest.mark.parametrize(
+    ("name", "where", "last_known"),
+    [
+        (
+            "profile-typo",
+            ":2:3: unknown profile setting 'out-of-service-after': "
+            "did you mean 'out-of-service-after-s'? (known: adc-reaction-s, ",
+            "zones",
+        ),
+        (
+            "rule-typo",
+            ":2:3: unknown rule 'single-replcia': did you mean 'single-replica'? (known: ",
+            "zonal-volume-pinning",
+        ),
+        (
+            "objective-typo",
+            ":2:15: objectives node-loss: unknown key 'recover-whithin': "
+            "did you mean 'recover-within'? (known: ",
+            "recover-within",
+        ),
+        ("internal-field", ":2:3: unknown profile setting 'shape-stated' (known: ", "zones"),
+    ],
+)
+def test_a_misspelt_name_gets_the_closest_and_every_known_one(
+    name: str, where: str, last_known: str
+) -> None:
+    config = TYPOS / f"{name}.ssrisk.yaml"
+    run = run_cli("check", "--config", str(config), str(SINGLE))
+    assert run.code == 2
+    (line,) = run.err.splitlines()
+    assert f"{config}{where}" in line, line
+    # the list of known names is ssrisk's own text: never cut short
+    assert line.endswith(f", {last_known})"), line
+    assert "..." not in line
+    assert "shape-stated" not in line.split("(known: ")[1]
+    assert "placeholder-names" not in line

@@ -494,7 +494,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             for settings, paths in _settings_by_config(args, sorted(known), writers)
         ]
     report = merge_reports([r for _s, r in runs])
-    _check_not_empty(report, args.paths, args.fail_if_empty)
+    _check_not_empty(report, args.paths, args.fail_if_empty, changed=args.changed)
     if args.write_baseline:
         from .baseline import write_baseline
 
@@ -634,9 +634,15 @@ def _drop_stdout(out: TextIO) -> None:
         pass
 
 
-def _check_not_empty(report: Report, paths: Sequence[str], fail: bool) -> None:
+def _check_not_empty(
+    report: Report, paths: Sequence[str], fail: bool, changed: bool = False
+) -> None:
     """No Kubernetes object in the inputs: a warning notice, or an input error with ``fail``;
-    with ``fail`` an empty input (an empty file, comments only, empty stdin) is an error too."""
+    with ``fail`` an empty input (an empty file, comments only, empty stdin) is an error too.
+
+    With ``changed`` (the files of a commit) no object is a plain notice, never an error: a
+    commit of other YAML (a ConfigMap, a workflow) has nothing to check."""
+    from .loading import MODELLED_KINDS
     from .model import InputError, Notice
 
     if fail:
@@ -648,12 +654,11 @@ def _check_not_empty(report: Report, paths: Sequence[str], fail: bool) -> None:
     if report.objects or report.errors:  # with an unreadable input the run fails already
         return
 
-    where = ", ".join(paths)
-    message = (
-        "no Kubernetes objects of the kinds ssrisk reads (StatefulSet, Service, "
-        "PodDisruptionBudget, StorageClass, PersistentVolume, PersistentVolumeClaim, Namespace)"
-    )
-    if fail:
+    where = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    message = f"no Kubernetes objects of the kinds ssrisk reads ({', '.join(MODELLED_KINDS)})"
+    if changed:
+        report.notices.append(Notice(where, f"nothing to check: {message} in the changed files"))
+    elif fail:
         report.errors.append(InputError(where, message + " (--fail-if-empty)"))
     else:
         report.notices.append(Notice(where, message, level="warning"))

@@ -286,6 +286,25 @@ def test_no_kubernetes_objects_is_a_warning_or_with_fail_if_empty_an_error(
     assert run_cli("check", "--fail-if-empty", "--exit-zero", str(other)).code == 2
 
 
+def test_no_kubernetes_objects_names_every_kind_read_and_is_a_notice_in_a_commit() -> None:
+    configmap = str(DATA / "gate" / "unrelated" / "configmap.yaml")
+    kinds = (
+        "StatefulSet, Service, PodDisruptionBudget, StorageClass, PersistentVolume, "
+        "PersistentVolumeClaim, Namespace, HorizontalPodAutoscaler"
+    )
+    warned = run_cli("check", "--format", "json", configmap)
+    (notice,) = warned.json()["notices"]
+    assert notice["level"] == "warning" and f"({kinds})" in notice["message"]
+    # a commit of a ConfigMap only (the pre-commit hook) has nothing to check: a notice
+    for extra in ([], ["--fail-if-empty"]):
+        commit = run_cli("check", "--changed", "--format", "json", *extra, configmap)
+        assert commit.code == 0, commit.out
+        (notice,) = commit.json()["notices"]
+        assert notice["level"] == "notice", notice
+        assert notice["message"].startswith("nothing to check: no Kubernetes objects")
+        assert commit.json()["errors"] == []
+
+
 def test_sarif_help_uri_points_at_the_rule_page_when_the_source_is_declared(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -20,8 +20,9 @@ def test_every_runtime_dependency_is_used() -> None:
     # configuration moved to the manifest reader)
     if sys.version_info < (3, 11):
         pytest.skip("tomllib")
-    import tomllib
     from importlib.metadata import packages_distributions
+
+    import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     modules_of: dict[str, set[str]] = {}

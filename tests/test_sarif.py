@@ -225,9 +225,7 @@ def test_help_uri_base_is_a_declared_repository_only(monkeypatch: pytest.MonkeyP
         declaring("Homepage, https://ssrisk.example.org", "Documentation, https://d.example")
         assert sarif.help_uri("single-replica") is None
         declaring("Repository, https://git.example.org/ssrisk/", "Homepage, https://x.example")
-        assert sarif.help_uri("single-replica").startswith(
-            "https://git.example.org/ssrisk/blob/v"
-        )
+        assert sarif.help_uri("single-replica").startswith("https://git.example.org/ssrisk/blob/v")
         declaring("Repository, http://insecure.example/ssrisk")
         assert sarif.help_uri("single-replica") is None
     finally:

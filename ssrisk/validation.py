@@ -261,6 +261,7 @@ class _Schemas:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._registry: Any = None
+        self._definitions: dict[str, Any] = {}
         self._validators: dict[tuple[str, str], Any] = {}
 
     def validator(self, api_version: str, kind: str) -> Any:
@@ -278,13 +279,61 @@ class _Schemas:
         path = self.folder / f"{kind.lower()}-{group_version}.json"
         if not path.is_file():
             return None  # e.g. policy/v1beta1, no longer served by the selected version
+        from . import schemacache
+
+        cache = schemacache.directory()
+        definitions = self.folder / "_definitions.json"
+        name = f"{self.folder.name}-{path.name}"
+        key = schemacache.source_key(path, definitions) if cache is not None else ""
+        cached = schemacache.read(cache, name, key) if cache is not None else None
+        if isinstance(cached, dict) and isinstance(cached.get("schema"), dict):
+            try:  # the kind's schema and only the definitions it reaches (schemacache.py)
+                registry = jsonschema_rs.Registry([(_SCHEMA_ID, cached["definitions"])])
+                return jsonschema_rs.validator_for(cached["schema"], registry=registry)
+            except Exception:  # a broken cache file: build from the sources
+                pass
         if self._registry is None:
-            defs = json.loads(
-                (self.folder / "_definitions.json").read_bytes(), object_hook=_schema_hook
-            )
-            self._registry = jsonschema_rs.Registry([(_SCHEMA_ID, defs)])
+            self._definitions = json.loads(definitions.read_bytes(), object_hook=_schema_hook)
+            self._registry = jsonschema_rs.Registry([(_SCHEMA_ID, self._definitions)])
         schema = json.loads(path.read_bytes(), object_hook=_schema_hook)
-        return jsonschema_rs.validator_for(schema, registry=self._registry)
+        validator = jsonschema_rs.validator_for(schema, registry=self._registry)
+        if cache is not None:
+            reached = _reached_definitions(schema, self._definitions)
+            if reached is not None:
+                schemacache.write(cache, name, key, {"schema": schema, "definitions": reached})
+        return validator
+
+
+#: How the kind schemas and definitions refer to a definition.
+_DEFINITION_REF = re.compile(
+    r"(?:/api/_definitions\.json|" + re.escape(_SCHEMA_ID) + r")?#/\$defs/(.+)"
+)
+
+
+def _reached_definitions(schema: Any, definitions: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``definitions`` with only the ``$defs`` that ``schema`` reaches through ``$ref``s
+    (the same document otherwise, so references resolve the same way); ``None`` when a
+    reference is of another form (then nothing is cached)."""
+    defs = definitions.get("$defs")
+    if not isinstance(defs, Mapping):
+        return None
+    reached: set[str] = set()
+    todo: list[Any] = [schema]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                m = _DEFINITION_REF.fullmatch(ref)
+                if m is None or m.group(1) not in defs:
+                    return None
+                if m.group(1) not in reached:
+                    reached.add(m.group(1))
+                    todo.append(defs[m.group(1)])
+            todo.extend(v for k, v in node.items() if k != "$ref")
+        elif isinstance(node, list):
+            todo.extend(node)
+    return {**definitions, "$defs": {k: defs[k] for k in sorted(reached)}}
 
 
 _SCHEMAS: dict[int, _Schemas] = {}

@@ -314,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_jobs,
         default=0,
         metavar="N",
-        help="worker processes for large inputs (default 0: one per core when the first "
+        help="worker processes for large inputs (default 0: one per idle core when the first "
         "StatefulSets show that the rest is worth it; 1: none)",
     )
     p.add_argument("--disable", action="append", default=[], metavar="RULE", help="skip a rule")

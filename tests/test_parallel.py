@@ -67,3 +67,14 @@ def test_workers_forked_after_the_probe_give_the_single_process_findings(
     forked = engine.check([str(tmp_path)], rules, Settings(jobs=0))
     assert [f.to_dict() for f in forked.findings] == [f.to_dict() for f in serial.findings]
     assert forked.notices == serial.notices and forked.errors == serial.errors
+
+
+def test_default_jobs_fork_a_worker_only_for_an_idle_core() -> None:
+    from ssrisk.engine import default_processes
+
+    assert default_processes(2, 0.2) == 2  # a quiet 2-core machine: both cores
+    assert default_processes(2, 1.0) == 1  # another program keeps a core busy
+    assert default_processes(2, 3.5) == 1
+    assert default_processes(8, 1.0) == 5  # 7 idle cores: a worker per 1.5 of them
+    assert default_processes(1, 0.0) == 1
+    assert default_processes(4, None) == 4  # load unknown: every core

@@ -36,6 +36,7 @@ from .engine import Report, check_loaded, load_all
 from .inventory import Inventory
 from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
 from .model import K8sObject
+from .paths import Excludes, join, tidy
 from .renderers.common import (
     KUSTOMIZATION_FILES,
     RenderedObject,
@@ -68,33 +69,47 @@ class ChangePlan:
     whole: set[str] = field(default_factory=set)
 
 
-def plan_changes(paths: Sequence[str]) -> ChangePlan:
+def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> ChangePlan:
     """Sort the changed files ``paths`` into the units that build them (see the module).
+
+    A file that a walk of its repository would leave out (``--exclude`` / ``exclude:``
+    matches it, a directory it is in, or its chart or kustomization) is not checked, and
+    neither are kustomizations the patterns leave out, as in ``ssrisk check .``.
 
     Raises:
         ChangedError: a path that is standard input or a directory.
     """
     from .confine import tree_of
 
+    excludes = excludes if excludes is not None else Excludes(())
     real = frozenset(os.path.realpath(p) for p in paths)
     plan = ChangePlan(real)
     index: _KustomizationIndex | None = None
-    for path in paths:
-        if path == "-" or os.path.isdir(path):
+    for given in paths:
+        if given == "-" or os.path.isdir(given):
             raise ChangedError(
-                f"--changed takes the changed files (as pre-commit passes them), not {path!r}"
+                f"--changed takes the changed files (as pre-commit passes them), not {given!r}"
             )
+        path = tidy(given)
         if os.path.basename(path) in OWN_FILE_NAMES:
             continue
         root = tree_of(path)
+        if excludes.under(path, root):
+            continue
         kind, unit = _enclosing_unit(path, root)
+        if kind == "chart" and excludes(os.path.join(unit, "Chart.yaml")):
+            continue
+        if kind == "kustomization":
+            marker = kustomization_file(unit)
+            if marker is not None and excludes(os.path.join(unit, os.path.basename(marker))):
+                continue
         if kind == "chart":
             plan.charts.setdefault(unit, []).append(path)
             if not _is_template(path, unit):
                 plan.whole.add(os.path.realpath(unit))
         elif kind == "kustomization":
             if index is None or index.root != root:
-                index = _KustomizationIndex(root)
+                index = _KustomizationIndex(root, excludes)
             for real_build in index.builds_of(unit):
                 build = display_path(real_build, path)
                 plan.kustomizations.setdefault(build, []).append(path)
@@ -142,16 +157,19 @@ class _KustomizationIndex:
     """The kustomizations of a repository and which include which (read on first need: the
     walk lists directories and reads only kustomization files)."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, excludes: Excludes) -> None:
         from .loading import DEFAULT_EXCLUDES
 
         self.root = root
         #: kustomization (real path) -> the kustomizations that include it
         self.included_by: dict[str, set[str]] = {}
         for here, dirs, _names in os.walk(root, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES)
-            if kustomization_file(here) is None:
-                continue
+            dirs[:] = sorted(
+                d for d in dirs if d not in DEFAULT_EXCLUDES and not excludes(os.path.join(here, d))
+            )
+            marker = kustomization_file(here)
+            if marker is None or excludes(os.path.join(here, os.path.basename(marker))):
+                continue  # (a kustomization the patterns leave out includes nothing)
             real = os.path.realpath(here)
             self.included_by.setdefault(real, set())
             for ref in local_references(here):
@@ -185,7 +203,8 @@ def check_changed(
     Raises:
         ChangedError: a path that is not a file.
     """
-    plan = plan_changes(paths)
+    excludes = Excludes(settings.exclude)
+    plan = plan_changes(paths, excludes)
     changed_plain = [p for files in plan.plain.values() for p in files]
     loaded, errors = load_all(changed_plain, settings) if changed_plain else ([], [])
     units = [*plan.charts, *plan.kustomizations]
@@ -197,7 +216,7 @@ def check_changed(
     neighbours = [
         f
         for directory in plan.plain
-        for f in _manifests_in(directory, settings)
+        for f in _manifests_in(directory, settings, excludes)
         if os.path.realpath(f) not in seen
     ]
     related = (
@@ -224,20 +243,19 @@ def check_changed(
     )
 
 
-def _manifests_in(directory: str, settings: Settings) -> list[str]:
-    """The manifest files of ``directory`` itself (not of its subdirectories)."""
-    from fnmatch import fnmatch
-
+def _manifests_in(directory: str, settings: Settings, excludes: Excludes) -> list[str]:
+    """The manifest files of ``directory`` itself (not of its subdirectories) that a walk
+    would read."""
     try:
         names = sorted(os.listdir(directory))
     except OSError:
         return []
     out = []
     for name in names:
-        full = os.path.join(directory, name)
+        full = join(directory, name)
         if not name.lower().endswith(YAML_SUFFIXES) or name in OWN_FILE_NAMES:
             continue
-        if any(fnmatch(name, pat) or fnmatch(full, pat) for pat in settings.exclude):
+        if excludes(full):
             continue
         if os.path.isfile(full) and os.path.realpath(full) not in settings.skip_files:
             out.append(full)

@@ -24,6 +24,7 @@ from typing import Any
 
 from .model import Position, Severity
 from .objectives import Objectives
+from .paths import ExcludePattern
 from .settings import CONFIG_NAMES, DEFAULT_KUBE_VERSION, Settings
 
 PYPROJECT = "pyproject.toml"
@@ -623,6 +624,17 @@ def _feature_gates(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str
     return dict(raw)
 
 
+def _anchored(patterns: Sequence[str], config_path: str) -> tuple[ExcludePattern, ...]:
+    """The ``exclude:`` patterns of the configuration file at ``config_path``, anchored at
+    its directory."""
+    from .paths import Exclude
+
+    if not config_path:
+        return tuple(patterns)
+    base = os.path.dirname(os.path.abspath(config_path))
+    return tuple(Exclude(p, base) for p in patterns)
+
+
 def build_settings(
     cfg: Config | None,
     *,
@@ -650,7 +662,9 @@ def build_settings(
         kube_version=kube_version or c.kube_version or DEFAULT_KUBE_VERSION,
         fail_on=next(s for s in (fail_on, c.fail_on, Severity.ERROR) if s is not None),
         namespace=namespace or c.namespace or "default",
-        exclude=(*c.exclude, *exclude),
+        # the file's patterns are relative to its directory, the command line's to the
+        # working directory (ssrisk.paths.Excludes)
+        exclude=(*_anchored(c.exclude, c.path), *exclude),
         enable=frozenset(select or c.select),
         disable=frozenset((*c.disable, *disable)),
         severity=dict(c.severity),

@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .model import InputError, K8sObject, Notice
 
 if TYPE_CHECKING:
+    from .paths import ExcludePattern, Excludes
     from .suppression import IgnoreComment
 
 #: Kinds whose documents are fully loaded, with the API versions read for each; every other
@@ -90,34 +90,43 @@ class LoadedFile:
 
 
 def discover(
-    paths: Sequence[str], excludes: Sequence[str] = (), skip_files: Iterable[str] = ()
+    paths: Sequence[str],
+    excludes: Iterable[ExcludePattern] | Excludes = (),
+    skip_files: Iterable[str] = (),
+    skip_dirs: Iterable[str] = (),
 ) -> tuple[list[str], list[InputError]]:
     """Expand ``paths`` into the list of files to check, in a stable order.
 
     Directories are walked recursively for ``*.yaml``, ``*.yml`` and ``*.json`` files,
     without following symbolic links to directories (so link loops cannot hang the walk);
-    ``DEFAULT_EXCLUDES`` and the ``excludes`` glob patterns (matched against the name and the
-    path) are skipped. Files named explicitly are always taken, except ssrisk's own: a
-    configuration or baseline file (:data:`ssrisk.settings.OWN_FILE_NAMES`) and the real
-    paths in ``skip_files`` (the baseline and output files of the run) are never manifests. A
-    path that does not exist, a directory that cannot be listed, and a file whose real path
-    leaves the checked tree or enters a ``.git`` directory (:mod:`ssrisk.confine`: a symbolic
-    link to ``/etc/passwd``) are returned as :class:`InputError` values; such a file is never
-    read.
+    ``DEFAULT_EXCLUDES``, the directories ``skip_dirs`` (rendered charts and kustomizations)
+    and what the ``excludes`` patterns match (:class:`ssrisk.paths.Excludes`: the name, the
+    path relative to the pattern's base) are skipped. Files named explicitly are always taken,
+    except ssrisk's own: a configuration or baseline file
+    (:data:`ssrisk.settings.OWN_FILE_NAMES`) and the real paths in ``skip_files`` (the
+    baseline and output files of the run) are never manifests. A path that does not exist, a
+    directory that cannot be listed, and a file whose real path leaves the checked tree or
+    enters a ``.git`` directory (:mod:`ssrisk.confine`: a symbolic link to ``/etc/passwd``)
+    are returned as :class:`InputError` values; such a file is never read.
+
+    Paths are spelt as :func:`ssrisk.paths.tidy` spells them (``.`` joined with ``db.yaml`` is
+    ``db.yaml``), the spelling of every output.
     """
     from .confine import refusal, tree_of
+    from .paths import Excludes, join, tidy
 
     files: list[str] = []
     errors: list[InputError] = []
     seen: set[str] = set()
-    patterns = tuple(excludes)
+    excluded = excludes if isinstance(excludes, Excludes) else Excludes(excludes)
+    skipped = frozenset(os.path.abspath(d) for d in skip_dirs)
     own = _OwnFiles(skip_files)
 
-    def excluded(p: str) -> bool:
-        name = os.path.basename(p)
-        return any(fnmatch(name, pat) or fnmatch(p, pat) for pat in patterns)
+    def left_out(directory: str) -> bool:
+        return (bool(skipped) and os.path.abspath(directory) in skipped) or excluded(directory)
 
-    for raw in paths:
+    for given in paths:
+        raw = tidy(given)
         if raw != "-" and not os.path.lexists(raw):
             errors.append(InputError(raw, "no such file or directory"))
             continue
@@ -126,17 +135,18 @@ def discover(
 
             def unlistable(exc: OSError, given: str = raw) -> None:
                 errors.append(
-                    InputError(exc.filename or given, f"cannot list directory: {exc.strerror}")
+                    InputError(
+                        tidy(exc.filename or given), f"cannot list directory: {exc.strerror}"
+                    )
                 )
 
-            for root, dirs, names in os.walk(raw, onerror=unlistable, followlinks=False):
+            for walked, dirs, names in os.walk(raw, onerror=unlistable, followlinks=False):
+                root = tidy(walked)  # os.walk(".") gives "./sub"
                 dirs[:] = sorted(
-                    d
-                    for d in dirs
-                    if d not in DEFAULT_EXCLUDES and not excluded(os.path.join(root, d))
+                    d for d in dirs if d not in DEFAULT_EXCLUDES and not left_out(join(root, d))
                 )
                 for name in sorted(names):
-                    full = os.path.join(root, name)
+                    full = join(root, name)
                     if not name.lower().endswith(YAML_SUFFIXES) or excluded(full):
                         continue
                     if own.holds(full):

@@ -11,6 +11,7 @@ from .objectives import Objectives
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile
+    from .paths import ExcludePattern
 
 DEFAULT_KUBE_VERSION = "1.37"
 #: Names of ssrisk's configuration file; never read as manifests.
@@ -32,7 +33,9 @@ class Settings:
     kube_version: str = DEFAULT_KUBE_VERSION
     fail_on: Severity = Severity.ERROR
     namespace: str = "default"
-    exclude: tuple[str, ...] = ()
+    #: ``--exclude`` patterns (relative to the working directory) and the configuration's
+    #: (:class:`ssrisk.paths.Exclude`, relative to its directory).
+    exclude: tuple[ExcludePattern, ...] = ()
     enable: frozenset[str] = frozenset()
     disable: frozenset[str] = frozenset()
     severity: Mapping[str, Severity] = field(default_factory=dict)

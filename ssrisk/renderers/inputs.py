@@ -12,7 +12,7 @@ Discovery rules:
   to check it alone.
 * Every other ``*.yaml``/``*.yml``/``*.json`` file is read as plain YAML
   (:func:`ssrisk.loading.discover`, which also applies ``--exclude`` and the default excludes).
-* ``--exclude`` globs (matched against the name and the path, as for files) leave out a
+* ``--exclude`` globs (matched as for files, :class:`ssrisk.paths.Excludes`) leave out a
   chart or kustomization found in a walk when they match its directory or the file that makes
   it one (``Chart.yaml``, ``kustomization.yaml``), so ``*/p2/*`` leaves out ``overlays/p2``
   just as it leaves out the plain files below a directory ``p2``.
@@ -20,20 +20,20 @@ Discovery rules:
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 from typing import TYPE_CHECKING, BinaryIO
 
 from ..confine import tree_of
 from ..loading import DEFAULT_EXCLUDES, MAX_FILE_BYTES, LoadedFile, decode, discover, read_text
 from ..model import InputError
+from ..paths import Excludes, join, tidy
 from .common import is_chart, kustomization_file, load_stream
 
 if TYPE_CHECKING:
+    from ..paths import ExcludePattern
     from ..settings import Settings
 
 STDIN = "-"
@@ -55,18 +55,18 @@ class InputPlan:
 
 
 def plan_inputs(
-    paths: Sequence[str], excludes: Sequence[str] = (), skip_files: frozenset[str] = frozenset()
+    paths: Sequence[str],
+    excludes: Iterable[ExcludePattern] = (),
+    skip_files: frozenset[str] = frozenset(),
 ) -> InputPlan:
     """Sort ``paths`` into plain files, Helm charts, kustomizations and stdin (``skip_files``:
-    real paths of files that are not manifests, see :func:`ssrisk.loading.discover`)."""
+    real paths of files that are not manifests, see :func:`ssrisk.loading.discover`). Paths
+    are spelt as :func:`ssrisk.paths.tidy` spells them."""
     plan = InputPlan()
     rendered_roots: list[str] = []
     walked_kustomizations: list[str] = []
     plain_paths: list[str] = []
-
-    def excluded(p: str) -> bool:
-        name = os.path.basename(p)
-        return any(fnmatch(name, pat) or fnmatch(p, pat) for pat in excludes)
+    excluded = Excludes(excludes)
 
     def excluded_build(d: str, marker: str) -> bool:
         """A chart or kustomization directory ``d`` is excluded like its files: when a glob
@@ -74,10 +74,11 @@ def plan_inputs(
         ``*/p2/kustomization.yaml`` as well as ``p2`` and ``*/p2``)."""
         return excluded(d) or excluded(os.path.join(d, os.path.basename(marker)))
 
-    for raw in paths:
-        if raw == STDIN:
+    for given in paths:
+        if given == STDIN:
             plan.stdin = True
             continue
+        raw = tidy(given)
         if not os.path.isdir(raw):
             plain_paths.append(raw)
             continue
@@ -91,12 +92,13 @@ def plan_inputs(
             plan.trees[raw] = tree
             continue
         plain_paths.append(raw)
-        for root, dirs, _names in os.walk(raw, followlinks=False):
+        for walked, dirs, _names in os.walk(raw, followlinks=False):
+            root = tidy(walked)  # os.walk(".") gives "./sub"
             dirs[:] = sorted(
-                d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(os.path.join(root, d))
+                d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(join(root, d))
             )
             for d in list(dirs):
-                sub = os.path.join(root, d)
+                sub = join(root, d)
                 kfile = kustomization_file(sub)
                 if is_chart(sub):
                     rendered_roots.append(sub)  # never read as plain YAML, even if excluded
@@ -119,8 +121,7 @@ def plan_inputs(
         if os.path.realpath(k) not in included:
             plan.kustomizations.append(k)
     # Plain files: everything under the given directories except the rendered trees.
-    skip = [glob.escape(r) for r in rendered_roots]
-    plan.files, plan.errors = discover(plain_paths, [*excludes, *skip], skip_files)
+    plan.files, plan.errors = discover(plain_paths, excluded, skip_files, rendered_roots)
     return plan
 
 

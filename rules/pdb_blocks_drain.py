@@ -80,7 +80,10 @@ Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most r
 (and run at least 2 replicas); keep minAvailable for quorum (e.g. 2 of 3).
 """
 
-        return self.finding(ctx, at, msg, explanation)
+        # Never allowing an eviction blocks every drain and node upgrade for ever, as a single
+        # replica makes every one an outage: an error, like single-replica (the other cases
+        # of the rule block drains only while something else is wrong: a warning or info)
+        return self.finding(ctx, at, msg, explanation, severity=Severity.ERROR)
 
     def _several(self, ctx: CheckContext, pdbs: list[K8sObject]) -> Finding:
         names = ", ".join(repr(p.name) for p in pdbs[:MAX_PDBS]) + (

@@ -43,6 +43,11 @@ class PdbQuorumLoss(Rule):
         if allowed <= limit:
             return
         at = pdb.pos("spec", b.field)
+        # A budget that lets routine maintenance (a drain, a node upgrade) take a quorum
+        # system's majority is an outage by design: an error, like a single replica. For
+        # other sets, more than half at once and the only replica stay warnings (the only
+        # replica's outage is single-replica's error, which this finding folds into).
+        severity = Severity.ERROR if system is not None and n > 1 else Severity.WARNING
         if n == 1:
             msg = (
                 f"PodDisruptionBudget {pdb.name!r} {b.field}: {b.raw} lets a drain evict the only "
@@ -87,7 +92,14 @@ class PdbQuorumLoss(Rule):
             )
             return f"{why}\n\n{fix}\n"
 
-        yield self.finding(ctx, at, msg, explanation, echo_of=("single-replica", "quorum-replicas"))
+        yield self.finding(
+            ctx,
+            at,
+            msg,
+            explanation,
+            severity=severity,
+            echo_of=("single-replica", "quorum-replicas"),
+        )
 
 
 @hookimpl

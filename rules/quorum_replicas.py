@@ -20,7 +20,7 @@ class QuorumReplicas(Rule):
     severity = Severity.WARNING
     summary = (
         "a quorum system (etcd, ZooKeeper, Consul, ... or ssrisk.io/quorum) with 2 members, "
-        "which survives no failure, or another even number that a zone loss can halve"
+        "which survives no failure (error), or another even number, which adds no fault tolerance"
     )
     references = (
         "web: etcd.io/docs/v3.5/faq (Why an odd number of cluster members?)",
@@ -47,7 +47,8 @@ class QuorumReplicas(Rule):
                 f"stops the quorum{figure}"
             )
             result = loss.result if loss is not None else None
-            severity = Severity.WARNING
+            # survives no failure, like one replica (single-replica is an error)
+            severity = Severity.ERROR
         else:
             zone = assess(ctx, "zone-loss")
             if zone is not None and zone.too_many:
@@ -55,13 +56,14 @@ class QuorumReplicas(Rule):
                     f"{ctx.replicas_field}: {n} {what} survive {tolerated} failure(s), as "
                     f"{n - 1} do; zone loss: {zone.figure()}, no majority left"
                 )
-                severity = Severity.WARNING
             else:
                 msg = (
                     f"{ctx.replicas_field}: {n} {what} need {majority} for a majority and "
                     f"survive {tolerated} failure(s), as {n - 1} do"
                 )
-                severity = Severity.INFO
+            # a member that adds no fault tolerance (and, over three zones, a zone holding
+            # half of them): a warning, removed by running an odd number
+            severity = Severity.WARNING
             result = zone.result if zone is not None else None
 
         def explanation() -> str:

@@ -32,6 +32,8 @@ from ._quorum import allowed_down, is_quorum
 from ._sim import timeline_block
 from ._text import paragraph
 
+#: The longest one-line message (details go to the explanation).
+MAX_MESSAGE_CHARS = 160
 #: From this many replicas the set is expected to survive a zone loss as well.
 ZONE_MIN_REPLICAS = 3
 
@@ -138,15 +140,15 @@ def _cause(host: Spread, zone: Spread, host_bad: bool, zone_bad: bool) -> str:
     if host_bad:
         if host.max_per_domain is not None:
             return f"the hostname spread allows maxSkew {host.max_per_domain}"
+        if host.soft is not None:
+            return "the hostname anti-affinity or spread is only preferred"
         if zone.max_per_domain is not None:
             return "nothing keeps replicas of one zone on separate nodes"
-        if host.soft is not None:
-            return "the hostname anti-affinity or spread is only preferred (ScheduleAnyway)"
         return "nothing requires one replica per node"
     if zone.max_per_domain is not None:
         return f"the zone spread allows maxSkew {zone.max_per_domain}"
     if zone.soft is not None:
-        return "the zone anti-affinity or spread is only preferred (ScheduleAnyway)"
+        return "the zone anti-affinity or spread is only preferred"
     return "nothing spreads replicas over zones"
 
 
@@ -241,6 +243,9 @@ class ReplicasShareFailureDomain(Rule):
         claims: list[str] = []
         sims: list[str] = []
         short_sims: list[str] = []
+        # when the simulation took fewer than the worst case, what the worst case needs
+        # (so the one-line message never states two figures for one loss without a reason)
+        node_if = zone_if = ""
         timelines: list[Any] = []  # the results whose timelines the explanation quotes
         placement = ""
         if host_bad:
@@ -261,8 +266,15 @@ class ReplicasShareFailureDomain(Rule):
                         f", not {node_worst}, because the zone constraint spreads them over the "
                         f"{_word(sim_zones)} zones there"
                     )
-                elif took < node_worst and limits:
-                    why = f", not {node_worst}, because there {'; '.join(limits)}"
+                    node_if = (
+                        " when one zone has them all"
+                        if fewest == 1
+                        else f" when {_word(fewest)} zones have them all"
+                    )
+                elif took < node_worst:
+                    if limits:
+                        why = f", not {node_worst}, because there {'; '.join(limits)}"
+                    node_if = f" when a node has room for {node_worst}"
                 sims.append(f"node loss took {_lost(n, took)}{why}")
                 short_sims.append(f"{took} of {n}")
                 timelines.append(sim)
@@ -283,6 +295,9 @@ class ReplicasShareFailureDomain(Rule):
                         f"{sim_nodes_per_zone} node{'s' if sim_nodes_per_zone != 1 else ''} and "
                         f"the hostname constraint allows {per_node}"
                     )
+                    zone_if = f" with {-(-zone_worst // max(h_cap, 1))} nodes in a zone"
+                elif took < zone_worst:
+                    zone_if = f" when a zone has room for {zone_worst}"
                 sims.append(f"zone loss took {_lost(n, took)}{why}")
                 short_sims.append(f"{took} of {n}")
                 timelines.append(sim)
@@ -301,21 +316,27 @@ class ReplicasShareFailureDomain(Rule):
             at = ctx.sts.pos(*self._position(ctx, host, zone, host_bad))
         worst = []
         if host_bad:
-            worst.append(f"a node loss takes {node_worst} of {n}")
+            worst.append(f"a node loss takes {node_worst} of {n}{node_if}")
         if zone_bad:
             worst.append(
-                f"a zone loss {zone_worst} of {n}"
+                f"a zone loss {zone_worst} of {n}{zone_if}"
                 if host_bad
-                else f"a zone loss takes {zone_worst} of {n}"
+                else f"a zone loss takes {zone_worst} of {n}{zone_if}"
             )
-        msg = f"{head}: worst case {', '.join(worst)}"
+        # "worst case" when the figures hold on any cluster; a figure that needs more (a zone
+        # holding them all, more nodes per zone) says what instead
+        lead = "" if node_if or zone_if else "worst case "
+        msg = f"{head}: {lead}{', '.join(worst)}"
         if short_sims:
             shown = (
                 short_sims[0]
                 if len(short_sims) == 1
                 else " and ".join(s.split(" of ")[0] for s in short_sims)
             )
-            msg += f" (simulated on {shape}: {shown})"
+            for simulated in (f" (simulated on {shape}: {shown})", f" (simulated: {shown})", ""):
+                if len(msg + simulated) <= MAX_MESSAGE_CHARS:
+                    break
+            msg += simulated
         detail = "; ".join(claims)
         if sims:
             detail += (

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from failure_domain import contradictions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ssrisk.embedded_sim import simulate
@@ -184,6 +185,7 @@ def test_findings_about_one_statefulset_agree(docs: list[dict[str, Any]]) -> Non
         for m in _messages(findings):
             assert all(int(k) < 2 for k in TAKES.findall(m)), m
     for m in _messages(findings, "replicas-share-failure-domain"):
+        assert contradictions(m) == [], m  # a worst case says what it needs
         node_k, zone_k = _simulated(m)
         if node_k is not None:
             assert node_k == node_loss.max_unavailable, (m, node_loss.verdict)
@@ -191,13 +193,14 @@ def test_findings_about_one_statefulset_agree(docs: list[dict[str, Any]]) -> Non
             assert zone_k == zone_loss.max_unavailable, (m, zone_loss.verdict)
 
 
-SIMULATED = re.compile(r"\(simulated on [^:()]+: (\d+)(?: of \d+)?(?: and (\d+))?")
+SIMULATED = re.compile(r"\(simulated(?: on [^:()]+)?: (\d+)(?: of \d+)?(?: and (\d+))?")
 
 
 def _simulated(message: str) -> tuple[int | None, int | None]:
     """The simulated (node loss, zone loss) replica counts a replicas-share-failure-domain
     message quotes: "node loss took K of N" / "zone loss took K of N", or the short form
-    "(simulated on <shape>: A and B)" (node, zone) or "(...: K of N)" for the one loss named."""
+    "(simulated on <shape>: A and B)" (node, zone; "(simulated: A and B)" when the shape does
+    not fit in the line) or "(...: K of N)" for the one loss named."""
     node = re.findall(r"node loss took (\d+) of", message)
     zone = re.findall(r"zone loss took (\d+) of", message)
     if node or zone:

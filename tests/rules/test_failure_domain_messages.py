@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, ROOT, run_cli
+from conftest import DATA, ROOT, SHARED, run_cli
+from failure_domain import contradictions
 from ssrisk.rules._podspec import Spread
 from ssrisk.rules.replicas_share_failure_domain import per_zone_cap
 
@@ -39,7 +40,11 @@ def _simulated(path: Path, scenario: str) -> dict[str, Any]:
 def test_hostname_anti_affinity_without_zones_quotes_the_simulated_zone_loss() -> None:
     msg, text = _finding(KAFKA)
     # the worst case the constraints allow: three nodes in one zone hold all three brokers
-    assert "nothing spreads replicas over zones: worst case a zone loss takes 3 of 3" in msg
+    # ... which needs three nodes in a zone: the message says so, next to the simulated 2
+    assert (
+        "nothing spreads replicas over zones: a zone loss takes 3 of 3 with 3 nodes in a zone"
+        in msg
+    )
     assert "in a zone with 3 or more nodes one zone failure can take up to 3 of 3" in text
     took = _simulated(KAFKA, "zone-loss")["max_unavailable"]
     assert msg.endswith(f"(simulated on 3 zones × 2 nodes: {took} of 3)")
@@ -51,7 +56,8 @@ def test_hostname_anti_affinity_without_zones_quotes_the_simulated_zone_loss() -
 
 def test_zone_spread_without_hostname_depends_on_the_number_of_zones() -> None:
     msg, text = _finding(ZONE_ONLY)
-    assert "worst case a node loss takes 3 of 3" in msg
+    assert "a node loss takes 3 of 3 when one zone has them all" in msg
+    assert "worst case" not in msg  # the simulated 1 of 3 is the worst case on three zones
     assert "up to 3 of 3 replicas (all of them) when those Nodes are in one zone" in text
     assert "2 of 3 (a majority: a quorum of the rest is lost) with two zones" in text
     assert "1 of 3 with three zones or more" in text
@@ -94,3 +100,33 @@ def test_per_zone_cap_matches_the_scheduler_filter(
     spread = Spread("topology.kubernetes.io/zone", max_skew, ("x",), None, min_domains, False)
     assert per_zone_cap(n, spread, zones, True) == _brute_force(n, zones, max_skew, min_domains)
     assert per_zone_cap(n, spread, zones, False) == _brute_force(n, zones, max_skew, 1)
+
+
+USER_CASE = DATA / "rules" / RULE / "fail-zone-spread-preferred-hostname.yaml"
+
+
+def test_the_new_users_message_says_what_the_figure_depends_on() -> None:
+    # zone spread DoNotSchedule + a preferred hostname anti-affinity: "worst case 3 of 3
+    # (simulated: 1 of 3)" read as a contradiction
+    msg, _text = _finding(USER_CASE)
+    assert msg.startswith(
+        "the hostname anti-affinity or spread is only preferred: a node loss takes 3 of 3 "
+        "when one zone has them all (simulated on 3 zones × 2 nodes: 1 of 3)"
+    ), msg
+    assert len(msg) <= 160
+    assert contradictions(msg) == []
+
+
+def _message_sources() -> list[Path]:
+    paths = [ROOT / "examples", DATA / "rules", DATA / "gate" / "trial" / "postgres"]
+    corpus = SHARED / "corpus"
+    return [*paths, corpus] if corpus.is_dir() else paths
+
+
+@pytest.mark.parametrize("path", _message_sources(), ids=lambda p: p.name)
+def test_no_message_form_contradicts_itself(path: Path) -> None:
+    run = run_cli("check", "--format", "json", "--select", RULE, str(path))
+    messages = [f["message"] for f in run.json()["findings"] if f["rule"] == RULE]
+    assert messages
+    for message in messages:
+        assert contradictions(message) == [], message

@@ -223,7 +223,7 @@ def test_a_changed_pdb_alone_rechecks_the_statefulsets_it_selects(
         user_repo, env, {"plain/kv/kv-pdb.yaml": ("maxUnavailable: 1", "maxUnavailable: 0")}
     )
     assert code == 1, out
-    assert "plain/kv/kv-pdb.yaml:7:3: warning pdb-blocks-drain" in out
+    assert "plain/kv/kv-pdb.yaml:7:3: error pdb-blocks-drain" in out  # it fails the commit
 
 
 @pytest.mark.slow

@@ -295,13 +295,19 @@ def merge_notes(notes: Sequence[RunNote]) -> list[RunNote]:
     """One note per rule and message, counting the StatefulSets it was given for."""
     merged: dict[tuple[str, str], RunNote] = {}
     for n in notes:
-        key = (n.rule, n.message)
-        count = max(n.statefulsets, 1)
-        if key in merged:
-            merged[key].statefulsets += count
-        else:
-            merged[key] = RunNote(n.rule, n.message, n.raw_explanation(), n.references, count)
+        _merge_note(merged, n)
     return sorted(merged.values(), key=lambda n: (n.rule, n.message))
+
+
+def _merge_note(merged: dict[tuple[str, str], RunNote], n: RunNote) -> None:
+    """Count ``n`` into ``merged``: only the first note of a rule and message is kept (a
+    note's explanation builder keeps its StatefulSet's check context alive)."""
+    key = (n.rule, n.message)
+    count = max(n.statefulsets, 1)
+    if key in merged:
+        merged[key].statefulsets += count
+    else:
+        merged[key] = RunNote(n.rule, n.message, n.raw_explanation(), n.references, count)
 
 
 def fold(
@@ -529,7 +535,7 @@ def _evaluate_range(
     findings: list[Finding] = []
     errors: list[InputError] = []
     notices: list[Notice] = []
-    run_notes: list[RunNote] = []
+    run_notes: dict[tuple[str, str], RunNote] = {}  # merged as they come (merge_notes)
     explanations = settings.explanations
     covering = frozenset(r.id for r in rules if r.covers_all)
     for sts in statefulsets:
@@ -546,7 +552,7 @@ def _evaluate_range(
                     findings.append(finding)
                 note = rule.note(ctx)
                 if note is not None:
-                    run_notes.append(note)
+                    _merge_note(run_notes, note)
             except Exception as exc:  # a broken rule must not hide the other findings
                 pos: Position = sts.start()
                 errors.append(
@@ -577,7 +583,7 @@ def _evaluate_range(
                     pos.column,
                 )
             )
-    return findings, errors, notices, merge_notes(run_notes)
+    return findings, errors, notices, merge_notes(list(run_notes.values()))
 
 
 def exit_code(report: Report, fail_on: Severity) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, TypeVar, cast
@@ -371,7 +371,8 @@ class Finding:
     obj: ObjectRef
     message: str
     explanation: _ExplanationField = _ExplanationField()
-    references: list[str] = field(default_factory=list)
+    #: Read-only (findings of one rule share their rule's sequence).
+    references: Sequence[str] = ()
     #: Set by :mod:`ssrisk.suppression`: the user accepted this finding (it does not fail the
     #: run). ``suppression_kind`` is ``"annotation"`` or ``"comment"``.
     suppressed: bool = False

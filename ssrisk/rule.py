@@ -68,6 +68,9 @@ class SimulationUnavailable(Exception):
         self.scenario = scenario
 
 
+#: The distinct ``echo_of`` tuples of findings (a few dozen), shared by the findings.
+_ECHOES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
 #: PodDisruptionBudgets looked at per StatefulSet (one more is fetched, to know there are
 #: more than this many).
 MAX_PDBS = 10
@@ -329,14 +332,14 @@ class Rule:
             severity=self.severity if severity is None else severity,
             position=at,
             obj=obj or ctx.sts.ref,
-            message=message,
+            message=sys.intern(message),  # many StatefulSets get the same message
             explanation=(
                 partial(_clean_text, explanation)
                 if callable(explanation)
                 else ascii_text(explanation.strip())
             ),
-            references=list(references or self.references),
-            echo_of=tuple(echo_of),
+            references=tuple(references or self.references),
+            echo_of=_ECHOES.setdefault(tuple(echo_of), tuple(echo_of)),
         )
 
     @classmethod

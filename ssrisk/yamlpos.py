@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -181,6 +182,9 @@ def compose_documents(text: str) -> Iterator[Node | None]:
         loader.dispose()
 
 
+_intern = sys.intern
+
+
 class _Builder:
     def __init__(self) -> None:
         self.memo: dict[int, Any] = {}
@@ -234,7 +238,7 @@ class _Builder:
                     raise YamlInputError("mapping keys must be strings", km.line, km.column)
                 if key_node.tag not in _PLAIN_KEY_TAGS:
                     self._check_tag(key_node, None)
-                key = key_node.value
+                key = _intern(key_node.value)  # one string per distinct key, not per document
                 m = key_node.start_mark  # _pack, inlined: this runs for every key
                 if key in mapping:  # the last one written wins, in the first one's place
                     if own is None or id(key_node) in own:

@@ -60,14 +60,19 @@ class TextReporter(Reporter):
         shown = report.findings if self.show_suppressed else active
         # One PDB or StorageClass can concern several StatefulSets: the same rule at the same
         # place then gets a line per StatefulSet, which must say which one it is about.
-        seen = Counter((f.position, f.rule, f.position.rendered_from()) for f in shown)
-        for f in shown:
+        # (a Helm template or a kustomization; a position is compared by path, line, column)
+        origins = [f.position.rendered_from() for f in shown]
+        keys = [
+            (f.position.path, f.position.line, f.position.column, f.rule, origin)
+            for f, origin in zip(shown, origins, strict=True)
+        ]
+        seen = Counter(keys)
+        for f, origin, key in zip(shown, origins, keys, strict=True):
             sev = str(f.severity)
             text = f"{f.position}: {sev} {f.rule} {f.message}"
-            origin = f.position.rendered_from()  # a Helm template or a kustomization
             if origin:
                 text += f" (from {origin})"
-            if seen[(f.position, f.rule, origin)] > 1:
+            if seen[key] > 1:
                 where = f.checked_at
                 text += f" [{f.obj}" + (f" at {where.path}:{where.line}]" if where else "]")
             if f.suppressed:

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .model import Finding, Severity
+from .model import Finding, Notice, ObjectRef, Position, Severity
 
 FORMAT_VERSION = 1
 #: (path relative to the baseline's directory, object, rule, kustomization directory relative
@@ -199,7 +199,28 @@ def filter_new(
     Raises:
         BaselineError: as :func:`read_baseline`.
     """
+    kept, baselined, _stale = apply_baseline(findings, path)
+    return kept, baselined
+
+
+def apply_baseline(
+    findings: Sequence[Finding],
+    path: str | Path,
+    checked: Iterable[tuple[ObjectRef, Position]] = (),
+    rules_run: Iterable[str] = (),
+) -> tuple[list[Finding], list[Finding], list[Notice]]:
+    """:func:`filter_new`, and a notice for each stale entry: an entry about a StatefulSet
+    that was checked in this run (``checked``, with its kustomization), of a rule that ran
+    (``rules_run``), that covered fewer findings than it records (the finding was fixed, or
+    became more severe than recorded). Entries about StatefulSets the run did not check (a
+    pre-commit run of a few files, ``ssrisk check deploy/`` with a repository's baseline) are
+    not judged.
+
+    Raises:
+        BaselineError: as :func:`read_baseline`.
+    """
     remaining = read_baseline(path)
+    recorded = Counter(remaining)
     base_dir = Path(path).resolve().parent
     kept: list[Finding] = []
     baselined: list[Finding] = []
@@ -210,7 +231,34 @@ def filter_new(
             baselined.append(finding)
         else:
             kept.append(finding)
-    return kept, baselined
+    judged = {
+        (str(ref), _rel(at.kustomization, base_dir) if at.kustomization else "")
+        for ref, at in checked
+    }
+    judged_any = {obj for obj, _k in judged}
+    ran = frozenset(rules_run)
+    notices = []
+    for (key, severity), left in sorted(remaining.items()):
+        where, obj, rule, kustomization = key
+        seen = (obj, kustomization) in judged if kustomization else obj in judged_any
+        if left <= 0 or rule not in ran or not seen:
+            continue
+        count = recorded[(key, severity)]
+        matched = count - left
+        tail = (
+            "matches no finding"
+            if matched == 0
+            else f"matches {matched} of the {count} findings it records"
+        )
+        built = f" (built by {kustomization})" if kustomization else ""
+        notices.append(
+            Notice(
+                str(path),
+                f"stale baseline entry: {rule} on {obj} in {where}{built} ({severity}) {tail}: "
+                "fixed, or now more severe; re-run --write-baseline to drop it",
+            )
+        )
+    return kept, baselined, notices
 
 
 def _covering(remaining: Counter[Entry], finding: Finding, base_dir: Path) -> Entry | None:

@@ -500,12 +500,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
         recorded = write_baseline(args.write_baseline, report.findings)
         print(f"ssrisk: wrote {recorded} finding(s) to {args.write_baseline}", file=sys.stderr)
-    if args.baseline:
-        from .baseline import filter_new
-
-        report.findings, baselined = filter_new(report.findings, args.baseline)
-        report.baselined = len(baselined)
-        report.keep_folded_of_reported()
+    _apply_baselines(report, runs, args)
     # each configuration's fail-on decides for the findings of its inputs
     kept = {id(f) for f in report.findings}
     code = max(
@@ -518,6 +513,41 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         code = ExitCode.OK
     written = _write_outputs(writers, out, report)
     return code if written else ExitCode.ERROR
+
+
+def _apply_baselines(
+    report: Report, runs: Sequence[tuple[Settings, Report]], args: argparse.Namespace
+) -> None:
+    """Drop the findings a baseline records: ``--baseline FILE`` for every input, else each
+    configuration's ``baseline:`` for the findings of its inputs (not while
+    ``--write-baseline`` records a new one). Stale entries become notices.
+
+    Raises:
+        BaselineError: a baseline that cannot be read.
+    """
+    from .baseline import apply_baseline
+
+    by_file: dict[str, list[Report]] = {}
+    for settings, run in runs:
+        chosen = args.baseline or (None if args.write_baseline else settings.baseline)
+        if chosen:
+            by_file.setdefault(chosen, []).append(run)
+    if not by_file:
+        return
+    dropped: set[int] = set()
+    for path, parts in by_file.items():
+        mine = {id(f) for run in parts for f in run.findings}
+        _kept, baselined, stale = apply_baseline(
+            [f for f in report.findings if id(f) in mine],
+            path,
+            checked=[c for run in parts for c in run.checked],
+            rules_run=report.rules_run,
+        )
+        dropped.update(id(f) for f in baselined)
+        report.notices.extend(stale)
+    report.findings = [f for f in report.findings if id(f) not in dropped]
+    report.baselined = len(dropped)
+    report.keep_folded_of_reported()
 
 
 def _settings_by_config(
@@ -542,13 +572,15 @@ def _settings_by_config(
     groups: dict[Path | None, list[str]] = (
         {Path(args.config): list(args.paths)} if args.config else configs_for(args.paths)
     )
+    configs = {p: load_config(p) if p else None for p in groups}
     own = [str(p) for p in groups if p is not None]
     own += [f for f in (args.baseline, args.write_baseline) if f]
+    own += [c.baseline for c in configs.values() if c is not None and c.baseline]
     own += [dest for _fmt, dest, _w in writers if dest is not None]
     skip = frozenset(os.path.realpath(f) for f in own)
     out = []
     for config_path, paths in groups.items():
-        config = load_config(config_path) if config_path else None
+        config = configs[config_path]
         if config is not None:
             config.check_rules(known)
         settings = build_settings(

@@ -75,6 +75,9 @@ class Config:
     kube_version: str | None = None
     namespace: str | None = None
     exclude: tuple[str, ...] = ()
+    #: The ``baseline`` file, resolved against the configuration file's directory (``None``:
+    #: none configured).
+    baseline: str | None = None
     profile: dict[str, Any] = field(default_factory=dict)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     #: The ``objectives`` section, checked and converted (durations in seconds), by scenario.
@@ -364,10 +367,34 @@ def _validate(
         cfg.kube_version = ".".join(str(int(p)) for p in parts)
     cfg.namespace = doc.get("namespace")
     cfg.exclude = tuple(doc.get("exclude") or ())
+    if "baseline" in doc:
+        cfg.baseline = _baseline_path(cfg, doc["baseline"], prefix)
     cfg.profile = _profile(cfg, doc.get("profile") or {}, prefix)
     cfg.feature_gates = _feature_gates(cfg, doc.get("feature-gates") or {}, prefix)
     cfg.objectives = _objectives(cfg, doc.get("objectives") or {}, prefix)
     return cfg
+
+
+def _baseline_path(cfg: Config, value: str, prefix: str) -> str:
+    """``baseline:`` resolved against the configuration file's directory, spelt relative to
+    the working directory when it is below it.
+
+    Raises:
+        ConfigError: the file is (or its links lead) outside the configuration file's
+            repository or into ``.git`` (:mod:`ssrisk.confine`), as for every file ssrisk reads.
+    """
+    from .confine import refusal, tree_of
+    from .paths import tidy
+
+    config_dir = os.path.dirname(os.path.abspath(cfg.path))
+    target = os.path.join(config_dir, value)
+    refused = refusal(target, tree_of(cfg.path))
+    if refused is not None:
+        raise ConfigError(f"{_where(cfg, ('baseline',), prefix)}: baseline {value!r}: {refused}")
+    cwd = os.getcwd()
+    if target.startswith(cwd + os.sep):
+        target = target[len(cwd) + 1 :]
+    return tidy(target)
 
 
 def _objectives(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
@@ -670,6 +697,7 @@ def build_settings(
         severity=dict(c.severity),
         profile=profile,
         feature_gates=dict(c.feature_gates) or None,
+        baseline=c.baseline,
         objectives=Objectives().with_overrides(c.objectives),
         **other,
     )

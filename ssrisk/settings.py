@@ -51,6 +51,8 @@ class Settings:
     #: Let kustomize fetch remote resources (``--allow-remote-resources``); off, a
     #: kustomization that names one is an error and renderers get no network settings.
     allow_remote_resources: bool = False
+    #: The configuration's ``baseline`` file (resolved; ``--baseline`` overrides it).
+    baseline: str | None = None
     #: Recovery objectives per scenario (the configuration's ``objectives``, over the defaults).
     objectives: Objectives = field(default_factory=Objectives)
     #: Worker processes for checking many StatefulSets: 0 = one per core, 1 = no workers.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import DATA, run_cli
@@ -103,3 +104,66 @@ def test_counts_limit_how_many_findings_of_one_key_are_baselined(tmp_path: Path)
         os.chdir(old)
     assert [f.position.line for f in dropped] == [5]
     assert [f.position.line for f in kept] == [9]
+
+
+# --- the configuration's baseline, and stale entries --------------------------------------
+
+CONFIGURED = DATA / "gate" / "baseline-config"
+STALE = (
+    "stale baseline entry: pdb-blocks-drain on StatefulSet db/postgres in ../postgres/pdb.yaml "
+    "(warning) matches no finding: fixed, or now more severe; re-run --write-baseline to drop it"
+)
+
+
+def _run(*args: str, cwd: Path = CONFIGURED) -> tuple[int, dict[str, Any]]:
+    run = run_cli("check", "--format", "json", *args, cwd=cwd)
+    return run.code, run.json()
+
+
+@pytest.mark.parametrize(
+    ("args", "cwd"),
+    [
+        ((".",), CONFIGURED),  # CI
+        (("--changed", "postgres/pdb.yaml"), CONFIGURED),  # the pre-commit hook
+        (("--changed", "postgres/statefulset.yaml", "postgres/service.yaml"), CONFIGURED),
+        ((str(CONFIGURED),), DATA),  # from elsewhere: relative to the configuration file
+    ],
+)
+def test_the_configured_baseline_is_used_in_every_mode(args: tuple[str, ...], cwd: Path) -> None:
+    # .ssrisk.yaml says `baseline: ci/ssrisk-baseline.json`: its three findings are recorded
+    code, report = _run(*args, cwd=cwd)
+    assert code == 0, report
+    assert report["findings"] == []
+    assert report["summary"]["baselined"] == 3
+    # the entry of a finding fixed since (the PDB used to block drains) is a notice; the entry
+    # of a StatefulSet this run did not check (redis, elsewhere) is not judged
+    notices = [n for n in report["notices"] if "baseline" in n["message"]]
+    assert [(n["level"], n["message"]) for n in notices] == [("notice", STALE)]
+    assert notices[0]["path"].endswith("ci/ssrisk-baseline.json")
+    assert "redis" not in json.dumps(report["notices"])
+
+
+def test_the_command_line_baseline_overrides_the_configured_one(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"ssrisk-baseline": 1, "findings": []}\n', encoding="utf-8")
+    code, report = _run("--baseline", str(empty), ".")
+    assert code == 0  # warnings and info only, fail-on error
+    reported = [f for f in report["findings"] if not f.get("folded_into")]
+    assert report["summary"]["baselined"] == 0 and len(reported) == 3
+    # recording a new baseline does not read the configured one
+    wrote = run_cli("check", "--write-baseline", str(tmp_path / "new.json"), ".", cwd=CONFIGURED)
+    assert wrote.code == 0
+    assert "stale" not in wrote.out
+
+
+def test_a_commit_of_other_files_judges_no_entry() -> None:
+    code, report = _run("--changed", "postgres/configmap.yaml")
+    assert code == 0
+    assert not any("stale" in n["message"] for n in report["notices"])
+
+
+def test_a_configured_baseline_outside_the_repository_is_refused() -> None:
+    config = DATA / "gate" / "config-typos" / "baseline-outside.ssrisk.yaml"
+    run = run_cli("check", "--config", str(config), str(SINGLE))
+    assert run.code == 2
+    assert f"{config}:1:1: baseline " in run.err and "outside the checked tree" in run.err

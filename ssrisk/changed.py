@@ -44,7 +44,6 @@ from .renderers.common import (
     is_chart,
     kustomization_file,
 )
-from .renderers.kustomize import local_references
 from .rule import Rule
 from .settings import OWN_FILE_NAMES, Settings
 
@@ -170,6 +169,8 @@ class _KustomizationIndex:
             marker = kustomization_file(here)
             if marker is None or excludes(os.path.join(here, os.path.basename(marker))):
                 continue  # (a kustomization the patterns leave out includes nothing)
+            from .renderers.kustomize import local_references  # (only for a kustomization)
+
             real = os.path.realpath(here)
             self.included_by.setdefault(real, set())
             for ref in local_references(here):

@@ -53,3 +53,8 @@ def test_a_one_file_check_loads_no_worker_pool_renderer_or_other_reporter() -> N
 )
 def test_a_run_loads_the_reporter_of_its_format(fmt: str, module: str) -> None:
     assert _loaded("--format", fmt) == f"exit 0 loaded {module}"
+
+
+def test_a_changed_plain_file_loads_no_renderer() -> None:
+    """``ssrisk check --changed FILE`` (the pre-commit hook) for a plain manifest."""
+    assert _loaded("--changed") == "exit 0 loaded"

@@ -100,12 +100,14 @@ def _rel(path: str, base_dir: Path) -> str:
 def key_of(finding: Finding, base_dir: Path) -> Key:
     """The baseline key of ``finding``: (relative path, ``"Kind namespace/name"``, rule,
     relative kustomization directory or ``""``)."""
+    from .reporters.escape import no_surrogates
+
     k = finding.position.kustomization
     return (
-        _rel(finding.position.path, base_dir),
-        str(finding.obj),
+        no_surrogates(_rel(finding.position.path, base_dir)),
+        no_surrogates(str(finding.obj)),
         finding.rule,
-        _rel(k, base_dir) if k else "",
+        no_surrogates(_rel(k, base_dir)) if k else "",
     )
 
 

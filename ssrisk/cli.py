@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from . import __version__
 from .exitcodes import ExitCode
@@ -349,8 +349,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def say(message: str) -> None:
+    """One of ssrisk's own messages on standard error, made safe to print
+    (:func:`ssrisk.reporters.escape.safe_lines`: it may quote the repository)."""
+    from .reporters.escape import safe_lines
+
+    print(safe_lines(message), file=sys.stderr)
+
+
+class _ClosedStream:
+    """Stands for a standard stream that was closed before ssrisk started (``>&-``):
+    writing to it is an error of that output, never a crash."""
+
+    closed_at_start = True
+
+    def write(self, text: str) -> int:
+        raise OSError("closed")
+
+    def flush(self) -> None:
+        return None
+
+    def fileno(self) -> int:
+        raise OSError("closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point. Returns the exit code (see :class:`ssrisk.exitcodes.ExitCode`)."""
+    import os
+
+    if sys.stderr is None:  # closed (2>&-): ssrisk's messages go nowhere
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    if sys.stdout is None:  # closed (>&-): an output to it fails, outputs to files do not
+        sys.stdout = cast(TextIO, _ClosedStream())
     for stream in (sys.stdout, sys.stderr):
         # undecodable bytes of file names (and any character the terminal's encoding lacks)
         # are written as backslash escapes, never an encoding error
@@ -361,10 +394,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        print("ssrisk: interrupted", file=sys.stderr)
+        say("ssrisk: interrupted")
         return 130
     except Terminated:
-        print("ssrisk: terminated", file=sys.stderr)
+        say("ssrisk: terminated")
         return 128 + 15
     except BrokenPipeError:  # a reader that stopped early; check keeps its own exit code
         _drop_stdout(sys.stdout)
@@ -372,14 +405,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last guard: never a traceback to the user
         from .reporters.escape import printable
 
-        print(
+        say(
             f"ssrisk: internal error: {type(exc).__name__}: {printable(str(exc))}\n"
             "This is a bug in ssrisk; please report it with the input that caused it "
-            "(run with SSRISK_DEBUG=1 for the traceback).",
-            file=sys.stderr,
+            "(run with SSRISK_DEBUG=1 for the traceback)."
         )
-        import os
-
         if os.environ.get("SSRISK_DEBUG"):
             raise
         return ExitCode.ERROR
@@ -435,7 +465,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except (UsageError, PluginError, ConfigError, BaselineError) as exc:
         from .reporters.escape import printable
 
-        print(f"ssrisk: error: {printable(str(exc))}", file=sys.stderr)
+        say(f"ssrisk: error: {printable(str(exc))}")
         return ExitCode.ERROR
     parser.error(f"unknown command {args.command}")
     return ExitCode.ERROR  # pragma: no cover
@@ -497,9 +527,10 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     _check_not_empty(report, args.paths, args.fail_if_empty, changed=args.changed)
     if args.write_baseline:
         from .baseline import write_baseline
+        from .reporters.escape import printable
 
         recorded = write_baseline(args.write_baseline, report.findings)
-        print(f"ssrisk: wrote {recorded} finding(s) to {args.write_baseline}", file=sys.stderr)
+        say(f"ssrisk: wrote {recorded} finding(s) to {printable(args.write_baseline)}")
     _apply_baselines(report, runs, args)
     # each configuration's fail-on decides for the findings of its inputs
     kept = {id(f) for f in report.findings}
@@ -646,7 +677,7 @@ def _write_outputs(
 def _output_failed(fmt: str, problem: str) -> bool:
     from .reporters.escape import printable
 
-    print(f"ssrisk: error: cannot write {fmt} output: {printable(problem)}", file=sys.stderr)
+    say(f"ssrisk: error: cannot write {fmt} output: {printable(problem)}")
     return False
 
 
@@ -700,6 +731,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     from . import embedded_sim
     from .engine import load_all
     from .inventory import Inventory
+    from .reporters.escape import json_text, printable, safe_lines
     from .rule import CheckContext, SimulationUnavailable
     from .timeline import format_result
 
@@ -720,7 +752,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         errors.extend(lf.errors)
     inventory = Inventory(o for lf in loaded for o in lf.objects)
     if not inventory.statefulsets and not errors:
-        print("ssrisk: warning: no apps/v1 StatefulSet found in the input", file=sys.stderr)
+        say("ssrisk: warning: no apps/v1 StatefulSet found in the input")
     results = []
     for sts in inventory.statefulsets:
         ctx = CheckContext.of(sts, inventory, settings)
@@ -739,17 +771,18 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
             "results": [r.to_dict() for r in results],
             "errors": [e.to_dict() for e in errors],
         }
-        json.dump(doc, out, indent=2)
-        out.write("\n")
+        out.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n")
     else:
         for e in errors:
-            out.write(f"{e}\n")
+            out.write(safe_lines(f"{printable(str(e))}\n"))
         for r in results:
-            out.write(format_result(r))
+            out.write(safe_lines(format_result(r)))
     return ExitCode.ERROR if errors else ExitCode.OK
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
+    from .reporters.escape import safe_lines
+
     rules = _load_rules()
     if args.format == "json":
         json.dump(
@@ -769,7 +802,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     else:
         width = max((len(r.id) for r in rules), default=10)
         for r in rules:
-            out.write(f"{r.id:<{width}}  {r.severity!s:<7}  {r.summary}\n")
+            out.write(safe_lines(f"{r.id:<{width}}  {r.severity!s:<7}  {r.summary}\n"))
     return ExitCode.OK
 
 
@@ -787,7 +820,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
         Console(file=out).print(Markdown(text))
     else:
-        out.write(text if text.endswith("\n") else text + "\n")
+        from .reporters.escape import safe_lines
+
+        out.write(safe_lines(text if text.endswith("\n") else text + "\n"))
     return ExitCode.OK
 
 

@@ -26,17 +26,24 @@ class OutputError(Exception):
 
 def _symlink_on_the_way(target: str) -> str | None:
     """The first symbolic link among the components of ``target`` that lie inside the working
-    directory (the checked-out repository could have made them), else ``None``."""
-    cwd = os.getcwd()
-    absolute = os.path.abspath(target)
-    if os.path.commonpath([cwd, absolute]) != cwd:
-        return absolute if os.path.islink(absolute) else None
-    here = cwd
-    for part in os.path.relpath(absolute, cwd).split(os.sep):
-        if part in ("", os.curdir):
+    directory (the checked-out repository could have made them), else ``None``; the target
+    itself is checked wherever it is.
+
+    The path is walked component by component as the kernel resolves it, *before* any ``..``
+    is collapsed: in ``sub/../z.sarif`` the kernel follows ``sub`` (a link to anywhere) and
+    then its parent, so ``sub`` is refused. Up to the first link, ``..`` names the lexical
+    parent, which is then the real one.
+    """
+    cwd = os.path.realpath(os.getcwd())
+    here = os.sep if os.path.isabs(target) else cwd
+    parts = [p for p in target.split(os.sep) if p not in ("", os.curdir)]
+    for i, part in enumerate(parts):
+        if part == os.pardir:
+            here = os.path.dirname(here)
             continue
         here = os.path.join(here, part)
-        if os.path.islink(here):
+        last = i == len(parts) - 1
+        if (last or here == cwd or here.startswith(cwd + os.sep)) and os.path.islink(here):
             return here
     return None
 

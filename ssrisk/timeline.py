@@ -91,7 +91,10 @@ def format_result(result: Any) -> str:
     tail = [f"  verdict: {d.get('verdict', '')}"]
     if d.get("placement"):
         tail.append(f"  placement: {d['placement']}")
-    return "\n".join([head, *body, *tail]) + "\n\n"
+    from .reporters.escape import printable
+
+    # each is one line: a name's line break is written as \n, not started
+    return "\n".join(printable(line) for line in [head, *body, *tail]) + "\n\n"
 
 
 def event_time(result: Any, kind: str, pod: str | None = None) -> float | None:

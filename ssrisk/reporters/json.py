@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .. import __version__
 from ..model import Finding
 from . import Reporter
+from .escape import json_text
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -64,11 +65,12 @@ def write_json(doc: dict[str, Any], out: TextIO) -> None:
             out.write(f"{head}[\n")
             last = len(value) - 1
             for j, item in enumerate(value):
-                out.write(f"    {json.dumps(item, ensure_ascii=False)}{',' if j < last else ''}\n")
+                text = json_text(json.dumps(item, ensure_ascii=False))
+                out.write(f"    {text}{',' if j < last else ''}\n")
             out.write(f"  ]{sep}\n")
         else:
             value = list(value) if isinstance(value, Items) else value
-            out.write(f"{head}{json.dumps(value, ensure_ascii=False)}{sep}\n")
+            out.write(f"{head}{json_text(json.dumps(value, ensure_ascii=False))}{sep}\n")
     out.write("}\n")
 
 

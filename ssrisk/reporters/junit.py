@@ -18,7 +18,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 from . import Reporter
-from .escape import printable, printable_block
+from .escape import printable, printable_block, safe_lines
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -106,5 +106,5 @@ class JunitReporter(Reporter):
     """Writes :func:`junit_xml`."""
 
     def write(self, report: Report, out: TextIO) -> None:
-        text = junit_xml(report)
+        text = safe_lines(junit_xml(report))
         out.write(text if text.endswith("\n") else text + "\n")

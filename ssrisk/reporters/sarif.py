@@ -386,5 +386,8 @@ class SarifReporter(Reporter):
     """Writes :func:`sarif_log` as indented JSON."""
 
     def write(self, report: Report, out: TextIO) -> None:
-        json.dump(sarif_log(report, self.rules), out, indent=2, ensure_ascii=False)
+        from .escape import json_text
+
+        doc = sarif_log(report, self.rules)
+        out.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)))
         out.write("\n")

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
 from . import Reporter
-from .escape import printable, printable_block
+from .escape import printable, safe_lines
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -81,7 +81,7 @@ class TextReporter(Reporter):
             extra = ""
             explanation = f.explanation if self.explain else ""  # built on reading: read once
             if explanation:
-                body = textwrap.indent(_wrap_prose(printable_block(explanation)), "    ")
+                body = textwrap.indent(_wrap_prose(safe_lines(explanation)), "    ")
                 refs = "".join(f"\n    - {printable(r)}" for r in f.references)
                 extra = body + ("\n    References:" + refs if refs else "")
             lines.append((printable(text), _STYLE.get(sev, ""), extra))
@@ -105,6 +105,8 @@ class TextReporter(Reporter):
             summary += f"; {hidden} suppressed, {report.baselined} in the baseline"
         if report.folded:
             summary += f"; {len(report.folded)} more folded into the finding of their cause"
+        # the output policy, after all formatting (wrapping can start a line anywhere)
+        lines = [(safe_lines(text), style, safe_lines(extra)) for text, style, extra in lines]
         if _use_colour(out):
             from rich.console import Console
             from rich.text import Text

@@ -74,6 +74,23 @@ def test_a_linked_directory_on_the_way_is_refused(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_linked_directory_before_dotdot_is_refused(tmp_path: Path) -> None:
+    """``-o sub2/../z.sarif`` where ``sub2`` links elsewhere: the kernel follows the link and
+    then its parent, so the link is checked before ``..`` is collapsed."""
+    repo = tmp_path / "repo"
+    (repo / "real").mkdir(parents=True)
+    shutil.copy(GOOD, repo / "db.yaml")
+    elsewhere = tmp_path / "elsewhere" / "deep"
+    elsewhere.mkdir(parents=True)
+    (repo / "sub2").symlink_to(elsewhere)
+    run = run_cli("check", "db.yaml", "--format", "sarif", "-o", "sub2/../z.sarif", cwd=repo)
+    assert run.code == 2 and "symbolic link" in run.err and "sub2" in run.err
+    assert not (tmp_path / "elsewhere" / "z.sarif").exists()
+    run = run_cli("check", "db.yaml", "--format", "sarif", "-o", "real/../z.sarif", cwd=repo)
+    assert run.code == 0, run.err
+    assert (repo / "z.sarif").is_file()
+
+
 def test_outputs_are_replaced_whole_or_not_at_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -180,11 +180,22 @@ class _KustomizationIndex:
         """The kustomizations (real paths) to build for a change in ``directory`` (a
         kustomization): those that include it, through any number of overlays, and that
         nothing includes; the directory itself when nothing includes it."""
+        from .renderers.kustomize_refs import reaches
+
+        includes: dict[str, set[str]] = {}
+        for child, parents_of in self.included_by.items():
+            for parent in parents_of:
+                includes.setdefault(parent, set()).add(child)
         start = os.path.realpath(directory)
         seen, out, todo = {start}, [], [start]
         while todo:
             here = todo.pop()
-            parents = self.included_by.get(here, set())
+            # a kustomization in an include cycle is built (kustomize reports the cycle)
+            parents = {
+                p
+                for p in self.included_by.get(here, set())
+                if p != here and not reaches(includes, here, p)
+            }
             if not parents:
                 out.append(here)
             for parent in sorted(parents - seen):

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from .reporters import Reporter
     from .settings import Settings
 
-SUPPORTED_MINORS = range(25, 38)
 #: The simulator's scenarios (embedded_sim.SCENARIOS; listed here to keep --help import-light).
 SCENARIO_NAMES = (
     "node-loss",
@@ -42,16 +41,12 @@ class UsageError(Exception):
 
 def kube_version(value: str) -> str:
     """Validate ``1.NN`` or ``1.NN.P`` with 25 ≤ NN ≤ 37 (argparse type)."""
-    parts = value.strip().lstrip("v").split(".")
-    ok = (
-        len(parts) in (2, 3) and all(p.isdigit() and len(p) <= 3 for p in parts) and parts[0] == "1"
-    )
-    if not ok or int(parts[1]) not in SUPPORTED_MINORS:
-        raise argparse.ArgumentTypeError(
-            f"unsupported Kubernetes version {value!r}: use 1.25 to 1.37, optionally with a "
-            "patch version (e.g. 1.35.2)"
-        )
-    return ".".join(str(int(p)) for p in parts)
+    from .settings import normal_kube_version
+
+    try:
+        return normal_kube_version(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _jobs(value: str) -> int:

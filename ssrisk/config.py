@@ -340,6 +340,7 @@ def _validate(
     import jsonschema
 
     cfg = Config(path=shown, positions=positions)
+    _check_finite(cfg, doc, (), prefix)
     validator = jsonschema.Draft202012Validator(config_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
@@ -363,8 +364,12 @@ def _validate(
     if "fail-on" in doc:
         cfg.fail_on = Severity.parse(doc["fail-on"])
     if "kube-version" in doc:
-        parts = doc["kube-version"].lstrip("v").split(".")
-        cfg.kube_version = ".".join(str(int(p)) for p in parts)
+        from .settings import normal_kube_version
+
+        try:
+            cfg.kube_version = normal_kube_version(doc["kube-version"])
+        except ValueError as exc:
+            raise ConfigError(f"{_where(cfg, ('kube-version',), prefix)}: {exc}") from None
     cfg.namespace = doc.get("namespace")
     cfg.exclude = tuple(doc.get("exclude") or ())
     if "baseline" in doc:
@@ -373,6 +378,20 @@ def _validate(
     cfg.feature_gates = _feature_gates(cfg, doc.get("feature-gates") or {}, prefix)
     cfg.objectives = _objectives(cfg, doc.get("objectives") or {}, prefix)
     return cfg
+
+
+def _check_finite(cfg: Config, value: Any, keys: tuple[str | int, ...], prefix: str) -> None:
+    """An infinite or NaN number anywhere in the configuration (``1e309``, ``.inf``, TOML's
+    ``nan``) is an error at its key: no setting takes one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        shown = " ".join(str(k) for k in keys) or "value"
+        raise ConfigError(f"{_where(cfg, keys, prefix)}: {shown}: {value!r} is not a finite number")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_finite(cfg, v, (*keys, str(k)), prefix)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(cfg, v, (*keys, i), prefix)
 
 
 def _baseline_path(cfg: Config, value: str, prefix: str) -> str:
@@ -547,7 +566,8 @@ def _node_setting(key: str, name: str, value: Any, where: str) -> Any:
     cpu = parse_quantity(value.get("cpu", base.cpu_m / 1000))
     memory = parse_quantity(value.get("memory", base.memory_b))
     pods = value.get("pods", base.pods)
-    if cpu is None or cpu <= 0 or memory is None or memory <= 0:
+    finite = cpu is not None and memory is not None and math.isfinite(cpu + memory)
+    if not finite or cpu is None or cpu <= 0 or memory is None or memory <= 0:
         raise ConfigError(
             f"{where}: profile {key}: cpu and memory must be positive quantities such as "
             '"4", "3500m", "16Gi"'

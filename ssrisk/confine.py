@@ -15,34 +15,55 @@ confined to its own directory (see :mod:`ssrisk.renderers.chartcopy`).
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 GIT_DIR = ".git"
 
 
-@lru_cache(maxsize=256)
-def _repository_root(real_dir: str) -> str | None:
-    here = real_dir
-    while True:
-        if os.path.lexists(os.path.join(here, GIT_DIR)):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
 def tree_of(path: str) -> str:
     """The real path of the tree that ``path`` (a file or directory named by the user) is
-    checked in: its repository, else the working directory, else itself (see the module)."""
+    checked in: its repository, else the working directory, else itself (see the module).
+
+    The repository is looked for on the path *as written*, not on its real path: a directory
+    link inside the working directory (``deploy -> /elsewhere``) leads out of the tree, so
+    neither its target nor a ``.git`` the target holds can become the tree.
+    """
     absolute = os.path.abspath(path)
     directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
-    real = os.path.realpath(directory)
-    found = _repository_root(real)
+    cwd = os.path.realpath(os.getcwd())
+    found = _lexical_repository_root(directory, cwd)
     if found is not None:
         return found
-    cwd = os.path.realpath(os.getcwd())
-    return cwd if is_inside(real, cwd) else real
+    real = os.path.realpath(directory)
+    if is_inside(directory, cwd) or is_inside(real, cwd):
+        return cwd
+    return real
+
+
+def _lexical_repository_root(directory: str, cwd: str) -> str | None:
+    """The real path of the nearest directory at or above ``directory`` (an absolute path as
+    written) that has a ``.git``, skipping every directory reached through a symbolic link
+    whose entry is inside the working directory ``cwd`` (the checkout's own links)."""
+    chain = []
+    here = directory
+    while True:
+        chain.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    chain.reverse()  # from the file system's root down to the directory
+    untrusted = False
+    candidates = []
+    for here in chain:
+        if not untrusted and os.path.islink(here):
+            entry = os.path.realpath(os.path.dirname(here))
+            untrusted = is_inside(entry, cwd)
+        if not untrusted:
+            candidates.append(here)
+    for here in reversed(candidates):
+        if os.path.lexists(os.path.join(here, GIT_DIR)):
+            return os.path.realpath(here)
+    return None
 
 
 def is_inside(real_path: str, real_root: str) -> bool:

@@ -165,7 +165,9 @@ def discover(
                         seen.add(full)
                         files.append(full)
         elif raw not in seen and not own.holds(raw):
-            refused = refusal(raw, tree) if raw != "-" and os.path.islink(raw) else None
+            # (a file named on the command line may be reached through a directory link, or
+            # lie in .git: its real path is checked like a walked file's)
+            refused = refusal(raw, tree) if raw != "-" else None
             if refused is not None:
                 errors.append(InputError(raw, refused))
                 continue

@@ -14,6 +14,28 @@ if TYPE_CHECKING:
     from .paths import ExcludePattern
 
 DEFAULT_KUBE_VERSION = "1.37"
+#: Kubernetes minor versions whose defaults ssrisk knows (1.25 to 1.37).
+SUPPORTED_MINORS = range(25, 38)
+
+
+def normal_kube_version(value: str) -> str:
+    """``1.NN`` or ``1.NN.P`` (a leading ``v`` allowed) with 25 ≤ NN ≤ 37 and at most three
+    digits per part, as ``1.NN[.P]`` without leading zeros: the one check of the command
+    line's ``--kube-version`` and the configuration's ``kube-version``.
+
+    Raises:
+        ValueError: any other text (the message says what is accepted).
+    """
+    parts = value.strip().lstrip("v").split(".")
+    ok = len(parts) in (2, 3) and all(p.isdigit() and len(p) <= 3 for p in parts)
+    if not ok or parts[0] != "1" or int(parts[1]) not in SUPPORTED_MINORS:
+        raise ValueError(
+            f"unsupported Kubernetes version {value!r}: use 1.25 to 1.37, optionally with a "
+            "patch version (e.g. 1.35.2)"
+        )
+    return ".".join(str(int(p)) for p in parts)
+
+
 #: Names of ssrisk's configuration file; never read as manifests.
 CONFIG_NAMES = (".ssrisk.yaml", ".ssrisk.yml")
 #: ssrisk's own files by name (configuration, the baseline's name in the README): never read

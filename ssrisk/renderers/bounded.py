@@ -12,6 +12,8 @@ and kustomize can be pointed at remote repositories. Every renderer therefore ru
 * under a memory limit (``RLIMIT_AS``, the address space; Go's runtime alone reserves about
   1.8 GB of it, so the limit leaves about a gigabyte of heap), no core files and a cap on the
   size of any file it writes (``RLIMIT_FSIZE``);
+* without network: on Linux the kernel refuses it IPv4 and IPv6 sockets (a seccomp filter,
+  :mod:`ssrisk.renderers.nonet`), unless ``--allow-remote-resources`` asks for them;
 * with a scrubbed environment (:func:`scrubbed_environment`): none of the caller's variables
   (tokens, ``KUBECONFIG``, cloud credentials, proxies) reach it, ``HOME`` and the working
   directory are a private empty directory, ``PATH`` is empty (so ``git`` and ``ssh`` cannot
@@ -27,7 +29,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..loading import MAX_FILE_BYTES
@@ -105,14 +107,17 @@ def scrubbed_environment(
     return env
 
 
-def _limit_child(address_space: int) -> None:
-    """Runs in the child between fork and exec: limits, and death with the parent."""
+def _limit_child(address_space: int, guard: Callable[[], None] | None) -> None:
+    """Runs in the child between fork and exec: limits, death with the parent, and no
+    network (:func:`ssrisk.renderers.nonet.network_guard`) unless ``guard`` is ``None``."""
     import resource
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
     die_with_parent()
+    if guard is not None:
+        guard()
 
 
 def die_with_parent() -> None:
@@ -141,18 +146,24 @@ def run_bounded(
     env: Mapping[str, str],
     stdin: bytes = b"",
     limits: Limits | None = None,
+    network: bool = False,
 ) -> str:
     """Run ``argv`` bounded as the module describes and return its standard output.
 
-    ``what`` names the renderer in messages (``helm``, ``kubectl kustomize``).
+    ``what`` names the renderer in messages (``helm``, ``kubectl kustomize``). Unless
+    ``network`` (``--allow-remote-resources``), the kernel denies the child network sockets
+    where it can (:mod:`ssrisk.renderers.nonet`).
 
     Raises:
         RenderError: it cannot start, ran past its timeout, output or memory limit (it and
             its process group were killed), or exited non-zero (with the end of its standard
             error, one line per message).
     """
+    from .nonet import network_guard
+
     limits = limits or Limits()
     memory = limits.memory()
+    guard = None if network else network_guard()
     output_limit = limits.output()
     try:
         proc = subprocess.Popen(
@@ -163,7 +174,7 @@ def run_bounded(
             cwd=cwd,
             env=dict(env),
             start_new_session=True,  # its own process group, away from the terminal's Ctrl-C
-            preexec_fn=lambda: _limit_child(memory),
+            preexec_fn=lambda: _limit_child(memory, guard),
             close_fds=True,
         )
     except OSError as exc:

@@ -60,13 +60,14 @@ def render_chart(
         :class:`LoadedFile` whose error names the chart directory and the cause.
     """
     skipped: list[Skipped] = []
+    sources: dict[str, tuple[str, str]] = {}
     try:
-        manifests = render_manifests(chart_dir, namespace, options, skipped)
+        manifests = render_manifests(chart_dir, namespace, options, skipped, sources)
     except RenderError as exc:
         out = [error(chart_dir, f"cannot render Helm chart: {exc}")]
     else:
         out = [
-            _load_template(chart_dir, template, text, namespace)
+            _load_template(chart_dir, template, text, namespace, sources.get(template))
             for template, text in sorted(manifests.items())
         ]
     if skipped:
@@ -99,6 +100,7 @@ def render_manifests(
     namespace: str,
     options: HelmOptions,
     skipped: list[Skipped] | None = None,
+    sources: dict[str, tuple[str, str]] | None = None,
 ) -> dict[str, str]:
     """``{template name: rendered text}`` for every template that produced output.
 
@@ -108,7 +110,9 @@ def render_manifests(
     comments only (a licence header above a disabled ``{{ if }}``): Helm keeps those in the
     release, but they hold no object and kubectl applies nothing from them.
     The chart is copied first (what was left out is appended to ``skipped``) and rendered
-    in a bounded child process (:mod:`ssrisk.renderers.bounded`).
+    in a bounded child process (:mod:`ssrisk.renderers.bounded`). With ``sources``, each
+    template's file as shown and its text are put there, read from that copy (never from
+    the chart directory, whose links may lead anywhere).
 
     Raises:
         RenderError: no renderer is available, a values file cannot be read, the chart does
@@ -148,6 +152,8 @@ def render_manifests(
                 manifests = _render_with_engine(copy, namespace, values, options, private, env)
         except RenderError as exc:
             raise RenderError(str(exc).replace(copy, chart_dir)) from None
+        if sources is not None:
+            sources.update(_template_sources(copy, chart_dir, manifests))
     return {
         name: text
         for name, text in manifests.items()
@@ -217,6 +223,60 @@ def _package_parent() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(ssrisk.__file__)))
 
 
+def _chart_name(directory: str) -> str | None:
+    """The ``name`` of the ``Chart.yaml`` in ``directory`` (a chart of the private copy)."""
+    from ..yamlpos import build, compose_documents
+
+    text, err = read_text(os.path.join(directory, "Chart.yaml"))
+    if text is None or err is not None:
+        return None
+    try:
+        data = next((build(n)[0] for n in compose_documents(text) if n is not None), None)
+    except Exception:  # Helm reports a broken Chart.yaml
+        return None
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _template_sources(
+    copy: str, chart_dir: str, manifests: dict[str, str]
+) -> dict[str, tuple[str, str]]:
+    """``{template name: (its file as shown, its text)}``, read from the chart's copy.
+
+    Helm names a template after the *names* of its chart and subcharts
+    (``top/charts/sub/templates/x.yaml``: helm pkg/chart/chart.go, ChartFullPath, uses
+    ``Metadata.Name``), which need not be their directory names, so the copy's charts are
+    mapped by name first; a template of a packed subchart (``charts/x.tgz``) has no file."""
+    by_path: dict[str, str] = {}
+    pending = [(copy, None)]
+    while pending:
+        directory, parent = pending.pop()
+        name = _chart_name(directory)
+        if name is None:
+            continue
+        path = name if parent is None else f"{parent}/charts/{name}"
+        by_path.setdefault(path, directory)
+        charts = os.path.join(directory, "charts")
+        if os.path.isdir(charts):
+            for sub in sorted(os.listdir(charts)):
+                if os.path.isdir(os.path.join(charts, sub)):
+                    pending.append((os.path.join(charts, sub), path))
+    out: dict[str, tuple[str, str]] = {}
+    for template in manifests:
+        prefix = max((p for p in by_path if template.startswith(p + "/")), key=len, default=None)
+        if prefix is None:
+            continue
+        file = os.path.join(by_path[prefix], *template[len(prefix) + 1 :].split("/"))
+        if not os.path.isfile(file):
+            continue
+        text, err = read_text(file)
+        if text is None or err is not None:
+            continue
+        original = os.path.join(os.path.abspath(chart_dir), os.path.relpath(file, copy))
+        out[template] = (display_path(original, chart_dir), text)
+    return out
+
+
 def template_file(chart_dir: str, template: str) -> str:
     """The file of ``template`` (``mychart/charts/sub/templates/x.yaml``) under ``chart_dir``:
     the first component is the chart's name, the rest is the path inside the chart."""
@@ -224,9 +284,21 @@ def template_file(chart_dir: str, template: str) -> str:
     return os.path.join(chart_dir, *parts[1:]) if len(parts) > 1 else chart_dir
 
 
-def _load_template(chart_dir: str, template: str, text: str, namespace: str) -> LoadedFile:
-    file_path = template_file(chart_dir, template)
-    shown = display_path(os.path.abspath(file_path), chart_dir)
+def _load_template(
+    chart_dir: str,
+    template: str,
+    text: str,
+    namespace: str,
+    source: tuple[str, str] | None = None,
+) -> LoadedFile:
+    """The objects of one rendered template; ``source`` is the template's file as shown and
+    its text, read from the chart's copy (``None``: unknown, positions stay in the
+    rendered text)."""
+    shown = (
+        source[0]
+        if source is not None
+        else display_path(os.path.abspath(template_file(chart_dir, template)), chart_dir)
+    )
     chart_shown = display_path(os.path.abspath(chart_dir), chart_dir)
     lf = load_text(text, shown, namespace)
     # errors are in the rendered text, whose lines are not the template's
@@ -238,16 +310,16 @@ def _load_template(chart_dir: str, template: str, text: str, namespace: str) -> 
         )
         for e in lf.errors
     ]
-    source, _ = read_text(file_path) if os.path.isfile(file_path) else (None, None)
+    body = source[1] if source is not None else None
     # suppression comments are the template's, at its lines (not the rendered text's)
     lf.ignore_comments = {}
-    record_comments(lf, shown, source)
+    record_comments(lf, shown, body)
     seen: dict[str, int] = {}
     objects = []
     for obj in lf.objects:
         ordinal = seen.get(obj.kind, 0)
         seen[obj.kind] = ordinal + 1
-        locator = TemplateLocator(source, shown, obj.kind, ordinal) if source else None
+        locator = TemplateLocator(body, shown, obj.kind, ordinal) if body else None
         objects.append(rendered(obj, source=template, locator=locator, chart=chart_shown))
     lf.objects = list(objects)
     return lf

@@ -114,9 +114,12 @@ def plan_inputs(
                     # keep walking: charts and unrelated kustomizations may sit below
     included: set[str] = set()
     if walked_kustomizations:
-        from .kustomize import local_references  # (renderers are imported only when used)
+        # (renderers are imported only when used)
+        from .kustomize_refs import included_bases, local_references
 
-        included = {ref for k in walked_kustomizations for ref in local_references(k)}
+        included = included_bases(
+            {os.path.realpath(k): local_references(k) for k in walked_kustomizations}
+        )
     for k in walked_kustomizations:
         if os.path.realpath(k) not in included:
             plan.kustomizations.append(k)

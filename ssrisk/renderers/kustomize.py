@@ -21,6 +21,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from ..confine import is_inside
 from ..loading import LoadedFile, load_text, read_text, record_comments
 from ..model import K8sObject, Position
 from .bounded import Limits, run_bounded, scrubbed_environment
@@ -32,7 +33,14 @@ from .common import (
     kustomization_file,
     rendered,
 )
-from .kustomize_refs import refused_references
+from .kustomize_refs import (
+    CopyTooLarge,
+    TreeCopy,
+    analyse,
+    copy_tree,
+    local_references,
+    read_kustomization,
+)
 from .locate import FieldValue, InlineText, JsonPatch, ObjectLocator, PatchDocument
 
 #: kustomize api/konfig/general.go, RecognizedKustomizationFileNames (in this order).
@@ -44,21 +52,49 @@ INSTALL_HINT = (
 
 
 def _build_command(target: str) -> tuple[list[str], str]:
+    # Files are loaded only from the directory of the kustomization that names them (the
+    # default of both, given explicitly): api/krusty/options.go, LoadRestrictionsRootOnly.
+    restrict = ["--load-restrictor", "LoadRestrictionsRootOnly"]
     kustomize = shutil.which("kustomize")
     if kustomize is not None:
-        return [kustomize, "build", target], "kustomize build"
+        return [kustomize, "build", target, *restrict], "kustomize build"
     kubectl = shutil.which("kubectl")
     if kubectl is not None:
-        return [kubectl, "kustomize", target], "kubectl kustomize"
+        return [kubectl, "kustomize", target, *restrict], "kubectl kustomize"
     raise RenderError(f"neither kustomize nor kubectl is on PATH; {INSTALL_HINT}")
 
 
+#: kubectl never needs a cluster to build, but a wrapper such as a version dispatcher may ask
+#: one for its version (GET /version) before it runs kubectl: it is given this configuration,
+#: whose server is port 0 of the loopback address, where nothing can listen.
+NO_CLUSTER_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: none
+  cluster: {server: "https://127.0.0.1:0"}
+contexts:
+- name: none
+  context: {cluster: none, user: none}
+current-context: none
+users:
+- name: none
+  user: {}
+"""
+
+
 def build(
-    directory: str, limits: Limits | None = None, *, network: bool = False
+    copy: TreeCopy,
+    directory: str,
+    tmp: str,
+    limits: Limits | None = None,
+    *,
+    network: bool = False,
 ) -> tuple[str, str | None]:
-    """Run kustomize on ``directory``, bounded (:mod:`ssrisk.renderers.bounded`): no
-    network unless ``network`` (``--allow-remote-resources``), a scrubbed environment, and
-    the time, memory and output limits of ``limits``.
+    """Run kustomize on the copy of ``directory`` (a real path inside ``copy``'s tree),
+    bounded (:mod:`ssrisk.renderers.bounded`): no network unless ``network``
+    (``--allow-remote-resources``), a scrubbed environment whose kubeconfig names no
+    reachable cluster, and the time, memory and output limits of ``limits``. ``tmp`` is a
+    private directory for the wrapper and the renderer's home.
 
     Returns:
         ``(yaml stream, wrapper directory)``; origin annotation paths in the stream are
@@ -66,33 +102,43 @@ def build(
         without origins, which happens only if the wrapper cannot be built).
 
     Raises:
-        RenderError: kustomize/kubectl is missing, the build fails (kustomize's message) or
-            passes a limit.
+        RenderError: kustomize/kubectl is missing, the build fails (kustomize's message, with
+            the copy's paths written as the tree's) or passes a limit.
     """
-    target = os.path.abspath(directory)
-    with tempfile.TemporaryDirectory(prefix="ssrisk-kustomize-") as tmp:
-        tmp = os.path.realpath(tmp)
-        private = os.path.join(tmp, "home")
-        wrapper = os.path.join(tmp, "wrapper")
-        os.mkdir(private)
-        os.mkdir(wrapper)
-        env = scrubbed_environment(private, network=network)
-        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as fh:
-            rel = os.path.relpath(os.path.realpath(target), wrapper)
-            fh.write(
-                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                f"resources:\n  - {_quote(rel)}\nbuildMetadata: [originAnnotations]\n"
-            )
-        argv, what = _build_command(wrapper)
+    target = copy.copy_of(directory)
+    private = os.path.join(tmp, "home")
+    wrapper = os.path.join(tmp, "wrapper")
+    os.mkdir(private)
+    os.mkdir(wrapper)
+    kubeconfig = os.path.join(private, "kubeconfig")
+    with open(kubeconfig, "w", encoding="utf-8") as fh:
+        fh.write(NO_CLUSTER_KUBECONFIG)
+    env = scrubbed_environment(private, network=network, extra={"KUBECONFIG": kubeconfig})
+    with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as fh:
+        rel = os.path.relpath(target, wrapper)
+        fh.write(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            f"resources:\n  - {_quote(rel)}\nbuildMetadata: [originAnnotations]\n"
+        )
+
+    def run(at: str) -> str:
+        argv, what = _build_command(at)
         try:
-            return run_bounded(argv, what=what, cwd=private, env=env, limits=limits), wrapper
+            return run_bounded(
+                argv, what=what, cwd=private, env=env, limits=limits, network=network
+            )
         except RenderError as exc:
-            if "stopped" in str(exc) or "out of memory" in str(exc):
-                raise  # a limit: building again would only cost as much again
-        # Build the directory itself: either it works without origins, or its error message
-        # names the user's files rather than the wrapper.
-        argv, what = _build_command(target)
-        return run_bounded(argv, what=what, cwd=private, env=env, limits=limits), None
+            message = str(exc).replace(copy.path, copy.root).replace(wrapper, directory)
+            raise RenderError(message) from None
+
+    try:
+        return run(wrapper), wrapper
+    except RenderError as exc:
+        if "stopped" in str(exc) or "out of memory" in str(exc):
+            raise  # a limit: building again would only cost as much again
+    # Build the directory itself: either it works without origins, or its error message
+    # names the user's files rather than the wrapper.
+    return run(target), None
 
 
 def _quote(value: str) -> str:
@@ -112,11 +158,13 @@ def render_kustomization(
     Namespaces: kustomize already applied the kustomization's ``namespace``; objects that
     still name none get ``namespace`` (``--namespace``), as kubectl would.
 
-    A kustomization that names a local path that leaves the checked tree, or (unless
-    ``network``, ``--allow-remote-resources``) anything kustomize would fetch over the
-    network, is not built: each such reference is an error at its file and line
-    (:mod:`ssrisk.renderers.kustomize_refs`). ``tree`` is the checked tree (default:
-    :func:`ssrisk.confine.tree_of` the directory).
+    The build reads a private copy of the kustomization directories it can load, made of
+    the tree's regular files without ``.git`` (:mod:`ssrisk.renderers.kustomize_refs`); a
+    reference that would leave it (an absolute path, ``..`` out of the checked tree) or,
+    unless ``network`` (``--allow-remote-resources``), anything kustomize would fetch over
+    the network, is not built: each is an error at its file and line. ``tree`` is the
+    checked tree (default: :func:`ssrisk.confine.tree_of` the directory). Every file read to
+    point findings back (resources, patches, suppression comments) is read from the copy.
 
     Returns:
         A :class:`LoadedFile` named after the directory; a missing tool or a failed build is
@@ -125,18 +173,32 @@ def render_kustomization(
     from ..confine import tree_of
 
     root = tree or tree_of(directory)
-    refused = refused_references(directory, root, kustomization_file(directory), remote_ok=network)
-    if refused:
+    analysis = analyse(directory, root, remote_ok=network)
+    if analysis.errors:
         lf = LoadedFile(directory)
-        lf.errors.extend(refused)
+        lf.errors.extend(analysis.errors)
         return lf
-    try:
-        text, wrapper = build(directory, limits, network=network)
-    except RenderError as exc:
-        return error(directory, f"cannot build kustomization: {exc}")
+    real = os.path.realpath(directory)
+    with tempfile.TemporaryDirectory(prefix="ssrisk-kustomize-") as tmp:
+        tmp = os.path.realpath(tmp)
+        try:
+            copy = copy_tree(analysis.roots, root, os.path.join(tmp, "tree"))
+            text, wrapper = build(copy, real, tmp, limits, network=network)
+        except CopyTooLarge as exc:
+            return error(directory, f"cannot build kustomization: {exc}")
+        except RenderError as exc:
+            return error(directory, f"cannot build kustomization: {exc}")
+        return _load_built(directory, copy, text, wrapper, namespace)
+
+
+def _load_built(
+    directory: str, copy: TreeCopy, text: str, wrapper: str | None, namespace: str
+) -> LoadedFile:
+    """The objects of a built stream, each pointed at the file (in the copy, shown as the
+    tree's) that defines its fields."""
     lf = load_text(text, directory, namespace) if text.strip() else LoadedFile(directory)
     lf.ignore_comments = {}  # the built stream's lines are nobody's: see below
-    resolver = _Resolver(directory)
+    resolver = _Resolver(directory, copy)
     shown = display_path(os.path.abspath(directory), directory)  # findings name the build
     objects = []
     for obj in lf.objects:
@@ -147,6 +209,8 @@ def render_kustomization(
             if wrapper is not None and origin_path and not origin.get("repo")
             else None
         )
+        if origin_file is not None and not is_inside(origin_file, copy.path):
+            origin_file = None  # only files of the copy are read
         locator = resolver.locator(obj, origin_file)
         objects.append(rendered(obj, locator=locator, kustomization=shown))
     lf.objects = list(objects)
@@ -231,19 +295,21 @@ class _Replicas:
 
 
 class _Resolver:
-    """Reads the kustomization tree once and builds a locator for each object."""
+    """Reads the kustomization tree once (from its copy) and builds a locator for each
+    object; paths are shown as the tree's."""
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, copy: TreeCopy) -> None:
         self.directory = directory
-        self.root = os.path.realpath(directory)
+        self.copy = copy
+        self.root = copy.copy_of(os.path.realpath(directory))
         self._files: dict[str, list[K8sObject]] = {}
         #: the text of each resource file read, by path as shown
         self.texts: dict[str, str] = {}
         self._patches: list[_Patch | _Replicas] | None = None
 
     def locator(self, obj: K8sObject, origin_file: str | None) -> ObjectLocator:
-        kfile = kustomization_file(self.directory)
-        fallback = Position(self._shown(os.path.abspath(kfile or self.directory)), 1, 1)
+        kfile = kustomization_file(self.root)
+        fallback = Position(self._shown(kfile or self.root), 1, 1)
         base = self._document(origin_file, obj) if origin_file else None
         names = {obj.name} | ({base.name} if base is not None else set())
         patches: list[K8sObject | JsonPatch | FieldValue] = []
@@ -264,12 +330,13 @@ class _Resolver:
         return ObjectLocator(base=base, patches=patches, fallback=fallback)
 
     def _shown(self, path: str) -> str:
-        return display_path(path, self.directory)
+        """A path of the copy, shown as the tree's file (as the user spelt the PATH)."""
+        return display_path(self.copy.original_of(os.path.abspath(path)), self.directory)
 
     def _objects(self, path: str) -> list[K8sObject]:
         if path not in self._files:
             text = _read(path)
-            shown = self._shown(os.path.abspath(path))
+            shown = self._shown(path)
             self._files[path] = load_text(text, shown, None).objects if text else []
             if text:
                 self.texts[shown] = text
@@ -290,8 +357,7 @@ class _Resolver:
         """What sets fields in the kustomization and every local kustomization it includes,
         the outermost first (its transformers run last, so they win)."""
         if self._patches is None:
-            shown = lambda path: self._shown(os.path.abspath(path))  # noqa: E731
-            self._patches = list(_walk_patches(self.root, set(), shown))
+            self._patches = list(_walk_patches(self.root, set(), self._shown))
         return self._patches
 
 
@@ -301,36 +367,18 @@ def _read(path: str) -> str | None:
 
 
 def _load_kustomization(directory: str) -> Mapping[str, Any]:
-    from ..confine import refusal, tree_of
-
+    """The kustomization of ``directory`` (in the copy) as data, read bounded; ``{}`` when it
+    cannot be read (kustomize reports a broken kustomization)."""
     kfile = kustomization_file(directory)
-    if kfile is None or refusal(kfile, tree_of(directory)) is not None:
-        return {}  # a link out of the tree is never read (the build reports it)
-    text = _read(kfile)
-    if text is None:
+    if kfile is None:
         return {}
     try:
-        import yaml
+        from ..yamlpos import build as build_data
 
-        data = yaml.safe_load(text)
+        data, _ = build_data(read_kustomization(kfile))
     except Exception:  # kustomize itself reports a broken kustomization
         return {}
     return data if isinstance(data, Mapping) else {}
-
-
-def local_references(directory: str) -> list[str]:
-    """Local directories a kustomization includes (``resources``, ``bases``, ``components``),
-    as real paths; remote and file references are left out."""
-    data = _load_kustomization(directory)
-    out = []
-    for key in ("resources", "bases", "components"):
-        for entry in data.get(key) or []:
-            if not isinstance(entry, str) or "://" in entry or entry.startswith("git@"):
-                continue
-            path = os.path.realpath(os.path.join(directory, entry))
-            if os.path.isdir(path):
-                out.append(path)
-    return out
 
 
 class _Tree:
@@ -339,13 +387,11 @@ class _Tree:
     def __init__(self, directory: str, shown: Callable[[str], str]) -> None:
         self.file = kustomization_file(directory) or os.path.join(directory, KUSTOMIZATION_FILES[0])
         self.shown = shown(self.file)
-        text = _read(self.file) or ""
-        self.lines = text.splitlines()
         self.root: Any = None
+        self.lines: list[str] = []
         try:
-            import yaml
-
-            self.root = yaml.compose(text, Loader=yaml.SafeLoader)
+            self.root = read_kustomization(self.file)
+            self.lines = (_read(self.file) or "").splitlines()
         except Exception:  # kustomize itself reports a broken kustomization
             pass
 

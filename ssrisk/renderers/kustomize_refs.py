@@ -1,188 +1,584 @@
-"""What a kustomization would read, checked before kustomize runs.
+"""What a kustomization would read, found before kustomize runs, and the private copy of the
+checked tree it is built from.
 
-kustomize fetches what a kustomization names over the network: an entry of ``resources``,
-``bases``, ``components``, ``generators``, ``transformers`` or ``validators`` that is not a
-local path is cloned as a git repository (``github.com/org/repo//dir?ref=v1``,
-``https://...``, ``ssh://...``, ``git@host:...``: kustomize api/internal/git/repospec.go,
-NewRepoSpecFromURL, which runs ``git`` and through it ``ssh``), and any file field
-(patches, generator files, ``crds``, ``configurations``, ``openapi``...) that is an
-``http(s)://`` URL is downloaded (api/internal/loader/fileloader.go, FileLoader.Load). On
-an untrusted pull request that is a request to the network and a way to hang the build.
+Confinement is structural (:func:`copy_tree`): kustomize builds a *copy* of the
+kustomization directories it can load, made of the tree's regular files only (no ``.git``,
+no link that leads out of the tree, no pipe or device), with kustomize's own root-only load
+restrictor (``--load-restrictor LoadRestrictionsRootOnly``: a file is loaded only from the
+directory of the kustomization that names it, api/internal/loader/fileloader.go). Whatever
+field names a file, it can only be one of those copies.
 
-:func:`refused_references` finds every such entry, in the kustomization and in every local
-kustomization it includes, with its file and line, so the build can be refused unless the
-user opts in (``--allow-remote-resources``). It also refuses local references whose real
-path leaves the checked tree or enters ``.git``, and a kustomization file that is itself such
-a link: kustomize restricts file loads to each kustomization's root
-(LoadRestrictionsRootOnly), but not the directories it includes.
+What the load restrictor does not cover is checked here, on the kustomization decoded the
+way kustomize decodes it (:func:`kustomization_entries`):
+
+* a *directory* named by ``resources``, ``bases``, ``components``, ``generators``,
+  ``transformers`` or ``validators`` becomes a new kustomization root wherever it is
+  (fileloader.go, ``New``: only a root equal to or above the current one is refused). Such
+  an entry that is absolute or whose ``..`` leave the checked tree is an error at its line,
+  so ``../../..`` can never reach a real directory of the machine;
+* a remote entry (a git repository, ``github.com/org/repo``, ``ssh://``, ``git@``) of those
+  fields, or an ``http(s)://`` URL in any field that names a file (patches, generator
+  files, ``crds``, ...; generator and transformer configuration files included), is an
+  error at its line unless ``--allow-remote-resources``; the renderer's child is also
+  denied network sockets by the kernel (:mod:`ssrisk.renderers.nonet`).
+
+Decoding follows kustomize: ``sigs.k8s.io/yaml`` turns the YAML into JSON (go-yaml v2:
+aliases and merge keys applied, ``!!binary`` base64-decoded) and ``encoding/json`` matches
+field names without regard to case (``Resources:`` is ``resources``). A tag that decodes
+otherwise, a NUL or an undecodable character in a path, or a kustomization that cannot be
+read within :data:`MAX_KUSTOMIZATION_BYTES` is refused at its line: what it names is not
+known, so it is not built.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
-from collections.abc import Iterator
+import shutil
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..confine import refusal
+from ..confine import GIT_DIR, in_git_dir, is_inside, refusal
 from ..model import InputError
 
-#: Fields whose entries kustomize may clone from a repository when they are not local paths.
+#: Fields whose entries may be a directory (a new kustomization root) or, when not local, a
+#: git repository kustomize clones (api/internal/target/kusttarget.go, accumulateResources,
+#: configureExternalGenerators/Transformers; api/internal/git/repospec.go).
 RESOURCE_FIELDS = ("resources", "bases", "components", "generators", "transformers", "validators")
-#: Fields (and nested paths) that name files kustomize loads, possibly from an http(s) URL.
-FILE_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
+#: Keys whose values name files (possibly ``key=path``) that kustomize loads, from an
+#: http(s) URL too, in a kustomization or a generator/transformer configuration.
+FILE_KEYS = frozenset(
+    {
+        "crds",
+        "configurations",
+        "patchesstrategicmerge",
+        "path",
+        "paths",
+        "files",
+        "envs",
+        "env",
+        "valuesfile",
+        "additionalvaluesfiles",
+        "repo",
+    }
+)
+#: A kustomization is a few kilobytes; ssrisk's own process reads at most this much of one.
+MAX_KUSTOMIZATION_BYTES = 1024 * 1024
+#: The private copy a kustomization is built from holds at most this many files and bytes.
+MAX_COPY_FILES = 10_000
+MAX_COPY_BYTES = 64 * 1024 * 1024
+
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^git@|^[\w.-]+@[\w.-]+:|^git::")
 #: ``github.com/org/repo``, ``gitlab.example.com/x``: a first path component that is a host.
 _HOST = re.compile(r"^[\w-]+(\.[\w-]+)+(:\d+)?/")
+_T = "tag:yaml.org,2002:"
+_PLAIN_TAGS = frozenset({f"{_T}str", "!", f"{_T}int", f"{_T}float", f"{_T}bool", f"{_T}null"})
+_CONTAINER_TAGS = frozenset({f"{_T}map", f"{_T}seq", f"{_T}omap", "!"})
+
+
+class Unreadable(Exception):
+    """A kustomization (or configuration) that cannot be decoded as kustomize would."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class Entry:
+    """A string value of a kustomization as kustomize reads it, with where it is written."""
+
+    field: str
+    value: str
+    line: int
+    column: int
+    multiline: bool = False
+
+
+def is_remote(entry: str) -> bool:
+    """Whether kustomize would fetch ``entry`` (of a resource-like field) over the network."""
+    return bool(_URL.search(entry) or _HOST.match(entry))
+
+
+def read_kustomization(kfile: str) -> Any:
+    """The composed YAML node of a kustomization file (or a generator configuration), read
+    bounded: at most :data:`MAX_KUSTOMIZATION_BYTES`, libyaml's composer (which refuses deep
+    nesting), one document.
+
+    Raises:
+        Unreadable: it cannot be read or parsed (the message says why, at its line).
+    """
+    from ..loading import TooLarge, decode, read_bounded
+
+    try:
+        raw = read_bounded(kfile, MAX_KUSTOMIZATION_BYTES)
+    except TooLarge:
+        raise Unreadable(
+            f"larger than {MAX_KUSTOMIZATION_BYTES} bytes; not a kustomization ssrisk reads"
+        ) from None
+    except OSError as exc:
+        raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+    text, err = decode(kfile, raw)
+    if text is None or err is not None:
+        raise Unreadable(err.message if err is not None else "not text")
+    return _compose_one(text)
+
+
+def _compose_one(text: str) -> Any:
+    import yaml
+
+    from ..yamlpos import compose_documents
+
+    try:
+        nodes = [n for n in compose_documents(text) if n is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise Unreadable(
+            f"YAML syntax: {getattr(exc, 'problem', None) or exc}",
+            mark.line + 1 if mark is not None else None,
+            mark.column + 1 if mark is not None else None,
+        ) from None
+    except RecursionError:
+        raise Unreadable("nested too deeply to read") from None
+    return nodes[0] if nodes else None
+
+
+def _mark(node: Any) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _scalar_text(node: Any) -> str | None:
+    """A scalar node's value as kustomize's decoder gives it to a string field; ``None``
+    for a scalar that is not a string there (a number or boolean is no path).
+
+    Raises:
+        Unreadable: a tag kustomize would decode otherwise than as text, or base64 that does
+            not decode.
+    """
+    tag = node.tag
+    if tag == f"{_T}binary":
+        try:
+            data = base64.b64decode("".join(str(node.value).split()), validate=True)
+        except (binascii.Error, ValueError):
+            raise Unreadable("a !!binary value that is not base64", *_mark(node)) from None
+        return data.decode("utf-8", "surrogateescape")  # Go: string(bytes)
+    if tag not in _PLAIN_TAGS:
+        raise Unreadable(
+            f"the tag {tag} is not one kustomize reads as text; not built", *_mark(node)
+        )
+    if tag in (f"{_T}str", "!") or node.style:
+        return str(node.value)
+    return None
+
+
+def _pairs(node: Any) -> list[tuple[str | None, Any]]:
+    """``(case-folded key, value node)`` of a mapping node, merge keys applied and every
+    repeated key kept (kustomize reads field names without regard to case)."""
+    from yaml.constructor import SafeConstructor
+    from yaml.nodes import MappingNode, ScalarNode
+
+    if not isinstance(node, MappingNode):
+        return []
+    if node.tag not in _CONTAINER_TAGS:
+        raise Unreadable(f"the tag {node.tag} is not one kustomize reads", *_mark(node))
+    if any(k.tag == f"{_T}merge" for k, _ in node.value):
+        try:
+            SafeConstructor().flatten_mapping(node)
+        except Exception as exc:
+            raise Unreadable(f"bad merge key: {exc}", *_mark(node)) from None
+    out: list[tuple[str | None, Any]] = []
+    for k, v in node.value:
+        key = _scalar_text(k) if isinstance(k, ScalarNode) else None
+        out.append((key.casefold() if key is not None else None, v))
+    return out
+
+
+def _strings(node: Any, name: str) -> Iterator[Entry]:
+    """The string entries of a field's value: a scalar, or the scalars of a sequence."""
+    from yaml.nodes import ScalarNode, SequenceNode
+
+    items = node.value if isinstance(node, SequenceNode) else [node]
+    for item in items:
+        if isinstance(item, ScalarNode):
+            text = _scalar_text(item)
+            if text is not None:
+                line, column = _mark(item)
+                yield Entry(name, text, line, column, multiline="\n" in text)
+
+
+def kustomization_entries(root: Any) -> Iterator[Entry]:
+    """Every entry of a kustomization node that kustomize may load: the entries of the
+    :data:`RESOURCE_FIELDS` (field named as there), then every string under a key in
+    :data:`FILE_KEYS` at any depth (field ``"file"``).
+
+    Raises:
+        Unreadable: see :func:`_scalar_text`.
+    """
+    for key, value in _pairs(root):
+        if key in RESOURCE_FIELDS:
+            yield from _strings(value, key)
+    yield from file_entries(root)
+
+
+def file_entries(root: Any) -> Iterator[Entry]:
+    """Every string under a key of :data:`FILE_KEYS`, at any depth of ``root`` (each node
+    once: aliases can make the node graph cyclic); ``key=path`` entries give the path."""
+    from yaml.nodes import MappingNode, SequenceNode
+
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in _pairs(node):
+                if key in FILE_KEYS:
+                    for entry in _strings(value, "file"):
+                        if not entry.multiline:
+                            entry.value = entry.value.rpartition("=")[2]
+                        yield entry
+                stack.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+
+
+def _unusable(entry: str) -> str | None:
+    """Why ``entry`` cannot be a path the file system takes, or ``None``."""
+    if "\x00" in entry:
+        return "contains a NUL character"
+    try:
+        os.fsencode(entry)
+    except UnicodeError:
+        return "holds a character that is not valid text (a lone surrogate)"
+    return None
+
+
+@dataclass
+class Analysis:
+    """What building a kustomization would read: refusals (errors at their lines), and the
+    kustomization directories it can load (real paths inside the tree)."""
+
+    errors: list[InputError] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+
+
+def analyse(directory: str, root: str, *, remote_ok: bool = False) -> Analysis:
+    """Check the kustomization in ``directory`` and every local one it loads (see the
+    module), inside the checked tree ``root`` (a real path).
+
+    Never raises for bad input: every problem is an error of the result.
+    """
+    from ..paths import tidy
+    from .common import display_path, kustomization_file
+
+    out = Analysis()
+    seen: set[str] = set()
+    pending = [directory]
+    while pending:
+        here = pending.pop()
+        real = os.path.realpath(here)
+        if real in seen:
+            continue
+        seen.add(real)
+        found = kustomization_file(here)
+        if found is None:
+            continue
+        kfile = tidy(display_path(os.path.abspath(found), directory))
+        refused = refusal(kfile, root)
+        if refused is None and not is_inside(real, root):
+            refused = f"outside the checked tree ({root}); not read"
+        if refused is not None:
+            out.errors.append(InputError(kfile, refused))
+            continue
+        out.roots.append(real)
+        try:
+            node = read_kustomization(kfile)
+            for entry in kustomization_entries(node):
+                problem, include = _check_entry(entry, kfile, real, root, remote_ok, directory)
+                if problem is not None:
+                    out.errors.append(problem)
+                if include is not None:
+                    pending.append(include)
+        except Unreadable as exc:
+            out.errors.append(_unreadable(kfile, exc))
+    return out
+
+
+def _unreadable(kfile: str, exc: Unreadable) -> InputError:
+    return InputError(
+        kfile,
+        f"cannot read the kustomization to check what it references, so it is not built: {exc}",
+        exc.line,
+        exc.column,
+    )
+
+
+def _check_entry(
+    entry: Entry, kfile: str, here: str, root: str, remote_ok: bool, given: str
+) -> tuple[InputError | None, str | None]:
+    """``(error or None, a directory to check next or None)`` for one entry of the
+    kustomization ``kfile`` in the real directory ``here`` (``given``: the PATH's spelling,
+    for the paths shown)."""
+
+    def error(message: str) -> InputError:
+        return InputError(kfile, f"{entry.field}: {message}", entry.line, entry.column)
+
+    value = entry.value.strip()
+    if entry.multiline:  # an inline patch or generator configuration: its file fields
+        return _check_inline(entry, kfile, here, root, remote_ok), None
+    if not value:
+        return None, None
+    bad = _unusable(value)
+    if bad is not None:
+        return error(f"{value!r} {bad}; not built"), None
+    remote = _URL.search(value) is not None or (
+        entry.field in RESOURCE_FIELDS and _HOST.match(value) is not None
+    )
+    if remote:
+        if remote_ok:
+            return None, None
+        return error(
+            f"{value!r} is remote: kustomize would fetch it over the network (git or HTTP), "
+            "which ssrisk refuses (--allow-remote-resources allows it)"
+        ), None
+    if os.path.isabs(value):
+        return error(
+            f"{value!r} is an absolute path: kustomize builds a copy of the checked tree "
+            f"({root}), so only paths inside it are built"
+        ), None
+    rel_here = os.path.relpath(here, root)
+    target = os.path.normpath(os.path.join(rel_here, value))
+    parts = target.split(os.sep)
+    if parts[0] == os.pardir:
+        return error(f"{value!r} leads outside the checked tree ({root}); not built"), None
+    if GIT_DIR in parts:
+        return error(f"{value!r} is inside a .git directory; not built"), None
+    full = os.path.join(root, target)
+    if not os.path.lexists(full):
+        return None, None  # kustomize reports a missing file (there is no git to try)
+    refused = refusal(full, root)
+    if refused is not None:
+        return error(f"{value!r} is {refused}"), None
+    if entry.field in RESOURCE_FIELDS:
+        if os.path.isdir(full):
+            return None, full
+        if entry.field in ("generators", "transformers", "validators"):
+            from .common import display_path
+
+            shown = display_path(
+                os.path.join(os.path.realpath(given), os.path.relpath(full, here)), given
+            )
+            return _check_configuration(entry, full, shown, here, root, remote_ok), None
+    return None, None
+
+
+def _check_inline(
+    entry: Entry, kfile: str, here: str, root: str, remote_ok: bool
+) -> InputError | None:
+    """An inline generator, transformer or patch text: its file fields."""
+    try:
+        node = _compose_one(entry.value)
+    except Unreadable:
+        return None  # kustomize reports a broken inline text
+    return _check_files(node, kfile, entry.line, here, root, remote_ok)
+
+
+def _check_configuration(
+    entry: Entry, path: str, shown: str, here: str, root: str, remote_ok: bool
+) -> InputError | None:
+    """A generator, transformer or validator configuration file (``shown`` as the user
+    sees it): its file fields, which kustomize loads for the kustomization in ``here``."""
+    try:
+        node = read_kustomization(path)
+    except Unreadable as exc:
+        return InputError(
+            shown, f"cannot read this {entry.field} configuration: {exc}", exc.line, exc.column
+        )
+    return _check_files(node, shown, 0, here, root, remote_ok)
+
+
+def _check_files(
+    node: Any, shown: str, line_offset: int, here: str, root: str, remote_ok: bool
+) -> InputError | None:
+    """The first file field of a configuration that names a URL (unless ``remote_ok``), a
+    file in ``.git`` or a path out of the tree: kustomize would refuse the last two too, or
+    find nothing in its copy, but this names the line (the first line of defence)."""
+    try:
+        for found in file_entries(node):
+            value = found.value.strip()
+            line = found.line + line_offset
+            if not value or found.multiline:
+                continue
+            problem = None
+            if _URL.search(value):
+                if not remote_ok:
+                    problem = (
+                        f"{value!r} is remote: kustomize would fetch it over the network, "
+                        "which ssrisk refuses (--allow-remote-resources allows it)"
+                    )
+            elif _unusable(value) is not None:
+                problem = f"{value!r} {_unusable(value)}; not built"
+            else:
+                rel = os.path.normpath(os.path.join(os.path.relpath(here, root), value))
+                parts = rel.split(os.sep)
+                if os.path.isabs(value) or parts[0] == os.pardir:
+                    problem = f"{value!r} leads outside the checked tree ({root}); not built"
+                elif GIT_DIR in parts:
+                    problem = f"{value!r} is inside a .git directory; not built"
+            if problem is not None:
+                return InputError(shown, f"file: {problem}", line, found.column)
+    except Unreadable as exc:
+        return InputError(shown, f"cannot read: {exc}", exc.line, exc.column)
+    return None
+
+
+def local_references(directory: str) -> list[str]:
+    """Local directories the kustomization in ``directory`` includes (the directories named
+    by :data:`RESOURCE_FIELDS`), as real paths; remote and file entries are left out, and a
+    kustomization that cannot be read includes nothing. Never raises."""
+    from .common import kustomization_file
+
+    kfile = kustomization_file(directory)
+    if kfile is None:
+        return []
+    out: list[str] = []
+    try:
+        node = read_kustomization(kfile)
+        for key, value in _pairs(node):
+            if key not in RESOURCE_FIELDS:
+                continue
+            for entry in _strings(value, key):
+                text = entry.value.strip()
+                if entry.multiline or not text or _unusable(text) or is_remote(text):
+                    continue
+                path = os.path.realpath(os.path.join(directory, text))
+                if os.path.isdir(path):
+                    out.append(path)
+    except (Unreadable, OSError, ValueError):
+        return out
+    return out
+
+
+def reaches(includes: Mapping[str, Iterable[str]], start: str, goal: str) -> bool:
+    """Whether the kustomization ``start`` includes ``goal``, directly or through others
+    (``includes``: kustomization -> the kustomizations it names, real paths)."""
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in includes.get(todo.pop(), ()):
+            if nxt == goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def included_bases(includes: Mapping[str, Iterable[str]]) -> set[str]:
+    """The kustomizations that another one includes (a base of an overlay), other than
+    through an include cycle: a kustomization in a cycle (``resources: [../db]`` in
+    ``db/``) is no base of its own cycle; kustomize refuses the cycle when it builds it,
+    which is reported, never a silent skip."""
+    out: set[str] = set()
+    for parent, children in includes.items():
+        for child in children:
+            if child != parent and child not in out and not reaches(includes, child, parent):
+                out.add(child)
+    return out
+
+
+# --- the private copy --------------------------------------------------------------------------
+
+
+class CopyTooLarge(Exception):
+    """The directories a kustomization can load hold more than the copy may."""
+
+
+@dataclass
+class TreeCopy:
+    """A copy of the kustomization roots of a tree: ``path`` mirrors the tree ``root``."""
+
+    root: str
+    path: str
+    skipped: list[str] = field(default_factory=list)
+
+    def copy_of(self, real_path: str) -> str:
+        """Where ``real_path`` (inside the tree) is in the copy."""
+        return os.path.join(self.path, os.path.relpath(real_path, self.root))
+
+    def original_of(self, copy_path: str) -> str:
+        """The tree's path of ``copy_path`` (inside the copy)."""
+        return os.path.normpath(
+            os.path.join(self.root, os.path.relpath(os.path.normpath(copy_path), self.path))
+        )
+
+
+def copy_tree(roots: list[str], root: str, into: str) -> TreeCopy:
+    """Copy the directories ``roots`` (real paths inside the tree ``root``) and everything
+    below them into ``into`` at the same places relative to ``root``: regular files whose
+    real path stays inside the tree and outside ``.git``; a link inside the tree is copied as
+    what it names, each directory once. Nothing else is copied (kustomize's root-only
+    loading reads no other file).
+
+    Raises:
+        CopyTooLarge: more than :data:`MAX_COPY_FILES` files or :data:`MAX_COPY_BYTES` bytes.
+    """
+    copy = TreeCopy(root, into)
+    os.makedirs(into, exist_ok=True)
+    files = size = 0
+    done: set[str] = set()
+    for top in sorted(set(roots), key=len):
+        if any(is_inside(top, d) for d in done):
+            continue
+        done.add(top)
+        visited = {top}
+        for here, dirs, names in os.walk(top, followlinks=True):
+            rel_here = os.path.relpath(here, top)
+            dest_dir = os.path.normpath(os.path.join(copy.copy_of(top), rel_here))
+            os.makedirs(dest_dir, exist_ok=True)
+            keep = []
+            for d in sorted(dirs):
+                real = os.path.realpath(os.path.join(here, d))
+                if d == GIT_DIR or not is_inside(real, root) or in_git_dir(real, root):
+                    copy.skipped.append(os.path.join(here, d))
+                elif real not in visited:
+                    visited.add(real)
+                    keep.append(d)
+            dirs[:] = keep
+            for name in sorted(names):
+                source = os.path.join(here, name)
+                real = os.path.realpath(source)
+                if not is_inside(real, root) or in_git_dir(real, root):
+                    copy.skipped.append(source)
+                    continue
+                try:
+                    st = os.stat(real)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    copy.skipped.append(source)
+                    continue
+                files += 1
+                size += st.st_size
+                if files > MAX_COPY_FILES or size > MAX_COPY_BYTES:
+                    raise CopyTooLarge(
+                        f"the directories it loads hold more than {MAX_COPY_FILES} files or "
+                        f"{MAX_COPY_BYTES} bytes; not built"
+                    )
+                with open(real, "rb") as src, open(os.path.join(dest_dir, name), "xb") as out:
+                    shutil.copyfileobj(src, out)
+    return copy
 
 
 def refused_references(
     directory: str, root: str, kustomization_file: str | None, *, remote_ok: bool = False
 ) -> list[InputError]:
-    """Every reference of the kustomization in ``directory`` (and of the local ones it
-    includes) that kustomize would fetch remotely (unless ``remote_ok``) or that leaves the
-    tree ``root`` (a real path), as errors at their file and line; ``[]`` when it may be
-    built.
-
-    A kustomization file that cannot be parsed is refused too: what it names is unknown.
-    """
-    out: list[InputError] = []
-    seen: set[str] = set()
-    pending = [(directory, kustomization_file)]
-    while pending:
-        here, kfile = pending.pop()
-        kfile = os.path.normpath(kfile) if kfile is not None else None
-        real = os.path.realpath(here)
-        if real in seen or kfile is None:
-            continue
-        seen.add(real)
-        refused = refusal(kfile, root)
-        if refused is not None:
-            out.append(InputError(kfile, refused))
-            continue
-        for problem, included in _check_file(here, kfile, root, remote_ok):
-            if problem is not None:
-                out.append(problem)
-            if included is not None:
-                pending.append(included)
-    return out
-
-
-def _check_file(
-    directory: str, kfile: str, root: str, remote_ok: bool
-) -> Iterator[tuple[InputError | None, tuple[str, str | None] | None]]:
-    import yaml
-
-    from ..loading import read_text
-    from .common import kustomization_file
-
-    text, err = read_text(kfile)
-    if err is not None or text is None:
-        yield InputError(kfile, f"cannot read: {err.message if err else 'unreadable'}"), None
-        return
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        yield (
-            InputError(
-                kfile,
-                "cannot read the kustomization to check what it references, so it is not "
-                f"built: {getattr(exc, 'problem', None) or exc}",
-                line,
-            ),
-            None,
-        )
-        return
-    for field, value in _fields(node):
-        if not isinstance(value.value, str) or "\n" in value.value:
-            continue  # an inline patch or transformer configuration
-        entry = value.value.strip()
-        line = value.start_mark.line + 1
-        column = value.start_mark.column + 1
-        if field in RESOURCE_FIELDS:
-            target = os.path.join(directory, entry)
-            if not os.path.lexists(target):
-                if not remote_ok and (_URL.search(entry) or _HOST.match(entry)):
-                    yield InputError(kfile, _remote(field, entry), line, column), None
-                continue  # a missing local path: kustomize reports it (and has no git to try)
-            refused = refusal(target, root)
-            if refused is not None:
-                yield InputError(kfile, f"{field}: {entry!r} is {refused}", line, column), None
-                continue
-            if os.path.isdir(target):
-                yield None, (target, kustomization_file(target))
-        else:
-            if _URL.search(entry):
-                if not remote_ok:
-                    yield InputError(kfile, _remote(field, entry), line, column), None
-                continue
-            target = os.path.join(directory, entry)
-            refused = refusal(target, root) if os.path.lexists(target) else None
-            if refused is not None:
-                yield InputError(kfile, f"{field}: {entry!r} is {refused}", line, column), None
-
-
-def _remote(field: str, entry: str) -> str:
-    return (
-        f"{field}: {entry!r} is remote: kustomize would fetch it over the network (git or "
-        "HTTP), which ssrisk refuses (--allow-remote-resources allows it)"
-    )
-
-
-def _fields(node: Any) -> Iterator[tuple[str, Any]]:
-    """``(field, scalar node)`` for every path-like value of a kustomization node tree,
-    including the values of repeated keys (which a YAML reader may resolve either way)."""
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-    if not isinstance(node, MappingNode):
-        return
-
-    def scalars(value: Any) -> Iterator[Any]:
-        if isinstance(value, ScalarNode):
-            yield value
-        elif isinstance(value, SequenceNode):
-            for item in value.value:
-                if isinstance(item, ScalarNode):
-                    yield item
-
-    def child(mapping: Any, name: str) -> Iterator[Any]:
-        if isinstance(mapping, MappingNode):
-            for key, value in mapping.value:
-                if isinstance(key, ScalarNode) and key.value == name:
-                    yield value
-
-    def entries(value: Any) -> Iterator[Any]:
-        if isinstance(value, SequenceNode):
-            yield from value.value
-
-    for key, value in node.value:
-        name = key.value if isinstance(key, ScalarNode) else None
-        if name in RESOURCE_FIELDS or name in FILE_FIELDS:
-            for scalar in scalars(value):
-                yield str(name), scalar
-        elif name in ("patches", "patchesJson6902", "replacements"):
-            for entry in entries(value):
-                for path in child(entry, "path"):
-                    for scalar in scalars(path):
-                        yield f"{name}.path", scalar
-        elif name in ("configMapGenerator", "secretGenerator"):
-            for entry in entries(value):
-                for sub in ("files", "envs", "env"):
-                    for found in child(entry, sub):
-                        for scalar in scalars(found):
-                            _, _, path = scalar.value.rpartition("=")  # key=path
-                            yield (
-                                f"{name}.{sub}",
-                                ScalarNode(scalar.tag, path, scalar.start_mark, scalar.end_mark),
-                            )
-        elif name == "openapi":
-            for path in child(value, "path"):
-                for scalar in scalars(path):
-                    yield "openapi.path", scalar
-        elif name in ("helmCharts", "helmChartInflationGenerator"):
-            for entry in entries(value):
-                for repo in child(entry, "repo"):
-                    for scalar in scalars(repo):
-                        yield f"{name}.repo", scalar
+    """The errors of :func:`analyse` (kept for callers that only check)."""
+    del kustomization_file
+    return analyse(directory, root, remote_ok=remote_ok).errors

@@ -248,7 +248,7 @@ def _template_sources(
     ``Metadata.Name``), which need not be their directory names, so the copy's charts are
     mapped by name first; a template of a packed subchart (``charts/x.tgz``) has no file."""
     by_path: dict[str, str] = {}
-    pending = [(copy, None)]
+    pending: list[tuple[str, str | None]] = [(copy, None)]
     while pending:
         directory, parent = pending.pop()
         name = _chart_name(directory)

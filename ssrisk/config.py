@@ -385,7 +385,9 @@ def _check_finite(cfg: Config, value: Any, keys: tuple[str | int, ...], prefix: 
     ``nan``) is an error at its key: no setting takes one."""
     if isinstance(value, float) and not math.isfinite(value):
         shown = " ".join(str(k) for k in keys) or "value"
-        raise ConfigError(f"{_where(cfg, keys, prefix)}: {shown}: {value!r} is not a finite number")
+        raise ConfigError(
+            f"{_where(cfg, keys, prefix)}: {shown} must be a finite number, not {value}"
+        )
     if isinstance(value, Mapping):
         for k, v in value.items():
             _check_finite(cfg, v, (*keys, str(k)), prefix)

@@ -96,9 +96,17 @@ CONFIGS = [
     ("deep.pyproject.toml", "pyproject.toml", "nesting too deep"),
     # non-finite numbers are configuration errors at their key, never internal errors
     ("allocatable-inf.yaml", ".ssrisk.yaml", ".yaml:2:3: profile node-allocatable: cpu and"),
-    ("objective-inf.yaml", ".ssrisk.yaml", ".yaml:2:15: objectives node-loss recover-within: inf"),
-    ("objective-nan.pyproject.toml", "pyproject.toml", "nan is not a finite number"),
-    ("profile-nan.yaml", ".ssrisk.yaml", ".yaml:2:3: profile node-monitor-grace-period-s: nan"),
+    (
+        "objective-inf.yaml",
+        ".ssrisk.yaml",
+        ".yaml:2:15: objectives node-loss recover-within must be a finite number, not inf",
+    ),
+    ("objective-nan.pyproject.toml", "pyproject.toml", "must be a finite number, not nan"),
+    (
+        "profile-nan.yaml",
+        ".ssrisk.yaml",
+        ".yaml:2:3: profile node-monitor-grace-period-s must be a finite number, not nan",
+    ),
     # the configuration's kube-version is checked as --kube-version is
     ("kube-version-digits.yaml", ".ssrisk.yaml", ".yaml:1:1: unsupported Kubernetes version"),
 ]

@@ -39,6 +39,12 @@ def tree_of(path: str) -> str:
     return real
 
 
+def repository_of(directory: str) -> str | None:
+    """The real path of the repository holding ``directory`` (the nearest directory at or
+    above it, on the path as written, that has a ``.git`` entry), or ``None``."""
+    return _lexical_repository_root(os.path.abspath(directory), os.path.realpath(os.getcwd()))
+
+
 def _lexical_repository_root(directory: str, cwd: str) -> str | None:
     """The real path of the nearest directory at or above ``directory`` (an absolute path as
     written) that has a ``.git``, skipping every directory reached through a symbolic link

@@ -30,6 +30,13 @@ def ssrisk_executable() -> str:
     return found
 
 
+@pytest.fixture(autouse=True)
+def _outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see no GitHub Actions workspace (outputs spell paths relative to it when set);
+    a test that wants one sets it."""
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+
+
 @dataclass
 class Run:
     code: int

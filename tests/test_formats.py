@@ -197,8 +197,10 @@ def test_github_annotations_point_at_the_field(monkeypatch: pytest.MonkeyPatch) 
     assert run.code == 1
     line, col = line_col_of(SINGLE, "replicas: 1")
     (annotation,) = [x for x in run.out.splitlines() if x.startswith("::")]
+    # an absolute PATH: the file relative to the repository root, which GitHub maps
+    rel = SINGLE.relative_to(ROOT).as_posix()
     assert annotation.startswith(
-        f"::error file={SINGLE},line={line},col={col},title=ssrisk single-replica::"
+        f"::error file={rel},line={line},col={col},title=ssrisk single-replica::"
     )
 
 

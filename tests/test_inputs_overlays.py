@@ -76,10 +76,12 @@ def test_text_names_the_overlay_unless_the_path_already_does(reports: dict[str, 
 def test_sarif_fingerprints_and_messages_differ_per_overlay(reports: dict[str, Any]) -> None:
     results = [r for r in reports["sarif"]["runs"][0]["results"] if r["ruleId"] == RULE]
     assert len(results) == len(OVERLAYS)
-    prints = {r["partialFingerprints"]["ssriskObjectRule/v2"] for r in results}
-    assert len(prints) == len(OVERLAYS)
+    for key in ("ssriskObjectRule/v2", "primaryLocationLineHash"):
+        prints = {r["partialFingerprints"][key] for r in results}
+        assert len(prints) == len(OVERLAYS)
+        assert all(p.endswith(":1") for p in prints)  # told apart by the kustomization
     locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
-    assert locations == {"kz/base/sts.yaml"}
+    assert locations == {"tests/data/inputs/kz/base/sts.yaml"}  # relative to the repository
     assert sorted(r["properties"]["kustomization"] for r in results) == [
         f"kz/overlays/{o}" for o in OVERLAYS
     ]

@@ -136,13 +136,21 @@ def test_sarif_of_the_shared_corpus_is_valid() -> None:
     assert github_problems(doc, corpus.parents[1]) == []
 
 
+def _prints(doc: dict[str, Any], key: str) -> list[str]:
+    return [r["partialFingerprints"][key] for r in doc["runs"][0]["results"]]
+
+
 def test_fingerprints_are_unique_per_result_and_survive_moved_lines(tmp_path: Path) -> None:
-    doc = sarif("--select", "node-pinned-storage", "pinned.yaml", cwd=PINNED.parent)
+    moved = tmp_path / "pinned.yaml"
+    shutil.copy(PINNED, moved)
+    doc = sarif("--select", "node-pinned-storage", "pinned.yaml", cwd=tmp_path)
     results = doc["runs"][0]["results"]
     assert len(results) == 4  # two hostPath volumes, two claims whose lines read the same
-    prints = [r["partialFingerprints"]["ssriskObjectRule/v2"] for r in results]
-    assert len(set(prints)) == 4
-    moved = tmp_path / "pinned.yaml"
+    for key in ("ssriskObjectRule/v2", "primaryLocationLineHash"):
+        assert len(set(_prints(doc, key))) == 4
+    # GitHub's shape: a hash and the occurrence of that hash in the run
+    hashes = [p.split(":") for p in _prints(doc, "primaryLocationLineHash")]
+    assert [n for _h, n in hashes] == ["1", "2", "3", "4"] and len({h for h, _n in hashes}) == 1
     moved.write_text("# a comment that moves every line\n\n" + PINNED.read_text(encoding="utf-8"))
     again = sarif("--select", "node-pinned-storage", "pinned.yaml", cwd=tmp_path)
     lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results]
@@ -154,6 +162,85 @@ def test_fingerprints_are_unique_per_result_and_survive_moved_lines(tmp_path: Pa
     assert [r["partialFingerprints"] for r in again["runs"][0]["results"]] == [
         r["partialFingerprints"] for r in results
     ]
+
+
+def test_primary_location_line_hash_survives_edited_lines_and_names_the_object(
+    tmp_path: Path,
+) -> None:
+    """GitHub matches alerts by primaryLocationLineHash only; the upload action's own hash is
+    the text from the start of the line, so an edit of the line would open a new alert."""
+    single = (DATA / "ci" / "single.yaml").read_text(encoding="utf-8")
+    (tmp_path / "db.yaml").write_text(single, encoding="utf-8")
+    before = sarif("--select", "single-replica", "db.yaml", cwd=tmp_path)
+    edited = single.replace("replicas: 1", "replicas: 1   # one is enough for now")
+    assert edited != single
+    (tmp_path / "db.yaml").write_text(edited, encoding="utf-8")
+    after = sarif("--select", "single-replica", "db.yaml", cwd=tmp_path)
+    assert _prints(after, "primaryLocationLineHash") == _prints(before, "primaryLocationLineHash")
+    assert _prints(after, "ssriskObjectRule/v2") != _prints(before, "ssriskObjectRule/v2")
+    renamed = edited.replace("name: db", "name: db-main", 1)
+    assert renamed != edited
+    (tmp_path / "db.yaml").write_text(renamed, encoding="utf-8")
+    other = sarif("--select", "single-replica", "db.yaml", cwd=tmp_path)
+    assert _prints(other, "primaryLocationLineHash") != _prints(before, "primaryLocationLineHash")
+
+
+def _repository(tmp_path: Path) -> Path:
+    """A checkout: ``repo/.git`` and ``repo/deploy/db.yaml`` (a one-replica set)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "deploy").mkdir()
+    shutil.copy(DATA / "ci" / "single.yaml", repo / "deploy" / "db.yaml")
+    return repo
+
+
+def _uris(doc: dict[str, Any]) -> set[str]:
+    return {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in doc["runs"][0]["results"]
+    }
+
+
+def test_paths_are_relative_to_the_repository_root_whatever_the_path_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repository(tmp_path)
+    runs = {
+        "relative, from the root": sarif("--select", "single-replica", "deploy", cwd=repo),
+        "from a subdirectory": sarif("--select", "single-replica", ".", cwd=repo / "deploy"),
+        "absolute": sarif("--select", "single-replica", str(repo / "deploy"), cwd=tmp_path),
+    }
+    for how, doc in runs.items():
+        assert _uris(doc) == {"deploy/db.yaml"}, how
+        assert doc["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.as_uri() + "/"
+        assert github_problems(doc, repo) == [], how
+        assert schema_errors(doc) == [], how
+    prints = {how: _prints(doc, "primaryLocationLineHash") for how, doc in runs.items()}
+    assert len({tuple(p) for p in prints.values()}) == 1, prints
+    # GitHub Actions: the workspace is the root, even for a repository inside it
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    doc = sarif("--select", "single-replica", str(repo / "deploy"), cwd=repo)
+    assert _uris(doc) == {"repo/deploy/db.yaml"}
+    annotations = run_cli(
+        "check", "--format", "github", "--select", "single-replica", str(repo), cwd=repo
+    ).out
+    assert "::error file=repo/deploy/db.yaml,line=" in annotations
+
+
+def test_github_annotations_name_files_relative_to_the_repository_root(tmp_path: Path) -> None:
+    repo = _repository(tmp_path)
+    for path, cwd in (("db.yaml", repo / "deploy"), (str(repo / "deploy" / "db.yaml"), tmp_path)):
+        run = run_cli("check", "--format", "github", "--select", "single-replica", path, cwd=cwd)
+        (annotation,) = [x for x in run.out.splitlines() if x.startswith("::")]
+        assert annotation.startswith("::error file=deploy/db.yaml,line="), annotation
+    # outside any repository and the working directory: as written (GitHub cannot map it)
+    elsewhere = tmp_path / "elsewhere.yaml"
+    shutil.copy(DATA / "ci" / "single.yaml", elsewhere)
+    run = run_cli("check", "--format", "github", "--select", "single-replica", str(elsewhere),
+                  cwd=repo)  # fmt: skip
+    assert f"::error file={elsewhere}," in run.out
+    doc = sarif("--select", "single-replica", str(elsewhere), cwd=repo)
+    assert _uris(doc) == {elsewhere.as_uri()}
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="file names with % and # are POSIX here")
@@ -168,8 +255,7 @@ def test_file_uris_are_percent_encoded(tmp_path: Path) -> None:
     assert github_problems(doc, tmp_path) == []
     absolute = sarif("--select", "single-replica", str(odd), cwd=tmp_path)
     uri = absolute["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
-    assert uri["artifactLocation"]["uri"] == odd.as_uri()
-    assert "%20dir/a%25b%20%231.yaml" in odd.as_uri()
+    assert uri["artifactLocation"] == location  # inside the working directory: relative
 
 
 def test_default_level_follows_the_configured_severities() -> None:

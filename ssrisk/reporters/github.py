@@ -2,7 +2,9 @@
 
 One line per unsuppressed finding, ``::error file=PATH,line=L,col=C,title=RULE::MESSAGE``
 (``warning`` and ``notice`` for the lower severities), one per input error and warning
-notice, then the plain summary line. Chosen by default when ``GITHUB_ACTIONS=true`` and no
+notice, then the plain summary line. ``PATH`` is relative to the repository root
+(``GITHUB_WORKSPACE``, else the checked tree's root: :mod:`ssrisk.reporters.repository`), as
+GitHub maps annotations to files. Chosen by default when ``GITHUB_ACTIONS=true`` and no
 ``--format`` is given. Escaping follows the Actions toolkit (``@actions/core``
 ``command.ts``: ``escapeData`` and ``escapeProperty``): ``%``, CR and LF in messages, plus
 ``:`` and ``,`` in properties, are percent-encoded.
@@ -62,12 +64,17 @@ class GithubReporter(Reporter):
         return False
 
     def write(self, report: Report, out: TextIO) -> None:
+        from .repository import RepositoryPaths
+
+        spelt = RepositoryPaths().spelt  # GitHub maps files relative to the repository root
         lines: list[str] = []
         for e in report.errors:
-            lines.append(command("error", e.message, file=e.path, line=e.line, col=e.column))
+            lines.append(command("error", e.message, file=spelt(e.path), line=e.line, col=e.column))
         for n in report.notices:
             if n.level == "warning":
-                lines.append(command("warning", n.message, file=n.path, line=n.line, col=n.column))
+                lines.append(
+                    command("warning", n.message, file=spelt(n.path), line=n.line, col=n.column)
+                )
         shown = [f for f in report.findings if not f.suppressed]
         for f in shown:
             origin = f.position.rendered_from()  # a Helm template or a kustomization
@@ -75,7 +82,7 @@ class GithubReporter(Reporter):
                 command(
                     COMMANDS[f.severity],
                     f"{f.message} ({f.obj}{f', from {origin}' if origin else ''})",
-                    file=f.position.path,
+                    file=spelt(f.position.path),
                     line=f.position.line,
                     col=f.position.column,
                     title=f"ssrisk {f.rule}",

@@ -5,9 +5,22 @@ Shape (OASIS SARIF 2.1.0 Errata 01; GitHub's subset is described on docs.github.
 metadata (``name``, ``shortDescription``, ``fullDescription``, ``help`` in text and Markdown
 from the rule's page, ``defaultConfiguration.level``, ``helpUri`` when the installed package
 declares where its source lives); ``results`` is always present (possibly empty), each with
-the real start line and column of the offending field, relative to the working directory
-(``%SRCROOT%``). Suppressed findings carry ``suppressions`` (kind ``inSource``, with the
-reason as ``justification``). Input errors and notices become ``toolExecutionNotifications``.
+the real start line and column of the offending field, in a file relative to the repository
+root (``%SRCROOT%``: ``GITHUB_WORKSPACE``, else the checked tree's root; see
+:mod:`ssrisk.reporters.repository`). Suppressed findings carry ``suppressions`` (kind
+``inSource``, with the reason as ``justification``). Input errors and notices become
+``toolExecutionNotifications``.
+
+Fingerprints (``partialFingerprints``): GitHub code scanning matches results across runs with
+``primaryLocationLineHash`` only ("Code scanning only uses the primaryLocationLineHash";
+docs.github.com, "SARIF support for code scanning", result object). When it is absent,
+the ``upload-sarif`` action computes a hash of the text from the start of the result's line
+(about 100 non-blank characters; codeql-action ``src/fingerprints.ts``), so editing that
+line or the next opens a new alert; a SARIF file sent to the REST API without it gets
+duplicate alerts. ssrisk states it: a hash of rule, file, object kind, namespace and name and
+kustomization, numbered in report order (``<hash>:<n>``), so an alert follows the object's
+finding through moved and edited lines. The action keeps a value it finds and logs a warning
+that it differs from the one it computes (codeql-action issue 4052).
 """
 
 from __future__ import annotations
@@ -15,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import posixpath
 import re
 from functools import cache
 from pathlib import Path
@@ -34,6 +46,9 @@ SARIF_SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
 SRCROOT = "%SRCROOT%"
+#: ssrisk's own fingerprint (versioned, SARIF 3.27.17); GitHub reads only
+#: ``primaryLocationLineHash``.
+FINGERPRINT = "ssriskObjectRule/v2"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -201,15 +216,40 @@ def _unknown_descriptor(rule_id: str) -> dict[str, Any]:
     }
 
 
-def artifact_location(path: str) -> dict[str, Any]:
-    """``artifactLocation`` of an input path: relative to ``%SRCROOT%`` (the working directory),
-    percent-encoded as a URI reference (RFC 3986; GitHub's upload decodes it with
-    ``decodeURIComponent``), or a ``file:`` URI for an absolute path."""
-    if os.path.isabs(path):
-        return {"uri": Path(path).as_uri()}
-    rel = posixpath.normpath(Path(path).as_posix())
+class Locations:
+    """``artifactLocation`` objects of one SARIF log: paths relative to the repository root
+    (:mod:`ssrisk.reporters.repository`: ``GITHUB_WORKSPACE``, else the checked tree's root),
+    which is ``%SRCROOT%``; percent-encoded as URI references (RFC 3986; GitHub's upload
+    decodes them with ``decodeURIComponent``). The first root met is ``%SRCROOT%``; a file
+    under another root or outside any is a ``file:`` URI."""
+
+    def __init__(self) -> None:
+        from .repository import RepositoryPaths
+
+        self._paths = RepositoryPaths()
+        #: The real path ``%SRCROOT%`` stands for (``None`` until a path is under a root).
+        self.root: str | None = None
+
+    def of(self, path: str) -> dict[str, Any]:
+        """The ``artifactLocation`` of an input path (as an output names it)."""
+        found = self._paths.relative(path)
+        if found is not None and self.root in (None, found[0]):
+            self.root, rel = found
+            return {"uri": _quote(rel), "uriBaseId": SRCROOT}
+        if path.startswith("<"):  # standard input: no file
+            return {"uri": _quote(path), "uriBaseId": SRCROOT}
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+
+    def base_ids(self) -> dict[str, Any]:
+        """``originalUriBaseIds``: where ``%SRCROOT%`` is (the working directory when no path
+        was under a root)."""
+        root = self.root or os.getcwd()
+        return {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}}
+
+
+def _quote(rel: str) -> str:
     # surrogateescape: undecodable bytes of a file name are percent-encoded as those bytes
-    return {"uri": quote(rel, safe="/", errors="surrogateescape"), "uriBaseId": SRCROOT}
+    return quote(rel, safe="/", errors="surrogateescape")
 
 
 class _Lines:
@@ -229,20 +269,38 @@ class _Lines:
         return lines[number - 1] if 1 <= number <= len(lines) else None
 
 
-def fingerprint(finding: Finding, line_text: str | None = None, occurrence: int = 1) -> str:
-    """Stable identity of a finding across runs: path, object and rule (not the line number),
-    the kustomization it was built from when there is one (overlays of one base share a path),
-    the text of the line it points at (two findings of one rule on one object point at
-    different fields) and, for findings alike in all of these, their order (``occurrence``)."""
-    loc = artifact_location(finding.position.path)["uri"]
-    raw = f"{loc}\0{finding.obj}\0{finding.rule}"
-    if finding.position.kustomization:
-        raw += "\0" + artifact_location(finding.position.kustomization)["uri"]
-    if line_text is not None:
-        raw += "\0" + " ".join(line_text.split())
+def _digest(*parts: str) -> str:
     # surrogatepass: undecodable bytes of file names (lone surrogates) hash too
-    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return f"{digest}:{occurrence}"
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def fingerprint(uri: str, finding: Finding, line_text: str | None, kustomization: str) -> str:
+    """``ssriskObjectRule/v2`` without its occurrence: file (``uri``), object and rule (not the
+    line number), the kustomization it was built from (overlays of one base share a file) and
+    the text of the line it points at (two findings of one rule on one object point at
+    different fields)."""
+    parts = [uri, str(finding.obj), finding.rule]
+    if kustomization:
+        parts.append(kustomization)
+    if line_text is not None:
+        parts.append(" ".join(line_text.split()))
+    return _digest(*parts)
+
+
+def line_hash(uri: str, finding: Finding, kustomization: str) -> str:
+    """``primaryLocationLineHash`` without its occurrence: rule, file (``uri``, relative to the
+    repository root), object kind, namespace and name, and the kustomization. Neither the
+    line number nor the line's text: moving or editing lines keeps the alert; a finding
+    that changes file, object or rule is a new one."""
+    obj = finding.obj
+    return _digest(finding.rule, uri, obj.kind, obj.namespace or "", obj.name, kustomization)
+
+
+def _numbered(key: str, seen: dict[str, int]) -> str:
+    """``key:N``, N counting the results of one key in report order (as GitHub numbers equal
+    line hashes)."""
+    seen[key] = seen.get(key, 0) + 1
+    return f"{key}:{seen[key]}"
 
 
 def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
@@ -256,18 +314,31 @@ def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
             index[f.rule] = len(descriptors)
             descriptors.append(_unknown_descriptor(f.rule))
     lines = _Lines()
+    where = Locations()
     seen: dict[str, int] = {}
     results = []
     for f in report.findings:
         text = lines.line(f.position.path, f.position.line)
-        key = fingerprint(f, text)
-        seen[key] = seen.get(key, 0) + 1
-        results.append(_result(f, index[f.rule], text, fingerprint(f, text, seen[key])))
+        location = where.of(f.position.path)
+        k = f.position.kustomization
+        kustomization = where.of(k)["uri"] if k else ""
+        prints = {
+            "primaryLocationLineHash": _numbered(
+                line_hash(location["uri"], f, kustomization), seen
+            ),
+            FINGERPRINT: _numbered(fingerprint(location["uri"], f, text, kustomization), seen),
+        }
+        results.append(_result(f, index[f.rule], location, text, prints))
     notifications = (
-        [_notification("error", e.message, e.path, e.line, e.column) for e in report.errors]
+        [_notification(where, "error", e.message, e.path, e.line, e.column) for e in report.errors]
         + [
             _notification(
-                "warning" if n.level == "warning" else "note", n.message, n.path, n.line, n.column
+                where,
+                "warning" if n.level == "warning" else "note",
+                n.message,
+                n.path,
+                n.line,
+                n.column,
             )
             for n in report.notices
         ]
@@ -281,7 +352,6 @@ def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
             for n in report.run_notes
         ]
     )
-    cwd = Path.cwd().as_uri().rstrip("/") + "/"
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": "2.1.0",
@@ -302,7 +372,7 @@ def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
                         "toolExecutionNotifications": notifications,
                     }
                 ],
-                "originalUriBaseIds": {SRCROOT: {"uri": cwd}},
+                "originalUriBaseIds": where.base_ids(),
                 "columnKind": "unicodeCodePoints",
                 "results": results,
                 "properties": {"kubeVersion": report.kube_version},
@@ -321,7 +391,13 @@ def _region(f: Finding, line_text: str | None) -> dict[str, int]:
     return region
 
 
-def _result(f: Finding, rule_index: int, line_text: str | None, fp: str) -> dict[str, Any]:
+def _result(
+    f: Finding,
+    rule_index: int,
+    location: dict[str, Any],
+    line_text: str | None,
+    fingerprints: dict[str, str],
+) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": rule_index,
@@ -330,7 +406,7 @@ def _result(f: Finding, rule_index: int, line_text: str | None, fp: str) -> dict
         "locations": [
             {
                 "physicalLocation": {
-                    "artifactLocation": artifact_location(f.position.path),
+                    "artifactLocation": location,
                     "region": _region(f, line_text),
                 },
                 "logicalLocations": [
@@ -342,7 +418,7 @@ def _result(f: Finding, rule_index: int, line_text: str | None, fp: str) -> dict
                 ],
             }
         ],
-        "partialFingerprints": {"ssriskObjectRule/v2": fp},
+        "partialFingerprints": fingerprints,
         "properties": {
             "object": f.obj.to_dict(),
             "explanation": f.explanation,
@@ -367,9 +443,9 @@ def _message(f: Finding) -> str:
 
 
 def _notification(
-    level: str, message: str, path: str, line: int | None, column: int | None
+    where: Locations, level: str, message: str, path: str, line: int | None, column: int | None
 ) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": artifact_location(path)}
+    location: dict[str, Any] = {"artifactLocation": where.of(path)}
     if line is not None:
         region: dict[str, Any] = {"startLine": line}
         if column is not None:

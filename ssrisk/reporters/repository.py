@@ -1,0 +1,68 @@
+"""Paths as GitHub maps them: relative to the root of the repository.
+
+GitHub resolves an annotation's ``file=`` and a SARIF result's relative URI against the root
+of the repository the workflow checked out (docs.github.com, "SARIF support for code
+scanning", Specifying the root for source files; "Workflow commands for GitHub Actions",
+Setting an error message). A path relative to another directory, or an absolute path, is
+not mapped to a file there. The ``github`` and ``sarif`` formats therefore spell every path
+relative to the repository root, whatever the PATH given and the working directory:
+
+- ``GITHUB_WORKSPACE`` (the checkout directory on GitHub Actions) when it is set;
+- else the checked tree's root as :mod:`ssrisk.confine` finds it: the nearest directory at or
+  above the file that has a ``.git`` entry, else the working directory when the file is in it.
+
+A file outside that root keeps its path as written (``None`` from :meth:`relative`). Links
+are resolved (GitHub cannot show a result reported at a link: "Resolving symlinks before
+generating SARIF results").
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from ..confine import is_inside, repository_of
+
+#: The environment variable GitHub Actions sets to the checkout directory.
+WORKSPACE_VARIABLE = "GITHUB_WORKSPACE"
+
+
+class RepositoryPaths:
+    """Maps input paths to ``(root, path relative to root)`` for one report.
+
+    The workspace is read once, when the object is made (one report, one environment).
+    """
+
+    def __init__(self) -> None:
+        workspace = os.environ.get(WORKSPACE_VARIABLE, "")
+        self.workspace = os.path.realpath(workspace) if os.path.isdir(workspace) else None
+        self._cwd = os.path.realpath(os.getcwd())
+
+    def relative(self, path: str) -> tuple[str, str] | None:
+        """``(root, posix path relative to root)`` of ``path`` (a file as an output names it),
+        or ``None``: standard input, or a file outside the repository root."""
+        if not path or path.startswith("<"):
+            return None
+        absolute = os.path.abspath(path)
+        real = os.path.realpath(absolute)
+        root = self.workspace or _root_of(os.path.dirname(absolute), self._cwd)
+        if root is None or not is_inside(real, root) or real == root:
+            return None
+        return root, os.path.relpath(real, root).replace(os.sep, "/")
+
+    def spelt(self, path: str) -> str:
+        """``path`` relative to its repository root, else as written."""
+        found = self.relative(path)
+        return found[1] if found else path
+
+
+@lru_cache(maxsize=1024)
+def _root_of(directory: str, cwd: str) -> str | None:
+    """The repository holding ``directory`` (absolute, as written), else ``cwd`` when the
+    directory is in it, else ``None``."""
+    found = repository_of(directory)
+    if found is not None:
+        return found
+    if is_inside(os.path.realpath(directory), cwd) or is_inside(directory, cwd):
+        return cwd
+    return None

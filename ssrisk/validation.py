@@ -57,8 +57,40 @@ _GO_JSON_PLAIN_FLOAT_LIMIT = 1e21
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
+#: Most values YAML aliases and merge keys may add, over all the objects of one file: a value
+#: reached a second time (through ``*alias`` or ``<<: *alias``, in one object or in several
+#: objects of one document) counts once per time it is reached again. go-yaml, the reader of
+#: kubectl (gopkg.in/yaml.v2 decode.go, ``allowedAliasRatio``), rejects a document with
+#: "excessive aliasing" past about 400,000 decoded values that are mostly alias expansions;
+#: ssrisk counts per file, so that a file of many such documents is bounded as well.
+MAX_ALIAS_VALUES = 400_000
+
+
 class ObjectTooComplex(ValueError):
-    """An object that expands past :data:`MAX_NODES` values or :data:`MAX_DEPTH` levels."""
+    """An object that expands past :data:`MAX_NODES` values or :data:`MAX_DEPTH` levels, or
+    past what is left of its file's :data:`MAX_ALIAS_VALUES`."""
+
+
+class Repeats:
+    """What YAML aliases may still add in one file: the containers (mappings and lists)
+    already reached in the current document, and the values left of the file's budget.
+
+    Validation walks every object of a document, and the objects of a ``kind: List`` may
+    share one aliased spec (``<<: *base``): without this, each of them would expand it again,
+    so that a small file costs its item count times the alias limit."""
+
+    __slots__ = ("document", "left", "limit", "seen")
+
+    def __init__(self, limit: int = MAX_ALIAS_VALUES) -> None:
+        self.limit = self.left = limit
+        self.seen: set[int] = set()
+        self.document: object = None
+
+    def enter(self, document: object) -> None:
+        """Start counting the containers of ``document`` (aliases never cross documents)."""
+        if document != self.document:
+            self.document = document
+            self.seen = set()
 
 
 class NotRepresentable(ValueError):
@@ -77,6 +109,7 @@ def to_json_value(
     max_nodes: int = MAX_NODES,
     max_depth: int = MAX_DEPTH,
     fixups: list[tuple[Any, Any, Any]] | None = None,
+    repeats: Repeats | None = None,
 ) -> Any:
     """Convert a loaded YAML value into the JSON value ``kubectl`` would send.
 
@@ -91,20 +124,26 @@ def to_json_value(
             whose JSON form is a different Python value (a whole float becomes an ``int``,
             an anchored boolean a ``bool``), so the caller can store the form the API
             server would.
+        repeats: when given, every value reached through a container that this document
+            already reached (here or in an earlier object) is counted against
+            ``repeats.left``, shared by the objects of one file (:class:`Repeats`).
 
     Raises:
         ObjectTooComplex: more than ``max_nodes`` values or ``max_depth`` levels (an alias
-            bomb, a recursive alias, or absurd nesting).
+            bomb, a recursive alias, or absurd nesting), or no ``repeats.left`` for a value
+            reached again.
         NotRepresentable: a NaN or infinite float (``encoding/json`` refuses them).
     """
     budget = max_nodes
     root: list[Any] = [None]
-    # work items: (container to fill, its key, source container, its key, value, depth, path)
-    stack: list[tuple[Any, Any, Any, Any, Any, int, tuple[str | int, ...]]] = [
-        (root, 0, None, None, data, 0, ())
+    seen = repeats.seen if repeats is not None else None
+    # work items: (container to fill, its key, source container, its key, value, depth, path,
+    # reached through a container reached before)
+    stack: list[tuple[Any, Any, Any, Any, Any, int, tuple[str | int, ...], bool]] = [
+        (root, 0, None, None, data, 0, (), False)
     ]
     while stack:
-        parent, key, src, src_key, value, depth, path = stack.pop()
+        parent, key, src, src_key, value, depth, path, again = stack.pop()
         budget -= 1
         if budget < 0:
             raise ObjectTooComplex(
@@ -114,18 +153,31 @@ def to_json_value(
             raise ObjectTooComplex(
                 f"nested more than {max_depth} levels deep (or a recursive YAML alias)"
             )
+        if seen is not None and repeats is not None:
+            if not again and isinstance(value, Mapping | list | tuple):
+                again = id(value) in seen
+                if not again:
+                    seen.add(id(value))
+            if again:
+                repeats.left -= 1
+                if repeats.left < 0:
+                    raise ObjectTooComplex(
+                        f"YAML aliases and merge keys in this file expand to more than "
+                        f"{repeats.limit} values in all (kubectl's YAML reader rejects "
+                        "a document with that much aliasing)"
+                    )
         if isinstance(value, Mapping):
             out: dict[str, Any] = {}
             parent[key] = out
             for k, v in value.items():
                 name = _json_key(k)
                 out[name] = None
-                stack.append((out, name, value, k, v, depth + 1, (*path, name)))
+                stack.append((out, name, value, k, v, depth + 1, (*path, name), again))
         elif isinstance(value, list | tuple):
             seq: list[Any] = [None] * len(value)
             parent[key] = seq
             for i, v in enumerate(value):
-                stack.append((seq, i, value, i, v, depth + 1, (*path, i)))
+                stack.append((seq, i, value, i, v, depth + 1, (*path, i), again))
         else:
             converted = _json_scalar(value, path)
             parent[key] = converted
@@ -140,16 +192,24 @@ def to_json_value(
     return root[0]
 
 
-def is_plain_json(data: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> bool:
+def is_plain_json(
+    data: Any,
+    max_nodes: int = MAX_NODES,
+    max_depth: int = MAX_DEPTH,
+    repeats: Repeats | None = None,
+) -> bool:
     """Whether ``data`` already is the JSON value :func:`to_json_value` would make: only
     mappings with string keys, lists, strings, integers, booleans and nulls, no floats (they
     may need converting), no mapping or list reached twice (a YAML alias), within the budget.
+    With ``repeats``, a container an earlier object of the document reached counts as reached
+    twice too; when the answer is yes, this object's containers are added to ``repeats.seen``.
 
     About twice as fast as copying, and true of nearly every manifest, so validation then
     reads the loaded data itself.
     """
     stack: list[tuple[Any, int]] = [(data, 0)]
     seen: set[int] = set()
+    before = repeats.seen if repeats is not None else seen
     budget = max_nodes
     while stack:
         value, depth = stack.pop()
@@ -157,7 +217,7 @@ def is_plain_json(data: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_DE
         kind = type(value)
         if kind is str or kind is int or kind is bool or value is None:
             continue
-        if budget < 0 or depth >= max_depth or id(value) in seen:
+        if budget < 0 or depth >= max_depth or id(value) in seen or id(value) in before:
             return False
         seen.add(id(value))
         if isinstance(value, dict):
@@ -169,7 +229,11 @@ def is_plain_json(data: Any, max_nodes: int = MAX_NODES, max_depth: int = MAX_DE
             stack.extend((item, depth + 1) for item in value)
         else:
             return False
-    return budget >= 0
+    if budget < 0:
+        return False
+    if repeats is not None:
+        repeats.seen |= seen
+    return True
 
 
 def _json_key(key: Any) -> str:
@@ -373,12 +437,16 @@ class Validation:
     warnings: list[Notice] = field(default_factory=list)
 
 
-def validate_object(obj: K8sObject, kube_version: str) -> Validation:
+def validate_object(
+    obj: K8sObject, kube_version: str, repeats: Repeats | None = None
+) -> Validation:
     """Problems that make the API server of ``kube_version`` reject ``obj``.
 
     Args:
         obj: a loaded object of a modelled kind.
         kube_version: ``"1.NN"`` or ``"1.NN.P"``.
+        repeats: the alias budget of the object's file (:class:`Repeats`), when it is checked
+            with the other objects of its file (:func:`validate_objects`).
 
     Returns:
         A :class:`Validation`; each problem is at the position of the offending field, at most
@@ -392,7 +460,12 @@ def validate_object(obj: K8sObject, kube_version: str) -> Validation:
     result = Validation()
     fixups: list[tuple[Any, Any, Any]] = []
     try:
-        value = obj.data if is_plain_json(obj.data) else to_json_value(obj.data, fixups=fixups)
+        if repeats is not None:
+            repeats.enter((obj.path, obj.line_offset, obj.doc_index))
+        if is_plain_json(obj.data, repeats=repeats):
+            value = obj.data
+        else:
+            value = to_json_value(obj.data, fixups=fixups, repeats=repeats)
     except NotRepresentable as exc:
         pos = obj.pos(*exc.path)
         message = f"{where}: {field_path(exc.path)}: {exc}"
@@ -444,9 +517,11 @@ def validate_object(obj: K8sObject, kube_version: str) -> Validation:
 
 
 def validate_objects(
-    objects: Iterable[K8sObject], kube_version: str
+    objects: Iterable[K8sObject], kube_version: str, max_alias_values: int = MAX_ALIAS_VALUES
 ) -> tuple[list[K8sObject], list[InputError], list[Notice]]:
-    """Validate each object once (:func:`validate_object`).
+    """Validate each object once (:func:`validate_object`), the objects of one file with one
+    alias budget (``max_alias_values``): however many objects share an aliased value, the
+    values they reach again cost at most that much in all.
 
     Returns:
         ``(objects to check, errors, warnings)``: objects with errors are left out.
@@ -454,8 +529,9 @@ def validate_objects(
     keep: list[K8sObject] = []
     errors: list[InputError] = []
     warnings: list[Notice] = []
+    repeats = Repeats(max_alias_values)
     for obj in objects:
-        found = validate_object(obj, kube_version)
+        found = validate_object(obj, kube_version, repeats)
         errors.extend(found.errors)
         warnings.extend(found.warnings)
         if not found.errors:

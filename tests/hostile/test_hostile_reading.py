@@ -286,3 +286,27 @@ def test_standard_input_is_read_bounded() -> None:
     assert run.code == 2
     assert "<stdin>: error: larger than the 67108864 byte limit" in run.out
     assert "good.yaml:" in run.out
+
+
+def test_list_items_that_merge_one_aliased_spec_share_the_alias_limit() -> None:
+    """40 items that each merge (``<<: *base``) a base of about 180,000 values once aliases
+    are expanded: the first two fit the file's alias limit and are checked, the others are
+    errors at their item, and the other file is still checked."""
+    report = run_cli(
+        "check", "--format", "json", str(HOSTILE / "lists" / "merged-spec-bomb.yaml"), str(GOOD)
+    )
+    assert report.code == 2
+    data = report.json()
+    assert data["summary"]["statefulsets"] == 3
+    errors = data["errors"]
+    assert len(errors) == 38
+    assert [e["line"] for e in errors] == list(range(220, 258))
+    assert all("merge keys in this file expand to more than 400000" in e["message"] for e in errors)
+    assert any(f["path"].endswith("good.yaml") for f in data["findings"])
+    assert_clean(report.out, report.err)
+
+
+def test_list_items_that_merge_a_modest_base_are_all_checked() -> None:
+    report = run_cli("check", "--format", "json", str(HOSTILE / "lists" / "merged-spec.yaml"))
+    data = report.json()
+    assert not data["errors"] and data["summary"]["statefulsets"] == 30

@@ -4,8 +4,9 @@ do not count), and stay fast.
 
 The inputs are generated (they are large by design): 40,000 duplicate keys in one mapping
 (took 60 s), 200,000 tiny documents in one file (66 s), template lines of 40 ``{{ "" }}``
-directives (the template locator's regular expression never finished), and N StatefulSets
-with N PodDisruptionBudgets that all select the same pods (quadratic).
+directives (the template locator's regular expression never finished), N StatefulSets
+with N PodDisruptionBudgets that all select the same pods (quadratic), and a ``kind: List``
+whose N items merge one anchored spec of N values (each item expanded it again).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ssrisk.loading import load_text
 from ssrisk.plugins import collect_rules, plugin_manager
 from ssrisk.renderers.locate import TemplateLocator
 from ssrisk.settings import Settings
+from ssrisk.validation import validate_objects
 
 GOOD = (DATA / "robust" / "good.yaml").read_text()
 #: Allowed cost of a 10x larger input: linear plus the issue's margin, plus 20 ms of noise.
@@ -136,3 +138,31 @@ def test_statefulsets_times_overlapping_pdbs(tmp_path: Path) -> None:
         return run
 
     _scales_linearly(make, 20)
+
+
+def test_list_items_merging_one_aliased_spec() -> None:
+    """N items of a ``kind: List`` merge (``<<: *base``) a base whose env list has N entries:
+    expanding the base again per item cost N * N. The values reached again count against
+    one alias limit per file (lowered here from 400,000 so that the small input already
+    reaches it and the test stays fast)."""
+
+    def make(n: int) -> Callable[[], object]:
+        env = ", ".join(f"{{name: E{i}, value: v}}" for i in range(n))
+        text = (
+            "apiVersion: v1\nkind: List\nitems:\n- &base\n  apiVersion: apps/v1\n"
+            "  kind: StatefulSet\n  metadata: {name: s0}\n  spec:\n    replicas: 3\n"
+            "    serviceName: s\n    selector: {matchLabels: {a: b}}\n    template:\n"
+            "      metadata: {labels: {a: b}}\n      spec:\n"
+            f"        containers: [{{name: c, image: i, env: [{env}]}}]\n"
+            + "".join(f"- {{<<: *base, metadata: {{name: s{i}}}}}\n" for i in range(1, n))
+        )
+
+        def run() -> object:
+            lf = load_text(text, "list.yaml")
+            kept, errors, _ = validate_objects(lf.objects, "1.37", max_alias_values=3_000)
+            assert kept and errors and len(kept) + len(errors) == n
+            return kept
+
+        return run
+
+    _scales_linearly(make, 60)

@@ -176,6 +176,11 @@ def _group(pgid: int) -> list[int]:
     return [p for p, _parent, group, _s in _processes() if group == pgid]
 
 
+def _default_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @needs_helm
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupting_ssrisk_ends_the_renderer_and_cleans_up(
@@ -193,6 +198,10 @@ def test_interrupting_ssrisk_ends_the_renderer_and_cleans_up(
         text=True,
         env=env,
         start_new_session=True,
+        # a shell runs a background job (`bash land.sh &`) with SIGINT ignored, and an ignored
+        # signal stays ignored across exec: give ssrisk the default disposition a terminal's
+        # foreground process has, so that the test checks ssrisk, not how it was started
+        preexec_fn=_default_signals,
     )
     children: list[int] = []
     deadline = time.monotonic() + 30

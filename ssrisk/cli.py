@@ -518,7 +518,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             (settings, check(paths, rules, settings, context=args.context))
             for settings, paths in _settings_by_config(args, sorted(known), writers)
         ]
-    report = merge_reports([r for _s, r in runs])
+    report = merge_reports([r for _s, r in runs], labels=[_config_label(s) for s, _r in runs])
     _check_not_empty(report, args.paths, args.fail_if_empty, changed=args.changed)
     if args.write_baseline:
         from .baseline import write_baseline
@@ -539,6 +539,20 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         code = ExitCode.OK
     written = _write_outputs(writers, out, report)
     return code if written else ExitCode.ERROR
+
+
+def _config_label(settings: Settings) -> str:
+    """The configuration file of a group of inputs, as a note names it: relative to the
+    working directory when it is below it."""
+    import os
+
+    from .reporters.escape import printable
+
+    path = settings.config_file
+    if not path:
+        return "no configuration file"
+    rel = os.path.relpath(path)
+    return printable(path if rel.startswith(os.pardir) else rel)
 
 
 def _apply_baselines(

@@ -721,5 +721,6 @@ def build_settings(
         feature_gates=dict(c.feature_gates) or None,
         baseline=c.baseline,
         objectives=Objectives().with_overrides(c.objectives),
+        config_file=c.path or None,
         **other,
     )

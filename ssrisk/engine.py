@@ -80,18 +80,23 @@ class Report:
         }
 
 
-def merge_reports(reports: Sequence[Report]) -> Report:
+def merge_reports(reports: Sequence[Report], labels: Sequence[str] = ()) -> Report:
     """One report of several runs (inputs checked under different configuration files): every
-    finding, error, notice and count, findings sorted as in one run. The Kubernetes version and
-    configured severities are the first run's (formats that state one use it)."""
+    finding, error, notice and count, findings sorted as in one run, and one run note per rule
+    (:func:`merge_group_notes`; ``labels`` name the runs' configurations, in order). The
+    Kubernetes version and configured severities are the first run's (formats that state one
+    use it)."""
     first = reports[0]
     if len(reports) == 1:
         return first
     merged = Report(kube_version=first.kube_version, rule_severity=dict(first.rule_severity))
+    names = [*labels, *(f"run {i + 1}" for i in range(len(labels), len(reports)))]
+    merged.run_notes = merge_group_notes(
+        [(n, r.run_notes) for n, r in zip(names, reports, strict=True)]
+    )
     for r in reports:
         merged.findings.extend(r.findings)
         merged.folded.extend(r.folded)
-        merged.run_notes.extend(r.run_notes)
         merged.errors.extend(r.errors)
         merged.notices.extend(r.notices)
         merged.checked.extend(r.checked)
@@ -101,7 +106,6 @@ def merge_reports(reports: Sequence[Report]) -> Report:
         merged.baselined += r.baselined
     merged.findings.sort(key=Finding.sort_key)
     merged.folded.sort(key=Finding.sort_key)
-    merged.run_notes = merge_notes(merged.run_notes)
     merged.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
     return merged
 
@@ -297,6 +301,51 @@ def merge_notes(notes: Sequence[RunNote]) -> list[RunNote]:
     for n in notes:
         _merge_note(merged, n)
     return sorted(merged.values(), key=lambda n: (n.rule, n.message))
+
+
+def merge_group_notes(groups: Sequence[tuple[str, Sequence[RunNote]]]) -> list[RunNote]:
+    """One note per rule for a run whose inputs were checked in groups (one per configuration
+    file), each group given as ``(label, its notes)``.
+
+    Notes of a rule that say the same in every group are counted together. When they differ
+    (another ``kube-version`` or cluster ``profile`` changes the fact), the rule still gets one
+    note: its message states each form followed by ``[label, ...: N]`` (the configurations it
+    holds under and their StatefulSets), its explanation each form's explanation under a
+    heading naming them, and it counts every StatefulSet.
+    """
+    forms: dict[str, dict[str, tuple[list[str], list[RunNote]]]] = {}
+    for label, notes in groups:
+        for n in notes:
+            labels, same = forms.setdefault(n.rule, {}).setdefault(n.message, ([], []))
+            if label not in labels:
+                labels.append(label)
+            same.append(n)
+    out = []
+    for by_message in forms.values():
+        counted = [merge_notes(same)[0] for _labels, same in by_message.values()]
+        if len(counted) == 1:
+            out.append(counted[0])
+            continue
+        scopes = [", ".join(labels) for labels, _same in by_message.values()]
+        out.append(
+            RunNote(
+                counted[0].rule,
+                "; ".join(
+                    f"{n.message} [{s}: {n.statefulsets}]"
+                    for n, s in zip(counted, scopes, strict=True)
+                ),
+                partial(_forms_explanation, tuple(zip(scopes, counted, strict=True))),
+                tuple(dict.fromkeys(r for n in counted for r in n.references)),
+                sum(n.statefulsets for n in counted),
+            )
+        )
+    return sorted(out, key=lambda n: n.rule)
+
+
+def _forms_explanation(forms: tuple[tuple[str, RunNote], ...]) -> str:
+    return "\n\n".join(
+        f"Under {scope} ({n.statefulsets} StatefulSet(s)): {n.explanation}" for scope, n in forms
+    )
 
 
 def _merge_note(merged: dict[tuple[str, str], RunNote], n: RunNote) -> None:

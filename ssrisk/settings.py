@@ -86,6 +86,9 @@ class Settings:
     #: ``--explain``). When not, explanations that rules give as callables are never built
     #: (each finding's explanation is then empty).
     explanations: bool = True
+    #: The configuration file these settings come from, as found (``None``: defaults only);
+    #: names the group when one run checks inputs under several.
+    config_file: str | None = None
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disable:

@@ -13,10 +13,82 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
 from ._podspec import containers, is_headless
+from ._quorum import quorum_system
 from ._text import paragraph
 
 #: Environment variable names that carry a peer list or the Service to discover peers with.
 _PEER_ENV = re.compile(r"SERVICE|DISCOVERY|PEER|SEED|CLUSTER|MEMBER|JOIN|SERVERS|ENSEMBLE", re.I)
+
+
+#: Readiness checks answered by the local process alone, with no peer, quorum or leader:
+#: ZooKeeper's ``ruok`` ("imok" does not mean the server joined the quorum: ZooKeeper
+#: Administrator's Guide, "The Four Letter Words"; ``zookeeper-ready`` is the Kubernetes
+#: tutorial's ruok script), ``pg_isready``, ``mysqladmin``/``mariadb-admin ping``, Redis
+#: ``PING`` and ``rabbitmq-diagnostics ping`` (RabbitMQ "Monitoring", health check stage 1).
+_LOCAL_EXEC = re.compile(
+    r"\bruok\b|zookeeper-ready|\bpg_isready\b"
+    r"|\b(?:mysqladmin|mariadb-admin|redis-cli|valkey-cli|rabbitmq-diagnostics)\b[^|;&]*\bping\b",
+    re.I,
+)
+#: HTTP readiness paths a server answers on its own: a root page, Prometheus-style
+#: ``/-/ready`` and ``/-/healthy`` (the Alertmanager and Prometheus web handlers), ``/ping``.
+_LOCAL_PATHS = frozenset({"/", "/-/ready", "/-/healthy", "/ping"})
+#: Readiness checks that need peers: Elasticsearch ``_cluster/health``, CockroachDB
+#: ``/health?ready=1``, Consul ``/v1/status/leader``, ``etcdctl endpoint health``, Galera
+#: ``wsrep_*`` state, MongoDB primary/secondary state, RabbitMQ cluster checks, ZooKeeper
+#: ``srvr``/``mntr`` mode (leader or follower).
+_PEER_CHECK = re.compile(
+    r"_cluster/health|/health\?ready=1|/v1/status/leader|endpoint\s+health|\bwsrep_"
+    r"|isWritablePrimary|\bismaster\b|check_port_connectivity|cluster_status"
+    r"|\b(?:srvr|mntr)\b",
+    re.I,
+)
+
+
+def _probe_text(probe: Mapping[str, Any]) -> tuple[str, str]:
+    """``(kind, text)`` of a probe: ``("exec", command line)``, ``("httpGet", path)``,
+    ``("tcpSocket", "")``, ``("grpc", "")`` or ``("", "")``."""
+    for kind in ("exec", "httpGet", "tcpSocket", "grpc"):
+        handler = probe.get(kind)
+        if not isinstance(handler, Mapping):
+            continue
+        if kind == "exec":
+            cmd = handler.get("command")
+            words = cmd if isinstance(cmd, list) else []
+            return kind, " ".join(str(w) for w in words)
+        if kind == "httpGet":
+            return kind, str(handler.get("path") or "/")
+        return kind, ""
+    return "", ""
+
+
+def readiness_needs_peers(sts: K8sObject) -> tuple[bool | None, str]:
+    """Whether the readiness probes of ``sts`` need peers to pass: ``(True, probe)`` when one
+    is a known cluster check, ``(False, probe)`` when every one is a known local check (a
+    TCP connect, ZooKeeper ruok, pg_isready, a root page...), ``(None, probe)`` when ssrisk
+    cannot tell (a script of the image). ``probe`` describes the deciding probe."""
+    local: list[str] = []
+    unknown = ""
+    for _field, _i, c in containers(sts):
+        probe = c.get("readinessProbe")
+        if not isinstance(probe, Mapping):
+            continue
+        kind, text = _probe_text(probe)
+        shown = f"{kind} {text}".strip()[:80]
+        if _PEER_CHECK.search(text):
+            return True, shown
+        local_check = (
+            kind == "tcpSocket"
+            or (kind == "exec" and _LOCAL_EXEC.search(text) is not None)
+            or (kind == "httpGet" and text.split("?", 1)[0] in _LOCAL_PATHS)
+        )
+        if local_check:
+            local.append(shown)
+        elif not unknown:
+            unknown = shown or "a readiness probe"
+    if unknown:
+        return None, unknown
+    return (False, local[0]) if local else (None, "")
 
 
 def _strings(c: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
@@ -87,6 +159,20 @@ class PeerDiscoveryNotReady(Rule):
         where = peer_evidence(ctx.sts, name)
         if where is None:
             return
+        needs, probe = readiness_needs_peers(ctx.sts)
+        system = quorum_system(ctx)
+        if needs is False or (needs is None and system is None):
+            # a member that reports Ready on its own becomes resolvable on its own: the
+            # cluster forms as members come up (an Alertmanager, a ZooKeeper with ruok)
+            return
+        if needs:
+            basis = f"its readiness probe ({probe}) passes only once the member has its peers"
+        else:
+            what = "a quorum system" if system == "annotation" else f"{system}, a quorum system"
+            basis = (
+                f"it runs {what}, and its readiness probe ({probe}) is not one known to pass "
+                "without peers"
+            )
         ordered = ctx.pod_management_policy == "OrderedReady"
         first, second = ctx.pod_name(0), ctx.pod_name(1)
         if ordered:
@@ -96,8 +182,8 @@ class PeerDiscoveryNotReady(Rule):
             )
         else:
             msg = (
-                f"pods find peers through Service {name!r}, which lists Ready pods "
-                "only: members of a cold start cannot resolve each other"
+                f"pods find peers through Service {name!r}, which lists Ready pods only, "
+                "and are Ready only with peers: a cold start can deadlock"
             )
         at = service.pos("spec")
         policy = "OrderedReady" if ordered else "Parallel"
@@ -109,7 +195,8 @@ class PeerDiscoveryNotReady(Rule):
                 (endpointslice/utils.go#podToEndpoint), and cluster DNS answers the per-pod names
                 <pod>.{name} of a headless Service only for ready endpoints. These pods look up
                 their peers through {name!r} ({where}), so a member that waits for its peers
-                before it reports Ready waits for names that do not resolve yet."""
+                before it reports Ready waits for names that do not resolve yet. This one
+                does: {basis}."""
             )
             if ordered:
                 how = (
@@ -125,8 +212,9 @@ class PeerDiscoveryNotReady(Rule):
                 )
             cold = paragraph(
                 f"""With {policy}: {how}. Systems that need no peer to report Ready (a
-                readiness probe that only checks the local process) are not affected; suppress
-                the finding with that reason then."""
+                readiness probe that only checks the local process, such as ZooKeeper's ruok,
+                pg_isready or a TCP connect) are not reported; if this one is such a probe,
+                suppress the finding with that reason."""
             )
             fix = paragraph(
                 f"""Fix: set publishNotReadyAddresses: true on the headless Service {name!r}

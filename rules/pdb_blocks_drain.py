@@ -12,7 +12,27 @@ from ._cluster import PDB_UNHEALTHY_POD_EVICTION_POLICY, gate_enabled
 from ._podspec import budget
 from ._sim import timeline_block
 
+#: The longest one-line message (details go to the explanation).
+MAX_MESSAGE_CHARS = 160
 EVICTION_SOURCE = "k8s: pkg/registry/core/pod/storage/eviction.go#Create"
+
+
+def _needs(desired: int, n: int) -> str:
+    """What a minAvailable budget asks of the ``n`` replicas: ``"needs all 3 pods healthy"``,
+    ``"needs its only pod healthy"``, ``"needs 2 pods healthy, more than the 1 replica"``."""
+    if desired > n:
+        return f"needs {desired} pods healthy, more than the {n} replica{'s' if n != 1 else ''}"
+    return "needs its only pod healthy" if n == 1 else f"needs all {n} pods healthy"
+
+
+def only_one(pdb: K8sObject, n: int) -> bool:
+    """Whether ``pdb`` blocks every eviction only because the set runs one replica: over 3
+    replicas the same budget (``minAvailable: 1`` or ``51%``, the v1beta1 default) allows one
+    (``maxUnavailable: 0`` or ``minAvailable: 100%`` never does)."""
+    if n != 1:
+        return False
+    more = budget(pdb, 3)
+    return more is not None and more.allowed(3) > 0
 
 
 class PdbBlocksDrain(Rule):
@@ -44,14 +64,20 @@ class PdbBlocksDrain(Rule):
             if b is None:
                 continue
             if b.allowed(n) == 0 and b.desired_healthy > 0:
-                yield self._never(ctx, pdb, b.field, b.raw, b.desired_healthy)
+                yield self._never(ctx, pdb, b.field, b.raw, b.desired_healthy, only_one(pdb, n))
             elif b.allowed(n) == 1 and n >= 2:
                 f = self._unhealthy_policy(ctx, pdb)
                 if f is not None:
                     yield f
 
     def _never(
-        self, ctx: CheckContext, pdb: K8sObject, field: str | None, raw: object, desired: int
+        self,
+        ctx: CheckContext,
+        pdb: K8sObject,
+        field: str | None,
+        raw: object,
+        desired: int,
+        echo: bool,
     ) -> Finding:
         n = ctx.replicas
         at = pdb.pos("spec", field) if field else pdb.pos("spec")
@@ -60,10 +86,18 @@ class PdbBlocksDrain(Rule):
         quoted = ""
         if sim is not None:
             quoted = "" if sim.get("drain_completed") else " (simulated)"
-        msg = (
-            f"PodDisruptionBudget {pdb.name!r} {setting} needs {desired} of {n} pods healthy: "
-            f"it never allows an eviction, so drains of their nodes hang{quoted}"
-        )
+        if field == "maxUnavailable":
+            msg = (
+                f"PodDisruptionBudget {pdb.name!r} {setting} never allows an eviction, so "
+                f"drains of their nodes hang{quoted}"
+            )
+        else:
+            msg = (
+                f"PodDisruptionBudget {pdb.name!r} {setting} {_needs(desired, n)}: no eviction "
+                f"is ever allowed, so drains of their nodes hang{quoted}"
+            )
+        if len(msg) > MAX_MESSAGE_CHARS:
+            msg = msg.replace("PodDisruptionBudget", "PDB", 1)
 
         def explanation() -> str:
             timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
@@ -81,9 +115,18 @@ Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most r
 """
 
         # Never allowing an eviction blocks every drain and node upgrade for ever, as a single
-        # replica makes every one an outage: an error, like single-replica (the other cases
-        # of the rule block drains only while something else is wrong: a warning or info)
-        return self.finding(ctx, at, msg, explanation, severity=Severity.ERROR)
+        # replica makes every one an outage: an error, like single-replica (the unhealthy
+        # policy case blocks drains only while something else is wrong: info). On one replica
+        # single-replica states the cause when more replicas would free the budget (its
+        # message names the blocked drains)
+        return self.finding(
+            ctx,
+            at,
+            msg,
+            explanation,
+            severity=Severity.ERROR,
+            echo_of=("single-replica",) if echo else (),
+        )
 
     def _several(self, ctx: CheckContext, pdbs: list[K8sObject]) -> Finding:
         names = ", ".join(repr(p.name) for p in pdbs[:MAX_PDBS]) + (
@@ -98,16 +141,25 @@ Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most r
         )
         explanation = f"""
 The PodDisruptionBudgets {names} all select these pods.
-The eviction subresource looks up the PDBs that select the pod and fails with "This pod has
+The eviction subresource looks up the PDBs that select the pod and answers 500 "This pod has
 more than one PodDisruptionBudget, which the eviction subresource does not support." when
-there are several (eviction.go#Create), whatever the budgets allow. kubectl drain, the cluster
-autoscaler and managed node upgrades all evict through that API.
+there are several (eviction.go#Create), whatever the budgets allow. kubectl drain does not
+retry that answer as it retries a 429 (drain.go#evictPods): the drain fails on every node
+that runs one of these pods. The cluster autoscaler and managed node upgrades evict through
+the same API, so node upgrades and scale-downs stop there too.
 
 Fix: keep one PodDisruptionBudget per set of pods; make the selectors of the others exclude
 these pods.
 """
+        # every eviction of these pods fails, whatever the budgets allow: every drain and node
+        # upgrade is blocked for ever, like a budget that never allows one (an error)
         return self.finding(
-            ctx, last.pos("spec", "selector"), msg, explanation, references=(EVICTION_SOURCE,)
+            ctx,
+            last.pos("spec", "selector"),
+            msg,
+            explanation,
+            references=(EVICTION_SOURCE,),
+            severity=Severity.ERROR,
         )
 
     def _unhealthy_policy(self, ctx: CheckContext, pdb: K8sObject) -> Finding | None:

@@ -11,10 +11,11 @@ from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, out_of_service_works, seconds
 from ._objectives import assess, remediation_phrase
-from ._podspec import UNREACHABLE
+from ._podspec import UNREACHABLE, budget
 from ._quorum import members, quorum_system
 from ._sim import timeline_block
 from ._text import paragraph
+from .pdb_blocks_drain import MAX_MESSAGE_CHARS, only_one
 
 
 class SingleReplica(Rule):
@@ -49,9 +50,15 @@ class SingleReplica(Rule):
         else:
             t = loss.result.time_to_recovery_s
             outcome = f"simulated node loss{' ' + how if how else ''}: back at {fmt_duration(t)}"
-        msg = (
-            f"{ctx.replicas_field}: every node loss, drain and rollout is a full outage; " + outcome
-        )
+        blocking = self._blocking_pdb(ctx)
+        if blocking is None:
+            what = "every node loss, drain and rollout is a full outage"
+        else:  # the drain does not take the pod: it hangs (pdb-blocks-drain, folded here)
+            what = f"every node loss and rollout is a full outage, PDB {blocking!r} blocks drains"
+        msg = f"{ctx.replicas_field}: {what}; {outcome}"
+        if len(msg) > MAX_MESSAGE_CHARS and blocking is not None:
+            what = "every node loss and rollout is a full outage, its PDB blocks drains"
+            msg = f"{ctx.replicas_field}: {what}; {outcome}"
 
         def explain() -> str:
             default = seconds(default_toleration_s(ctx, UNREACHABLE))
@@ -68,6 +75,13 @@ class SingleReplica(Rule):
                 lets the eviction through or blocks the drain for ever) and every rolling update,
                 which deletes the pod before its replacement starts."""
             )
+            if blocking is not None:
+                every += "\n\n" + paragraph(
+                    f"""The PodDisruptionBudget {blocking!r} needs the one pod healthy, so the
+                    eviction API never lets it go (eviction.go#Create) and every drain of its
+                    node hangs until someone deletes the pod or the budget; with 3 replicas the
+                    same budget would allow one eviction."""
+                )
             node_loss = paragraph(
                 f"""On node loss the node lifecycle controller marks the node Unknown after
                 node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints);
@@ -85,6 +99,18 @@ class SingleReplica(Rule):
             return f"{every}\n\n{node_loss}\n{timeline}\n{fix}\n"
 
         yield self.finding(ctx, ctx.replicas_at(), msg, explain)
+
+    @staticmethod
+    def _blocking_pdb(ctx: CheckContext) -> str | None:
+        """The name of the one PodDisruptionBudget of the set that never allows an eviction
+        only because there is one replica (pdb-blocks-drain folds its finding into this one)."""
+        pdbs = ctx.pdbs()
+        if len(pdbs) != 1:
+            return None
+        b = budget(pdbs[0], 1)
+        if b is None or b.allowed(1) != 0 or b.desired_healthy <= 0:
+            return None
+        return pdbs[0].name if only_one(pdbs[0], 1) else None
 
 
 @hookimpl

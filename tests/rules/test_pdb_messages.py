@@ -1,0 +1,42 @@
+"""What pdb-blocks-drain and single-replica say about a budget that never allows an eviction:
+the count the budget needs against the replicas the set runs, and one finding per cause."""
+
+from __future__ import annotations
+
+from conftest import DATA, run_cli
+
+RULES = DATA / "rules"
+
+
+def _messages(path: str) -> dict[str, str]:
+    run = run_cli("check", "--format", "json", path)
+    assert run.code in (0, 1), run.err
+    return {f["rule"]: f["message"] for f in run.json()["findings"] if not f.get("folded_into")}
+
+
+def test_a_budget_over_more_pods_than_the_set_runs_says_so() -> None:
+    msg = _messages(str(RULES / "pdb-blocks-drain" / "fail-min-available-over-replicas.yaml"))
+    assert (
+        "minAvailable: 3 needs 3 pods healthy, more than the 2 replicas" in msg["pdb-blocks-drain"]
+    )
+
+
+def test_max_unavailable_zero_is_not_said_twice() -> None:
+    msg = _messages(str(RULES / "pdb-blocks-drain" / "fail-max-unavailable-zero.yaml"))
+    assert (
+        "'kafka' maxUnavailable: 0 never allows an eviction, so drains of their nodes hang"
+        in (msg["pdb-blocks-drain"])
+    )
+
+
+def test_one_replica_with_a_budget_is_one_finding_that_names_the_blocked_drains() -> None:
+    # v1beta1's default minAvailable: 1 over one replica: more replicas would free the budget,
+    # so the single replica is the cause; its message says drains hang, not that they take it
+    path = str(RULES / "pdb-blocks-drain" / "pass-v1beta1-defaulted-one-replica.yaml")
+    run = run_cli("check", "--format", "json", path)
+    found = run.json()["findings"]
+    pdb = [f for f in found if f["rule"] == "pdb-blocks-drain"]
+    assert [f["folded_into"] for f in pdb] == ["single-replica"]
+    msg = _messages(path)["single-replica"]
+    assert "every node loss and rollout is a full outage, PDB 'search' blocks drains" in msg
+    assert "drain and rollout" not in msg

@@ -482,10 +482,12 @@ def evaluate(
     results are concatenated in order, so the output is identical to a single-process run.
     Returns the findings, the
     internal errors of rules and a notice for each StatefulSet the simulator could not run (its
-    rules then say only what the manifest shows). Explanations that rules give as callables are
-    built as soon as the rules of their StatefulSet have run when ``settings.explanations`` is
-    true (the text is smaller than the simulation results a builder keeps, and it can be sent
-    back from a worker process), and never built otherwise (the findings then have none).
+    rules then say only what the manifest shows). Explanations that rules give as callables
+    stay callables in this process when ``settings.explanations`` is true, built by each
+    output that prints them, one finding at a time (the text, kilobytes per finding, is larger
+    than what a builder keeps: simulation results are shared and renamed lazily); a worker
+    process builds them before it sends its findings back. They are never built otherwise (the
+    findings then have none).
     """
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], EVALUATION_GC_THRESHOLD), *threshold[1:])
@@ -538,7 +540,7 @@ def _evaluate(
         # meanwhile: one fork and one result transfer fewer.
         context = multiprocessing.get_context("fork")
         with context.Pool(len(slices) - 1, initializer=_worker_signals) as pool:
-            pending = pool.map_async(_evaluate_slice, slices[1:])
+            pending = pool.map_async(_evaluate_in_worker, slices[1:])
             first = _evaluate_slice(slices[0])
             parts.extend([first, *pending.get()])
     except OSError:
@@ -569,10 +571,16 @@ def _worker_signals() -> None:
     die_with_parent()
 
 
-def _evaluate_slice(bounds: tuple[int, int]) -> _Part:
+def _evaluate_slice(bounds: tuple[int, int], texts: bool = False) -> _Part:
     assert _WORK is not None
     inventory, rules, settings, statefulsets = _WORK
-    return _evaluate_range(inventory, rules, settings, statefulsets[bounds[0] : bounds[1]])
+    part = statefulsets[bounds[0] : bounds[1]]
+    return _evaluate_range(inventory, rules, settings, part, texts=texts)
+
+
+def _evaluate_in_worker(bounds: tuple[int, int]) -> _Part:
+    """A slice checked in a forked worker: its findings go back pickled, as text."""
+    return _evaluate_slice(bounds, texts=True)
 
 
 def _evaluate_range(
@@ -580,7 +588,11 @@ def _evaluate_range(
     rules: Sequence[Rule],
     settings: Settings,
     statefulsets: Sequence[K8sObject],
+    texts: bool = False,
 ) -> _Part:
+    """Check ``statefulsets``; with ``texts`` (a worker's findings, sent back pickled) every
+    explanation is built as soon as its StatefulSet's rules have run, so that the builder and
+    what it keeps are freed there and then."""
     findings: list[Finding] = []
     errors: list[InputError] = []
     notices: list[Notice] = []
@@ -614,9 +626,7 @@ def _evaluate_range(
                     )
                 )
         fold(findings[first:], covering, mention=explanations)
-        if explanations:
-            # Built now rather than when printed: a builder keeps the StatefulSet's simulation
-            # results alive (tens of KB each), its text is a few KB.
+        if explanations and texts:
             for finding in findings[first:]:
                 finding.explanation = finding.explanation
         failures = ctx.simulation_failures()

@@ -94,7 +94,7 @@ def json_text(text: str) -> str:
     surrogates, which strict JSON parsers reject: each is written as the text ``\\xNN``
     (an undecodable byte of a file name) or ``\\uXXXX``, with the backslash escaped for
     JSON, as the other formats show it."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:  # (isascii: a word-at-a-time scan)
         return text
     return _SURROGATE.sub(lambda m: "\\" + _escape(m), text)
 

@@ -26,6 +26,7 @@ File shape (JSON)::
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections import Counter
@@ -172,8 +173,9 @@ def read_baseline(path: str | Path) -> Counter[Entry]:
         raise BaselineError(f"{path}: not an ssrisk baseline: {exc}") from None
     from .reporters.escape import snippet
 
+    # the best of the first errors: a baseline of a million wrong entries is not walked whole
     error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc)
+        itertools.islice(jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc), 100)
     )
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "top level"

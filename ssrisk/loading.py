@@ -494,13 +494,14 @@ def _disguised(out: LoadedFile, chunk: str, line_offset: int, kinds: frozenset[s
     the document is counted as skipped and a syntax error is recorded in ``out``."""
     import yaml
 
-    from .yamlpos import compose_documents
+    from .yamlpos import load_documents
 
     wanted = kinds if kinds is not None else frozenset(MODELLED_KINDS)
     found: list[str | None] = []
     try:
-        for node in compose_documents(chunk):
-            found.append(_kind_of_node(node))
+        for data, _duplicates in load_documents(chunk, strict=False):
+            kind = data.get("kind") if isinstance(data, dict) else None
+            found.append(kind if isinstance(kind, str) else None)
     except yaml.YAMLError as exc:
         if kinds is None:
             out.documents += 1
@@ -514,25 +515,6 @@ def _disguised(out: LoadedFile, chunk: str, line_offset: int, kinds: frozenset[s
         out.documents += len(found)
         out.skipped_kinds += len(found)
     return False
-
-
-def _kind_of_node(node: Any, depth: int = 0) -> str | None:
-    """The ``kind`` a composed top-level mapping node gives, merge keys followed."""
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-    if not isinstance(node, MappingNode) or depth > 10:
-        return None
-    kind: str | None = None
-    for key, value in node.value:
-        if not isinstance(key, ScalarNode):
-            continue
-        if key.tag == "tag:yaml.org,2002:merge" and kind is None:
-            merged = value.value if isinstance(value, SequenceNode) else [value]
-            for item in merged:
-                kind = _kind_of_node(item, depth + 1) or kind
-        elif key.value == "kind" and isinstance(value, ScalarNode):
-            kind = value.value  # the last one wins, as in the loaded data
-    return kind
 
 
 def has_content(chunk: str) -> bool:
@@ -549,12 +531,11 @@ def _load_chunk(
 ) -> None:
     import yaml
 
-    from .yamlpos import YamlInputError, build, compose_documents
+    from .yamlpos import YamlInputError, load_documents
 
     path = out.path
     try:
-        for node in compose_documents(chunk):
-            data, duplicates = build(node)
+        for data, duplicates in load_documents(chunk):
             for dup in duplicates:
                 # kubectl (sigs.k8s.io/yaml) refuses duplicate keys; ssrisk warns and reads on.
                 first = dup.first_line + 1 + line_offset

@@ -166,6 +166,11 @@ def to_json_value(
                         f"{repeats.limit} values in all (kubectl's YAML reader rejects "
                         "a document with that much aliasing)"
                     )
+        if isinstance(value, Mapping | list | tuple) and len(value) > budget:
+            # each item costs one value: refused before a work item is made for any of them
+            raise ObjectTooComplex(
+                f"expands to more than {max_nodes} values (YAML aliases or a huge document)"
+            )
         if isinstance(value, Mapping):
             out: dict[str, Any] = {}
             parent[key] = out
@@ -219,6 +224,8 @@ def is_plain_json(
             continue
         if budget < 0 or depth >= max_depth or id(value) in seen or id(value) in before:
             return False
+        if isinstance(value, dict | list) and len(value) > budget:
+            return False  # more items than values left: no work item is made for them
         seen.add(id(value))
         if isinstance(value, dict):
             for key, item in value.items():

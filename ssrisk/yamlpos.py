@@ -1,15 +1,18 @@
 """YAML documents as plain Python data that remembers where every node was written.
 
-Built on PyYAML's composer (the libyaml C parser when available): composing is the practical
-floor for reading YAML in Python, while a round-trip loader costs 20–40 times more. The
-result is made of :class:`PosMap` and :class:`PosList` (``dict`` and ``list`` subclasses)
-whose ``lc`` attribute says where each node was written: ``lc.line``, ``lc.col``,
-``lc.key(k)`` and ``lc.item(i)`` (all 0-based).
+Built from the events of PyYAML's parser (the libyaml C parser when available), one pass and
+no node tree (:func:`load_documents`): a composed node tree costs hundreds of bytes per
+scalar (a node and two marks), so a flow sequence of small numbers took about 170 bytes of
+memory per byte of text; the data alone takes about ten. A round-trip loader costs 20–40
+times more time. The result is made of :class:`PosMap` and :class:`PosList` (``dict`` and
+``list`` subclasses) whose ``lc`` attribute says where each node was written: ``lc.line``,
+``lc.col``, ``lc.key(k)`` and ``lc.item(i)`` (all 0-based).
 
 Scalars are resolved as Kubernetes' YAML reader (sigs.k8s.io/yaml, YAML 1.1 rules) does:
 null, booleans (true/false/yes/no/on/off), integers, floats, everything else a string
 (timestamps stay strings). Anchors and aliases share one object and are never copied, so an
-alias bomb costs nothing here; merge keys (``<<``) are applied. No tag ever constructs an
+alias bomb costs nothing here; merge keys (``<<``) are applied as the YAML merge key spec and
+go-yaml apply them (the earlier mapping of a merged list wins). No tag ever constructs an
 arbitrary object: a non-standard tag is an error.
 """
 
@@ -19,11 +22,21 @@ import math
 import re
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 try:
@@ -98,11 +111,6 @@ class LC:
         return self.key(key)
 
 
-def _pack(node: Node) -> int:
-    m = node.start_mark
-    return (m.line << 32) | m.column  # a column is below 2**32: files are at most 64 MiB
-
-
 class PosMap(dict[str, Any]):
     """A mapping with positions in ``lc``."""
 
@@ -145,6 +153,18 @@ class DuplicateKey:
     first_line: int
 
 
+_IMPLICIT = yaml.resolver.Resolver.yaml_implicit_resolvers
+
+
+def _resolve(value: str, implicit: tuple[bool, bool]) -> str:
+    """The tag of an untagged scalar, as PyYAML's resolver gives it (YAML 1.1)."""
+    if implicit[0]:
+        for tag, regexp in _IMPLICIT.get(value[:1], ()):
+            if regexp.match(value):
+                return str(tag)
+    return _STR
+
+
 class _FastLoader(_Loader):
     """The safe loader with a leaner implicit-tag resolver.
 
@@ -152,8 +172,6 @@ class _FastLoader(_Loader):
     registers; resolving by the first character alone gives the same tags at a fraction of
     the cost (the resolver runs once per node, so it dominates composing).
     """
-
-    _implicit = yaml.resolver.Resolver.yaml_implicit_resolvers
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         return None
@@ -163,11 +181,7 @@ class _FastLoader(_Loader):
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode:
-            if implicit[0]:
-                for tag, regexp in self._implicit.get(value[:1], ()):
-                    if regexp.match(value):
-                        return str(tag)
-            return _STR
+            return _resolve(value, implicit)
         return _SEQ if kind is SequenceNode else _MAP
 
 
@@ -184,114 +198,239 @@ def compose_documents(text: str) -> Iterator[Node | None]:
 
 _intern = sys.intern
 
+#: A mapping frame waits for a key (``_KEY``), for the value of a merge key (``_MERGE_KEY``)
+#: or for a value to leave out (``_SKIP``: its key was not a scalar, when not ``strict``).
+_KEY: Any = object()
+_MERGE_KEY: Any = object()
+_SKIP: Any = object()
+
+
+def _node_events(root: Node) -> Iterator[Any]:
+    """A composed node tree as the parser events that make it (a node reached again is an
+    alias), with its resolved tags given explicitly."""
+    anchors: dict[int, str] = {}
+    todo: list[tuple[Node, bool]] = [(root, False)]
+    while todo:
+        node, end = todo.pop()
+        mark = node.start_mark
+        if end:
+            yield (MappingEndEvent if isinstance(node, MappingNode) else SequenceEndEvent)(mark)
+            continue
+        name = anchors.get(id(node))
+        if name is not None:
+            yield AliasEvent(name, mark)
+            continue
+        name = anchors[id(node)] = f"n{len(anchors)}"
+        if isinstance(node, ScalarNode):
+            yield ScalarEvent(name, node.tag, (False, False), node.value, mark, None, node.style)
+            continue
+        mapping = isinstance(node, MappingNode)
+        yield (MappingStartEvent if mapping else SequenceStartEvent)(name, node.tag, False, mark)
+        todo.append((node, True))
+        children = [c for pair in node.value for c in pair] if mapping else list(node.value)
+        todo.extend((child, False) for child in reversed(children))
+    yield DocumentEndEvent(None)
+
+
+class _Frame:
+    """A mapping or sequence being built."""
+
+    __slots__ = ("firsts", "index", "key", "key_at", "merges", "obj", "positions")
+
+    def __init__(self, obj: PosMap | PosList, at: int) -> None:
+        self.obj: Any = obj
+        self.positions = array("q", (at,))  # its own position, then one per key or item
+        self.key: Any = _KEY
+        self.key_at = 0
+        self.index: dict[str, int] | None = None  # key -> its slot, made at a first duplicate
+        self.firsts: dict[str, int] | None = None  # key -> line of its first occurrence
+        self.merges: list[tuple[Any, int]] | None = None  # merge key values, in order
+
+
+def _at(mark: Any) -> int:
+    return (mark.line << 32) | mark.column  # a column is below 2**32: files are at most 64 MiB
+
+
+def _error(message: str, at: int) -> YamlInputError:
+    return YamlInputError(message, at >> 32, at & 0xFFFFFFFF)
+
 
 class _Builder:
-    def __init__(self) -> None:
-        self.memo: dict[int, Any] = {}
-        self.duplicates: list[DuplicateKey] = []
-        self._merger = yaml.constructor.SafeConstructor()
+    """Plain data with positions from a document's events: one pass, no node tree, so memory
+    is what the data takes (a composed tree costs hundreds of bytes per scalar, more than a
+    hundred times the text of a flow sequence of small numbers)."""
 
-    def build(self, node: Node, depth: int = 0) -> Any:
-        if type(node) is ScalarNode:
-            if node.tag == _STR:
-                value = node.value
-                if not node.style and value[:1] in _NUMBER_START and _GO_YAML_FLOAT.match(value):
-                    return float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
-                return value
-            return self.scalar(node)
-        if depth > MAX_DEPTH:
-            m = node.start_mark
-            raise YamlInputError(f"nesting deeper than {MAX_DEPTH} levels", m.line, m.column)
-        done = self.memo.get(id(node))
-        if done is not None:
-            return done
-        if isinstance(node, SequenceNode):
-            if node.tag != _SEQ:
-                self._check_tag(node, _SEQ)
-            seq = PosList()
-            seq._pos = array("q", [_pack(node), *[_pack(child) for child in node.value]])
-            self.memo[id(node)] = seq
-            seq.extend([self.build(child, depth + 1) for child in node.value])
-            return seq
-        if isinstance(node, MappingNode):
-            if node.tag != _MAP:
-                self._check_tag(node, _MAP)
-            mapping = PosMap()
-            positions = [_pack(node)]  # then one per key, in the mapping's key order
-            index: dict[Any, int] | None = None  # key -> its slot, made at a first duplicate
-            self.memo[id(node)] = mapping
-            pairs = node.value
-            own: set[int] | None = None
-            if any(k.tag == _MERGE for k, _ in pairs):
-                # a key written here overrides a merged one (YAML merge key spec): not a duplicate
-                own = {id(k) for k, _ in pairs if k.tag != _MERGE}
-                try:
-                    self._merger.flatten_mapping(node)
-                except yaml.YAMLError as exc:
-                    pm = getattr(exc, "problem_mark", None) or node.start_mark
-                    raise YamlInputError(f"bad merge key: {exc}", pm.line, pm.column) from None
-                pairs = node.value
-            firsts: dict[str, Node] | None = None  # built at the first duplicate
-            for key_node, value_node in pairs:
-                if type(key_node) is not ScalarNode:
-                    km = key_node.start_mark
-                    raise YamlInputError("mapping keys must be strings", km.line, km.column)
-                if key_node.tag not in _PLAIN_KEY_TAGS:
-                    self._check_tag(key_node, None)
-                key = _intern(key_node.value)  # one string per distinct key, not per document
-                m = key_node.start_mark  # _pack, inlined: this runs for every key
-                if key in mapping:  # the last one written wins, in the first one's place
-                    if own is None or id(key_node) in own:
-                        if firsts is None:
-                            firsts = self._first_keys(pairs, own)
-                        self._duplicate(firsts, key_node)
-                    if index is None:
-                        index = {k: i for i, k in enumerate(mapping, 1)}
-                    positions[index[key]] = (m.line << 32) | m.column
+    def __init__(self, strict: bool = True) -> None:
+        self.strict = strict
+        self.duplicates: list[DuplicateKey] = []
+
+    def document(self, get: Callable[[], Any]) -> Any:
+        """The data of one document, from the event after its start to its end (``get``
+        gives the next event)."""
+        # anchor -> (value, position, the scalar's text and tag, or None for a container)
+        anchors: dict[str, tuple[Any, int, str | None, str | None]] = {}
+        stack: list[_Frame] = []
+        root: Any = None
+        while True:
+            event = get()
+            kind = type(event)
+            raw: str | None = None
+            tag: str | None = None
+            if kind is ScalarEvent:
+                at = _at(event.start_mark)
+                raw, tag = event.value, event.tag
+                if tag is None or tag == "!":
+                    tag = _resolve(raw, event.implicit)
+                value = self.scalar(tag, raw, event.style, at)
+                if event.anchor is not None:
+                    self._anchor(anchors, event, (value, at, raw, tag))
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                at = _at(event.start_mark)
+                if len(stack) > MAX_DEPTH and self.strict:
+                    raise _error(f"nesting deeper than {MAX_DEPTH} levels", at)
+                mapping = kind is MappingStartEvent
+                tag = event.tag
+                if tag is not None and tag != "!" and self.strict:
+                    self._check_tag(tag, at, _MAP if mapping else _SEQ)
+                obj: PosMap | PosList = PosMap() if mapping else PosList()
+                if event.anchor is not None:
+                    self._anchor(anchors, event, (obj, at, None, None))
+                stack.append(_Frame(obj, at))
+                continue
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                frame = stack.pop()
+                value, at = frame.obj, frame.positions[0]
+                if kind is MappingEndEvent:
+                    self._finish_mapping(frame, stack)
                 else:
-                    if index is not None:  # a key after the first duplicate
-                        index[key] = len(positions)
-                    positions.append((m.line << 32) | m.column)
-                mapping[key] = self.build(value_node, depth + 1)
-            mapping._pos = array("q", positions)
-            return mapping
-        m = node.start_mark
-        raise YamlInputError(f"unexpected YAML node {type(node).__name__}", m.line, m.column)
+                    value._pos = array("q", frame.positions)  # no room to grow
+            elif kind is AliasEvent:
+                found = anchors.get(event.anchor)
+                if found is None:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"found undefined alias {event.anchor!r}", event.start_mark
+                    )
+                value, at, raw, tag = found
+                if raw is None and len(stack) > MAX_DEPTH and self.strict:
+                    raise _error(f"nesting deeper than {MAX_DEPTH} levels", _at(event.start_mark))
+            elif kind is DocumentEndEvent:
+                return root
+            else:
+                raise YamlInputError(f"unexpected YAML event {kind.__name__}")
+            if not stack:
+                root = value
+                continue
+            parent = stack[-1]
+            if type(parent.obj) is PosList:
+                parent.obj.append(value)
+                parent.positions.append(at)
+            elif parent.key is _KEY:
+                if raw is None:
+                    if self.strict:
+                        raise _error("mapping keys must be strings", at)
+                    parent.key = _SKIP
+                elif tag == _MERGE:
+                    parent.key = _MERGE_KEY
+                else:
+                    if tag not in _PLAIN_KEY_TAGS and self.strict:
+                        self._check_tag(str(tag), at, None)
+                    parent.key = _intern(raw)  # one string per distinct key, not per document
+                    parent.key_at = at
+            elif parent.key is _SKIP:
+                parent.key = _KEY
+            elif parent.key is _MERGE_KEY:
+                if parent.merges is None:
+                    parent.merges = []
+                parent.merges.append((value, at))
+                parent.key = _KEY
+            else:
+                self._put(parent, parent.key, parent.key_at, value, True)
+                parent.key = _KEY
+
+    def _put(self, frame: _Frame, key: str, at: int, value: Any, own: bool) -> None:
+        """Set ``key``: the last one written wins, in the first one's place."""
+        mapping, positions = frame.obj, frame.positions
+        if key in mapping:
+            index = frame.index
+            if index is None:
+                index = frame.index = {k: i for i, k in enumerate(mapping, 1)}
+            if own:  # a key written twice in the mapping itself (kubectl rejects it)
+                if frame.firsts is None:
+                    frame.firsts = {}
+                first = frame.firsts.setdefault(key, positions[index[key]] >> 32)
+                self.duplicates.append(DuplicateKey(key, at >> 32, at & 0xFFFFFFFF, first))
+            positions[index[key]] = at
+        else:
+            if frame.index is not None:  # a key after the first duplicate
+                frame.index[key] = len(positions)
+            positions.append(at)
+        mapping[key] = value
+
+    def _finish_mapping(self, frame: _Frame, open_frames: list[_Frame]) -> None:
+        """Apply the merge keys (YAML merge key spec, as PyYAML's ``flatten_mapping``): the
+        merged keys come first, a later merge over an earlier one, the first mapping of a
+        merged list over the later ones, and the mapping's own keys over all of them."""
+        mapping = frame.obj
+        if frame.merges is not None:
+            own = list(zip(list(mapping), frame.positions[1:], mapping.values(), strict=True))
+            mapping.clear()
+            del frame.positions[1:]
+            frame.index = None
+            for value, at in frame.merges:
+                sources = reversed(value) if type(value) is PosList else (value,)
+                for source in sources:
+                    if not self.strict and (
+                        type(source) is not PosMap or not hasattr(source, "_pos")
+                    ):
+                        continue
+                    if type(source) is not PosMap:
+                        raise _error(
+                            "bad merge key: expected a mapping or list of mappings for "
+                            f"merging, but found {type(source).__name__}",
+                            at,
+                        )
+                    if any(f.obj is source for f in open_frames) or source is mapping:
+                        raise _error("bad merge key: a mapping merges a mapping it is in", at)
+                    for key, key_at, item in zip(
+                        source, source._pos[1:], source.values(), strict=True
+                    ):
+                        self._put(frame, key, key_at, item, False)
+            for key, key_at, item in own:
+                self._put(frame, key, key_at, item, False)
+        mapping._pos = array("q", frame.positions)  # no room to grow
 
     @staticmethod
-    def _first_keys(pairs: list[tuple[Node, Node]], own: set[int] | None) -> dict[str, Node]:
-        """The first key node of each key written in the mapping itself (a merged key that
-        a written one overrides is not a duplicate: YAML merge key spec)."""
-        firsts: dict[str, Node] = {}
-        for k, _ in pairs:
-            if own is None or id(k) in own:
-                firsts.setdefault(k.value, k)
-        return firsts
+    def _anchor(
+        anchors: dict[str, tuple[Any, int, str | None, str | None]],
+        event: Any,
+        found: tuple[Any, int, str | None, str | None],
+    ) -> None:
+        first = anchors.get(event.anchor)
+        if first is not None:
+            raise yaml.composer.ComposerError(
+                f"found duplicate anchor {event.anchor!r}; first occurrence",
+                yaml.error.Mark("", 0, first[1] >> 32, first[1] & 0xFFFFFFFF, None, 0),
+                "second occurrence",
+                event.start_mark,
+            )
+        anchors[event.anchor] = found
 
-    def _duplicate(self, firsts: dict[str, Node], key_node: Node) -> None:
-        first = firsts.get(key_node.value)
-        if first is None or first is key_node:
-            return  # only a merged key was overridden
-        m = key_node.start_mark
-        self.duplicates.append(
-            DuplicateKey(key_node.value, m.line, m.column, first.start_mark.line)
-        )
-
-    def _check_tag(self, node: Node, default: str | None) -> None:
-        tag = node.tag
-        if tag in _STANDARD or tag == default or tag in (f"{_T}map", f"{_T}seq", "!"):
+    @staticmethod
+    def _check_tag(tag: str, at: int, default: str | None) -> None:
+        if tag in _STANDARD or tag == default or tag in (_MAP, _SEQ, "!"):
             return
-        m = node.start_mark
-        raise YamlInputError(
-            f"tag {tag} is not allowed (ssrisk constructs nothing from tags)",
-            m.line,
-            m.column,
-        )
+        raise _error(f"tag {tag} is not allowed (ssrisk constructs nothing from tags)", at)
 
-    def scalar(self, node: ScalarNode) -> Any:
-        self._check_tag(node, None)
-        tag, value = node.tag, node.value
-        if node.style:  # quoted or block scalars are strings
+    def scalar(self, tag: str, value: str, style: str | None, at: int) -> Any:
+        if tag == _STR:
+            if not style and value[:1] in _NUMBER_START and _GO_YAML_FLOAT.match(value):
+                return float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
+            return value
+        if tag == _MERGE:
+            return value  # a merge key (as a value, go-yaml reads the text)
+        if self.strict:
+            self._check_tag(tag, at, None)
+        if style:  # quoted or block scalars are strings
             return value
         if tag == f"{_T}null":
             return None
@@ -349,18 +488,48 @@ def _integer(value: str) -> Any:
     return value
 
 
+def load_documents(text: str, strict: bool = True) -> Iterator[tuple[Any, list[DuplicateKey]]]:
+    """Each YAML document of ``text`` as plain data with positions, and the duplicate keys
+    found in it, built from the parser's events (no node tree: memory is what the data
+    takes).
+
+    Args:
+        text: a YAML stream.
+        strict: refuse tags Kubernetes does not accept (``False``: keep their text, to find
+            what a document is before deciding to read it).
+
+    Raises:
+        yaml.YAMLError: a syntax error, an undefined alias or an anchor defined twice (with
+            ``problem_mark``).
+        YamlInputError: nesting deeper than :data:`MAX_DEPTH`, a mapping key that is not a
+            scalar, a tag Kubernetes does not accept, or a bad merge key.
+    """
+    loader = _FastLoader(text)
+    try:
+        loader.get_event()  # the stream's start
+        while not loader.check_event(StreamEndEvent):
+            loader.get_event()  # the document's start
+            builder = _Builder(strict)
+            try:
+                data = builder.document(loader.get_event)
+            except YamlInputError:
+                # a syntax error later in the document is reported first, as when the
+                # whole document was parsed before it was built
+                while not isinstance(loader.get_event(), DocumentEndEvent):
+                    pass
+                raise
+            yield data, builder.duplicates
+    finally:
+        loader.dispose()
+
+
 def build(node: Node | None) -> tuple[Any, list[DuplicateKey]]:
     """Plain data with positions for a composed document, and the duplicate keys found.
 
     Raises:
-        YamlInputError: for nesting deeper than :data:`MAX_DEPTH`, non-scalar mapping keys, or
-            a tag Kubernetes does not accept.
+        YamlInputError: as :func:`load_documents`.
     """
     if node is None:
         return None, []
-    b = _Builder()
-    try:
-        return b.build(node), b.duplicates
-    except RecursionError:
-        m = node.start_mark
-        raise YamlInputError("nesting too deep to read", m.line, m.column) from None
+    builder = _Builder()
+    return builder.document(_node_events(node).__next__), builder.duplicates

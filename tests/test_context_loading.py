@@ -18,13 +18,13 @@ CHANGED = CONTEXT / "deploy" / "kv.yaml"
 def composed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The first line of every YAML document composed into data."""
     seen: list[str] = []
-    real = yamlpos.compose_documents
+    real = yamlpos.load_documents
 
-    def counting(text: str) -> Iterator[Any]:
+    def counting(text: str, strict: bool = True) -> Iterator[Any]:
         seen.append(next((x for x in text.splitlines() if x.startswith("kind:")), "?"))
-        return real(text)
+        return real(text, strict)
 
-    monkeypatch.setattr(yamlpos, "compose_documents", counting)
+    monkeypatch.setattr(yamlpos, "load_documents", counting)
     return seen
 
 

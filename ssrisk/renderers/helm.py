@@ -225,13 +225,13 @@ def _package_parent() -> str:
 
 def _chart_name(directory: str) -> str | None:
     """The ``name`` of the ``Chart.yaml`` in ``directory`` (a chart of the private copy)."""
-    from ..yamlpos import build, compose_documents
+    from ..yamlpos import load_documents
 
     text, err = read_text(os.path.join(directory, "Chart.yaml"))
     if text is None or err is not None:
         return None
     try:
-        data = next((build(n)[0] for n in compose_documents(text) if n is not None), None)
+        data = next((d for d, _ in load_documents(text) if d is not None), None)
     except Exception:  # Helm reports a broken Chart.yaml
         return None
     name = data.get("name") if isinstance(data, dict) else None

@@ -277,9 +277,9 @@ class _Patch:
         if not text:
             return None
         try:
-            from ..yamlpos import build, compose_documents
+            from ..yamlpos import load_documents
 
-            ops = next((build(node)[0] for node in compose_documents(text)), None)
+            ops = next((data for data, _ in load_documents(text)), None)
         except Exception:
             return None
         return JsonPatch(self.shown, ops, self.place) if isinstance(ops, list) else None

@@ -16,7 +16,10 @@ from it inside its repository (:func:`ssrisk.confine.tree_of`):
 
 What is reported: every finding of the StatefulSets built from a changed file, and of the
 StatefulSets that a changed PodDisruptionBudget, Service, StorageClass, PersistentVolume(Claim),
-HorizontalPodAutoscaler or Namespace relates to. A StatefulSet is built from a file when it is
+HorizontalPodAutoscaler or Namespace relates to. Namespaced related objects (and Namespaces)
+re-check the StatefulSets of their own unit; a StorageClass or PersistentVolume, found by
+name from anywhere (shared infrastructure in a directory of its own), those of its whole
+repository (:data:`SHARED_KINDS`). A StatefulSet is built from a file when it is
 written there (a plain
 file, a template) or when its kustomize resource or one of its patches is that file; a changed
 ``values.yaml``, ``Chart.yaml``, helper or other chart file builds every object of the chart,
@@ -225,13 +228,23 @@ def check_changed(
         loaded += [_only_changed_notices(lf, plan) for lf in built]
         errors += build_errors
     seen = {os.path.realpath(lf.path) for lf in loaded}
+    changed = _Changed(plan)
+    shared = _shared_scopes(loaded, changed)
+    wide = []
+    if shared:  # a StorageClass or PersistentVolume: the repository's StatefulSets
+        wide = [
+            lf
+            for lf in load_all(shared, settings, kinds=frozenset(MODELLED_KINDS))[0]
+            if os.path.realpath(lf.path) not in seen
+        ]
+        seen.update(os.path.realpath(lf.path) for lf in wide)
     neighbours = [
         f
         for directory in plan.plain
         for f in _manifests_in(directory, settings, excludes)
         if os.path.realpath(f) not in seen
     ]
-    related = (
+    related = wide + (
         load_all(neighbours, settings, kinds=frozenset(MODELLED_KINDS))[0] if neighbours else []
     )
     seen.update(os.path.realpath(lf.path) for lf in related)
@@ -242,7 +255,6 @@ def check_changed(
             for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]
             if os.path.realpath(lf.path) not in seen
         ]
-    changed = _Changed(plan)
     return check_loaded(
         loaded,
         errors,
@@ -253,6 +265,28 @@ def check_changed(
         select=changed.statefulsets_to_check,
         warn_in=changed.is_changed_file,
     )
+
+
+#: Cluster-scoped objects that StatefulSets find by identity anywhere in the inputs (shared
+#: infrastructure, often kept in a directory of its own): a change to one re-checks the
+#: StatefulSets of its whole repository that use it, not only those of its unit.
+SHARED_KINDS = frozenset({"StorageClass", "PersistentVolume"})
+
+
+def _shared_scopes(loaded: Sequence[LoadedFile], changed: _Changed) -> list[str]:
+    """The repositories (shown like the changed files) whose StatefulSets a changed
+    StorageClass or PersistentVolume of ``loaded`` may concern: a class named by
+    ``storageClassName`` is found by identity anywhere, and a default class serves the claims
+    of its directory tree (:meth:`ssrisk.inventory.Inventory.for_unit`)."""
+    from .confine import tree_of
+
+    scopes = {
+        display_path(tree_of(o.path), o.path)
+        for lf in loaded
+        for o in lf.objects
+        if o.kind in SHARED_KINDS and changed.built_from_changes(o)
+    }
+    return sorted(scopes)
 
 
 def _manifests_in(directory: str, settings: Settings, excludes: Excludes) -> list[str]:

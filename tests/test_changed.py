@@ -5,6 +5,8 @@ framework runs the same repository in test_precommit.py."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,9 +113,17 @@ def test_own_files_and_non_files() -> None:
         assert run.code == 2 and "--changed takes the changed files" in run.err
 
 
-def test_a_storage_class_rechecks_the_statefulsets_that_claim_it() -> None:
-    storage = DATA / "gate" / "changed" / "storage"
-    run = run_cli("check", "--changed", "--format", "json", str(storage / "classes.yaml"))
+def _repository(tmp_path: Path, data: Path) -> Path:
+    """``data`` as a checked-out repository (a StorageClass change looks through all of it)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(data, repo)
+    (repo / ".git").mkdir()
+    return repo
+
+
+def test_a_storage_class_rechecks_the_statefulsets_that_claim_it(tmp_path: Path) -> None:
+    storage = _repository(tmp_path, DATA / "gate" / "changed" / "storage")
+    run = run_cli("check", "--changed", "--format", "json", "classes.yaml", cwd=storage)
     report = run.json()
     assert checked_sets(report) == {("default/db", "")}  # not default/cache, which claims none
     pinned = [f for f in report["findings"] if f["rule"] == "node-pinned-storage"]
@@ -125,3 +135,43 @@ def test_an_autoscaler_rechecks_the_statefulset_it_scales() -> None:
     report = run_cli("check", "--changed", "--format", "json", str(autoscaled / "hpa.yaml")).json()
     assert checked_sets(report) == {("default/web", "")}  # not default/cache beside it
     assert any(f["path"].endswith("hpa.yaml") for f in report["findings"])
+
+
+SHARED_STORAGE = DATA / "gate" / "changed" / "shared-storage"
+
+
+def test_a_storage_class_elsewhere_rechecks_the_statefulsets_of_the_repository_using_it(
+    tmp_path: Path,
+) -> None:
+    """StorageClasses are shared infrastructure found by identity, often in a directory of
+    their own: a change re-checks the StatefulSets that use it anywhere in the repository;
+    a default class those of its directory tree that claim the default."""
+    repo = _repository(tmp_path, SHARED_STORAGE)
+
+    def commit(name: str) -> dict[str, Any]:
+        args = ("--select", "node-pinned-storage", "--format", "json")
+        report: dict[str, Any] = run_cli("check", "--changed", *args, name, cwd=repo).json()
+        return report
+
+    named = commit("cluster/storage/fast.yaml")
+    assert checked_sets(named) == {("default/named", "")}
+    assert named["summary"]["statefulsets"] == 1
+    assert [f["path"] for f in named["findings"]] == ["apps/named/named.yaml"]
+    default = commit("platform/default-class.yaml")
+    assert checked_sets(default) == {("default/db", "")}  # not apps/web, beside platform/
+    assert default["summary"]["statefulsets"] == 1
+    assert "'local-default'" in default["findings"][0]["explanation"]
+    # the same verdicts as the full check of the repository
+    full = run_cli("check", "--select", "node-pinned-storage", "--format", "json", ".", cwd=repo)
+    assert checked_sets(full.json()) == {("default/named", ""), ("default/db", "")}
+
+
+def test_a_budget_in_another_directory_is_left_to_the_full_check(tmp_path: Path) -> None:
+    """Namespaced related objects (PDB, Service, autoscaler) re-check the StatefulSets of their
+    own unit only; one kept elsewhere is related by the full check (CI)."""
+    repo = _repository(tmp_path, SHARED_STORAGE)
+    args = ("--select", "pdb-blocks-drain", "--format", "json")
+    alone = run_cli("check", "--changed", *args, "policies/named-pdb.yaml", cwd=repo).json()
+    assert alone["summary"]["statefulsets"] == 0 and alone["findings"] == []
+    full = run_cli("check", *args, ".", cwd=repo).json()
+    assert checked_sets(full) == {("default/named", "")}

@@ -227,6 +227,23 @@ def test_a_changed_pdb_alone_rechecks_the_statefulsets_it_selects(
 
 
 @pytest.mark.slow
+def test_a_changed_default_storage_class_rechecks_the_claims_it_serves(
+    user_repo: Path, env: dict[str, str]
+) -> None:
+    # the default class at the top of the repository serves plain/kv's claim, two directories
+    # below it; a StorageClass is looked up through the whole repository
+    code, out = _commit(
+        user_repo, env,
+        {"storage-class.yaml": (
+            "provisioner: ebs.csi.aws.com", "provisioner: kubernetes.io/no-provisioner"
+        )},
+    )  # fmt: skip
+    assert code == 1, out
+    assert "plain/kv/kv.yaml:25:7: warning node-pinned-storage" in out
+    assert "legacy" not in out and "charts/" not in out  # sets without claims: not re-checked
+
+
+@pytest.mark.slow
 def test_a_changed_plain_file_reports_only_its_own_statefulsets(
     user_repo: Path, env: dict[str, str]
 ) -> None:

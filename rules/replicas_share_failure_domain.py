@@ -133,22 +133,38 @@ def _allowed(ctx: CheckContext, scenario: str, n: int, quorum: bool) -> int:
     return allowed_down(ctx, value, n)
 
 
+def _soft(spread: Spread) -> str:
+    """``"anti-affinity"`` or ``"spread"``: what kind of preferred term ``spread.soft`` is."""
+    return (
+        "anti-affinity"
+        if spread.soft is not None and "podAntiAffinity" in spread.soft
+        else ("spread")
+    )
+
+
 def _cause(host: Spread, zone: Spread, host_bad: bool, zone_bad: bool) -> str:
-    """What lets replicas share a node or zone, in a few words."""
+    """What lets replicas share a node or zone, in a few words (a preferred term is named as
+    such: it only scores nodes, interpodaffinity/scoring.go and podtopologyspread/scoring.go)."""
     if host_bad and zone_bad and host.max_per_domain is None and zone.max_per_domain is None:
+        if host.soft is not None and zone.soft is not None:
+            return f"the hostname {_soft(host)} and zone {_soft(zone)} are only preferred"
+        if host.soft is not None:
+            return f"the hostname {_soft(host)} is only preferred and nothing spreads zones"
+        if zone.soft is not None:
+            return f"nothing keeps replicas on separate nodes; the zone {_soft(zone)} is preferred"
         return "nothing keeps replicas on separate nodes or zones"
     if host_bad:
         if host.max_per_domain is not None:
             return f"the hostname spread allows maxSkew {host.max_per_domain}"
         if host.soft is not None:
-            return "the hostname anti-affinity or spread is only preferred"
+            return f"the hostname {_soft(host)} is only preferred"
         if zone.max_per_domain is not None:
             return "nothing keeps replicas of one zone on separate nodes"
         return "nothing requires one replica per node"
     if zone.max_per_domain is not None:
         return f"the zone spread allows maxSkew {zone.max_per_domain}"
     if zone.soft is not None:
-        return "the zone anti-affinity or spread is only preferred"
+        return f"the zone {_soft(zone)} is only preferred"
     return "nothing spreads replicas over zones"
 
 

@@ -110,7 +110,7 @@ def test_the_new_users_message_says_what_the_figure_depends_on() -> None:
     # (simulated: 1 of 3)" read as a contradiction
     msg, _text = _finding(USER_CASE)
     assert msg.startswith(
-        "the hostname anti-affinity or spread is only preferred: a node loss takes 3 of 3 "
+        "the hostname anti-affinity is only preferred: a node loss takes 3 of 3 "
         "when one zone has them all (simulated on 3 zones × 2 nodes: 1 of 3)"
     ), msg
     assert len(msg) <= 160
@@ -130,3 +130,13 @@ def test_no_message_form_contradicts_itself(path: Path) -> None:
     assert messages
     for message in messages:
         assert contradictions(message) == [], message
+
+
+def test_a_preferred_anti_affinity_is_named_not_called_nothing() -> None:
+    # the "soft" anti-affinity preset of many charts: the message names the preference that
+    # does not hold, instead of "nothing keeps replicas on separate nodes or zones"
+    msg, _text = _finding(DATA / "rules" / RULE / "fail-preferred-hostname-no-zone.yaml")
+    assert msg.startswith(
+        "the hostname anti-affinity is only preferred and nothing spreads zones: worst case a "
+        "node loss takes 3 of 3, a zone loss 3 of 3"
+    ), msg

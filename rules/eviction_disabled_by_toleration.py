@@ -39,6 +39,7 @@ SOURCES = (
 class EvictionDisabledByToleration(Rule):
     id = "eviction-disabled-by-toleration"
     severity = Severity.WARNING
+    other_severities = (Severity.INFO,)
     summary = (
         "a toleration for node.kubernetes.io/unreachable or not-ready (or a catch-all one) "
         "without tolerationSeconds, or a very long one: pods are never evicted from a dead node"

@@ -101,6 +101,7 @@ def _gate(ctx: CheckContext) -> _Gate:
 class MaxUnavailableRollout(Rule):
     id = "max-unavailable-rollout"
     severity = Severity.WARNING
+    other_severities = (Severity.INFO,)
     summary = (
         "rollingUpdate.maxUnavailable takes down half the replicas or more at once where "
         "MaxUnavailableStatefulSet is on; Parallel sets on 1.35.0–1.35.3 never repair a bad "

@@ -29,6 +29,7 @@ def _system_path(path: str) -> bool:
 class NodePinnedStorage(Rule):
     id = "node-pinned-storage"
     severity = Severity.WARNING
+    other_severities = (Severity.ERROR,)  # every replica pinned to one node
     summary = (
         "local PersistentVolumes, hostPath data, nodeName or a nodeSelector on one hostname: "
         "the pod (or its data) can never move to another node"

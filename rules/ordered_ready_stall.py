@@ -21,6 +21,7 @@ class OrderedReadyStall(Rule):
         "revert-without-manual-delete)"
     )
     severity = Severity.INFO
+    other_severities = (Severity.WARNING,)
     references = (
         "k8s: pkg/controller/statefulset/stateful_set_control.go#processReplica",
         "k8s: pkg/controller/statefulset/stateful_set_control.go#updateStatefulSet",

@@ -37,7 +37,8 @@ def only_one(pdb: K8sObject, n: int) -> bool:
 
 class PdbBlocksDrain(Rule):
     id = "pdb-blocks-drain"
-    severity = Severity.WARNING
+    severity = Severity.ERROR
+    other_severities = (Severity.INFO,)
     summary = (
         "a PodDisruptionBudget that never allows an eviction (maxUnavailable 0, minAvailable ≥ "
         "replicas), several PDBs on the same pods, or broken pods that can block drains"

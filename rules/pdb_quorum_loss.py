@@ -16,6 +16,7 @@ from ._text import paragraph
 class PdbQuorumLoss(Rule):
     id = "pdb-quorum-loss"
     severity = Severity.WARNING
+    other_severities = (Severity.ERROR,)
     summary = (
         "a PodDisruptionBudget whose maxUnavailable or minAvailable lets evictions take a "
         "majority of a quorum system (more than half of other sets), or the only replica"

@@ -18,6 +18,7 @@ from ._text import paragraph
 class QuorumReplicas(Rule):
     id = "quorum-replicas"
     severity = Severity.WARNING
+    other_severities = (Severity.ERROR,)
     summary = (
         "a quorum system (etcd, ZooKeeper, Consul, ... or ssrisk.io/quorum) with 2 members, "
         "which survives no failure (error), or another even number, which adds no fault tolerance"

@@ -799,6 +799,7 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
                 {
                     "id": r.id,
                     "severity": str(r.severity),
+                    "severities": [str(level) for level in r.levels()],
                     "summary": r.summary,
                     "references": list(r.references),
                 }
@@ -809,9 +810,13 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
         )
         out.write("\n")
     else:
+        # a rule whose findings can have several severities lists them, the most severe
+        # first ("error/info"): the column says how bad a finding of the rule can be
         width = max((len(r.id) for r in rules), default=10)
+        levels = {r.id: "/".join(str(level) for level in r.levels()) for r in rules}
+        lw = max((len(x) for x in levels.values()), default=7)
         for r in rules:
-            out.write(safe_lines(f"{r.id:<{width}}  {r.severity!s:<7}  {r.summary}\n"))
+            out.write(safe_lines(f"{r.id:<{width}}  {levels[r.id]:<{lw}}  {r.summary}\n"))
     return ExitCode.OK
 
 

@@ -282,6 +282,10 @@ class Rule:
     id: ClassVar[str] = ""
     #: Default severity; configuration may override it.
     severity: ClassVar[Severity] = Severity.WARNING
+    #: The other severities a finding of this rule can have, case by case (a rule that says
+    #: when a case is worse or milder passes ``severity=`` to :meth:`finding`); see
+    #: :meth:`levels`.
+    other_severities: ClassVar[tuple[Severity, ...]] = ()
     #: One line: what the rule detects.
     summary: ClassVar[str] = ""
     #: Where the behaviour comes from (source paths, KEPs, docs pages).
@@ -289,6 +293,14 @@ class Rule:
     #: True for a rule whose finding means the API server rejects the object: every other
     #: finding on that StatefulSet is folded into it (none of its settings would take effect).
     covers_all: ClassVar[bool] = False
+
+    @classmethod
+    def levels(cls) -> tuple[Severity, ...]:
+        """Every severity a finding of the rule can have without a configured one, the most
+        severe first (``(ERROR, INFO)`` for a rule that reports some cases as errors and
+        others as info). ``ssrisk rules`` lists them; SARIF states the first as the rule's
+        level."""
+        return tuple(sorted({cls.severity, *cls.other_severities}, reverse=True))
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         """Yield findings for ``ctx.sts``. Must not raise for odd but loadable manifests."""

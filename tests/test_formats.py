@@ -111,6 +111,11 @@ def test_sarif_rule_metadata_comes_from_the_rules() -> None:
     assert d["fullDescription"]["text"]
     assert d["help"]["markdown"] == rules["single-replica"].doc()
     assert d["defaultConfiguration"]["level"] == "error"
+    # a rule with error and milder cases is an error rule, its severities listed
+    quorum = descriptors["quorum-replicas"]
+    assert quorum["defaultConfiguration"]["level"] == "error"
+    assert quorum["properties"]["severities"] == ["error", "warning"]
+    assert descriptors["ordered-ready-stall"]["defaultConfiguration"]["level"] == "warning"
     for result in doc["runs"][0]["results"]:
         assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
 

@@ -183,9 +183,13 @@ def shorten(text: str, limit: int = MAX_DESCRIPTION_CHARS) -> str:
 def rule_descriptor(rule: Rule, severity: Severity | None = None) -> dict[str, Any]:
     """The SARIF ``reportingDescriptor`` of ``rule`` (its metadata and help page).
 
-    ``severity`` is the configured one (``severity:`` in the configuration), else the rule's
-    default. Descriptions and ``help.text`` are plain text; ``help.markdown`` is the page.
+    ``severity`` is the configured one (``severity:`` in the configuration); without one the
+    level is the most severe a finding of the rule can have (:meth:`Rule.levels`: a rule
+    that reports some cases as errors is an error rule), and ``properties.severities`` lists
+    them all. Each result states its own level. Descriptions and ``help.text`` are plain
+    text; ``help.markdown`` is the page.
     """
+    levels = (severity,) if severity is not None else rule.levels()
     doc = rule.doc()
     summary = rule.summary or rule.id
     descriptor: dict[str, Any] = {
@@ -194,10 +198,11 @@ def rule_descriptor(rule: Rule, severity: Severity | None = None) -> dict[str, A
         "shortDescription": {"text": shorten(summary)},
         "fullDescription": {"text": description(doc, summary)},
         "help": {"text": plain_text(doc), "markdown": doc},
-        "defaultConfiguration": {
-            "level": LEVELS[severity if severity is not None else rule.severity]
+        "defaultConfiguration": {"level": LEVELS[levels[0]]},
+        "properties": {
+            "tags": ["kubernetes", "statefulset", "reliability"],
+            "severities": [str(level) for level in levels],
         },
-        "properties": {"tags": ["kubernetes", "statefulset", "reliability"]},
     }
     uri = help_uri(rule.id)
     if uri is not None:

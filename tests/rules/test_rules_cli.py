@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import run_cli
+from conftest import DATA, run_cli
 
 from ssrisk.plugins import collect_rules, plugin_manager
 
@@ -17,7 +17,7 @@ CATALOG = {
     "replicas-share-failure-domain": "warning",
     "node-pinned-storage": "warning",
     "zonal-volume-pinning": "warning",
-    "pdb-blocks-drain": "warning",
+    "pdb-blocks-drain": "error",
     "pdb-missing": "warning",
     "headless-service-missing": "warning",
     "selector-template-mismatch": "error",
@@ -48,7 +48,27 @@ def test_rules_text_has_one_line_per_rule() -> None:
     lines = run.out.splitlines()
     for rule_id, severity in CATALOG.items():
         line = next(x for x in lines if x.split()[0] == rule_id)
-        assert line.split()[1] == severity
+        assert severity in line.split()[1].split("/")
+
+
+def test_rules_list_every_severity_a_rule_can_report() -> None:
+    # a rule that reports some cases as errors and others as info is listed as such, the most
+    # severe first, in text and JSON
+    run = run_cli("rules")
+    line = next(x for x in run.out.splitlines() if x.split()[0] == "pdb-blocks-drain")
+    assert line.split()[1] == "error/info"
+    listed = {r["id"]: r for r in run_cli("rules", "--format", "json").json()}
+    assert listed["quorum-replicas"]["severities"] == ["error", "warning"]
+    assert listed["single-replica"]["severities"] == ["error"]
+
+
+def test_reported_severities_are_the_listed_ones() -> None:
+    # every finding of the rule examples has a severity its rule lists
+    run = run_cli("check", "--format", "json", str(DATA / "rules"))
+    listed = {r["id"]: r["severities"] for r in run_cli("rules", "--format", "json").json()}
+    seen = {(f["rule"], f["severity"]) for f in run.json()["findings"]}
+    assert {rule for rule, _ in seen} >= {"pdb-blocks-drain", "quorum-replicas"}
+    assert [(rule, sev) for rule, sev in sorted(seen) if sev not in listed[rule]] == []
 
 
 def test_explain_prints_each_page() -> None:

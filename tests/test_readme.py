@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
 
 from conftest import ROOT, run_cli
 
@@ -40,3 +44,83 @@ def test_readme_states_the_default_scenario_of_simulate() -> None:
     assert stated is not None
     run = run_cli("simulate", "--format", "json", "examples/postgres.yaml", cwd=ROOT)
     assert {r["scenario"] for r in run.json()["results"]} == {stated.group(1)}
+
+
+# --- the CI and pre-commit examples work as shown ------------------------------------------
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """``(language, body)`` of every fenced block."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", text, re.M | re.S)
+
+
+def _workflow() -> dict[str, Any]:
+    import yaml
+
+    (body,) = [b for lang, b in _blocks(README.read_text("utf-8")) if "# .github/workflows/" in b]
+    doc: dict[str, Any] = yaml.safe_load(body)
+    return doc
+
+
+def _shown_commands() -> list[str]:
+    """The ``ssrisk`` commands of the README's shell blocks and of its workflow, in order."""
+    commands = []
+    for lang, body in _blocks(README.read_text("utf-8")):
+        if lang == "sh":
+            commands += [
+                line.split("  #")[0].strip()
+                for line in body.splitlines()
+                if line.startswith("ssrisk ")
+            ]
+    steps = _workflow()["jobs"]["ssrisk"]["steps"]
+    commands += [s["run"].strip() for s in steps if s.get("run", "").startswith("ssrisk ")]
+    return commands
+
+
+def test_readme_ci_commands_run_as_shown(tmp_path: Path) -> None:
+    """Each command, as written, in a repository whose deploy/ holds the examples: no usage
+    error, the exit code of findings, the files it names written."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples", repo / "deploy")
+    (repo / ".git").mkdir()
+    commands = _shown_commands()
+    assert len(commands) >= 4, commands
+    for command in commands:
+        run = run_cli(*shlex.split(command)[1:], cwd=repo)
+        assert run.code in (0, 1), (command, run.err)
+        for flag in ("--output", "-o", "--write-baseline"):
+            words = shlex.split(command)
+            if flag in words:
+                assert (repo / words[words.index(flag) + 1]).is_file(), command
+    # the workflow uploads the SARIF file its check writes
+    steps = _workflow()["jobs"]["ssrisk"]["steps"]
+    (upload,) = [s for s in steps if "upload-sarif" in s.get("uses", "")]
+    (check,) = [s["run"] for s in steps if s.get("run", "").startswith("ssrisk ")]
+    words = shlex.split(check)
+    assert words[words.index("sarif") + 1 : words.index("sarif") + 3] == [
+        "--output",
+        upload["with"]["sarif_file"],
+    ]
+
+
+def test_readme_pre_commit_snippets_name_the_hook_with_valid_arguments() -> None:
+    import yaml
+
+    from ssrisk.cli import build_parser
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    snippets = [
+        yaml.safe_load(body)
+        for lang, body in _blocks(README.read_text("utf-8"))
+        if lang == "yaml" and "id: ssrisk" in body
+    ]
+    hooks: list[dict[str, Any]] = []
+    for s in snippets:
+        entries = s["repos"][0]["hooks"] if isinstance(s, dict) else s
+        hooks += entries
+    assert len(hooks) >= 3
+    for h in hooks:
+        assert h["id"] == hook["id"]
+        # the hook runs `entry ARGS FILES`: the README's args must parse
+        argv = [*hook["entry"].split()[1:], *h.get("args", []), "deploy/db.yaml"]
+        build_parser().parse_args(argv)

@@ -252,6 +252,9 @@ class RenamedResult(ScenarioResult):
         d["time_to_recovery_s"] = base.time_to_recovery_s
         d["manual_action_required"] = base.manual_action_required
         d["max_unavailable"] = base.max_unavailable
+        d["budget_exhausted"] = base.budget_exhausted
+        d["steps"] = base.steps
+        d["shape_search"] = base.shape_search
         d["_base"] = base
         d["_sub"] = _renamer(prep)
         d["_got"] = {}

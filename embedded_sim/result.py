@@ -71,6 +71,14 @@ class ScenarioResult:
     assumptions: list[str]
     placement: str
     extra: dict[str, Any] = field(default_factory=dict)
+    #: True when the run stopped because its work budget ran out (budget.py): nothing about
+    #: the scenario was concluded, and the other fields say nothing.
+    budget_exhausted: bool = False
+    #: Simulation steps the run took (budget.py) besides the assumed shape's search, which
+    #: `shape_search` holds as (placement key, steps); a cached result is charged both again,
+    #: the search once per budget.
+    steps: int = 0
+    shape_search: tuple[object, int] | None = None
 
     def first(self, kind: str, pod: str | None = None) -> TimelineEvent | None:
         """First timeline event of `kind` (for `pod`, if given)."""
@@ -126,6 +134,8 @@ class ScenarioResult:
             "assumptions": list(self.assumptions),
             "placement": self.placement,
         }
+        if self.budget_exhausted:
+            d["budget_exhausted"] = True
         for k, v in self.extra.items():
             d[k] = _num(v) if isinstance(v, float) else v
         self.__dict__["_as_dict"] = d

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .budget import Budget
 from .cluster import Node, Taint
 from .profile import ClusterProfile, assumption_lines
 from .result import PodResult, ScenarioResult
@@ -395,7 +396,13 @@ def run(
     feature_gates: Mapping[str, bool] | None = None,
     horizon_s: float = 86400.0,
     observers: Sequence[Callable[[Simulation], None]] = (),
+    budget: Budget | None = None,
 ) -> tuple[ScenarioResult, Simulation]:
+    """Run `scenario` and return its result and the simulation (for tests and observers).
+
+    Raises ValueError for an unknown scenario, and budget.BudgetExhausted when `budget` runs
+    out (the result's `steps` is what the run took).
+    """
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     sim = Simulation(
@@ -407,12 +414,17 @@ def run(
         profile=profile,
         feature_gates=feature_gates,
         horizon_s=horizon_s,
+        budget=budget,
     )
+    started = sim.budget.used
     sim.observers.extend(observers)
     sim.steady_state()
     extra_fns = _setup(sim, scenario)
     sim.loop.run()
-    return _result(sim, scenario, extra_fns), sim
+    result = _result(sim, scenario, extra_fns)
+    result.steps = sim.budget.used - started - sim.shape_search_charged
+    result.shape_search = sim.shape_search
+    return result, sim
 
 
 def _description(sim: Simulation, scenario: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from .apiserver import ApiError, ApiServer, Pdb
 from .attach_detach import AttachDetachController
+from .budget import Budget
 from .clock import EventLoop
 from .cluster import SET_UID, Cluster, Node, Pod, Taint, Volume
 from .drain import Drain
@@ -36,9 +37,12 @@ def resolve_storage(
     return resolve_claim(ct.storage_class_name, ct.access_modes, ct.name, classes, pvs, p)
 
 
-#: Nodes per zone the assumed shape grew to, by placement key (Simulation._grow_shape): every
-#: scenario of a set starts from the same steady state, so the search runs once per set.
-_GROWN_SHAPES: dict[tuple[object, ...], int] = {}
+#: Nodes per zone the assumed shape grew to, and the steps the search took, by placement key
+#: (Simulation._grow_shape): every scenario of a set starts from the same steady state, so the
+#: search runs once per set (and a later set is charged the same steps, budget.py).
+_GROWN_SHAPES: dict[tuple[object, ...], tuple[int, int]] = {}
+#: The budget of a simulation given none: counts steps, never runs out.
+UNLIMITED_STEPS = 2**62
 
 
 class Simulation:
@@ -57,8 +61,14 @@ class Simulation:
         horizon_s: float = 86400.0,
         instant_delete: bool = False,
         manual_sync: bool = False,
+        budget: Budget | None = None,
     ) -> None:
         self.profile = profile or ClusterProfile()
+        self.budget = budget if budget is not None else Budget(UNLIMITED_STEPS)
+        # the assumed shape's search this run used (placement key, its steps), and the steps
+        # charged for it here: a set pays for the search once, whichever scenario ran it
+        self.shape_search: tuple[object, int] | None = None
+        self.shape_search_charged = 0
         self.vd = version_defaults(kube_version, feature_gates)
         self.kube_version = str(kube_version).strip().lstrip("v")
         p = self.profile
@@ -253,14 +263,20 @@ class Simulation:
         if not p.placeholder_names or p.nodes != default_nodes(len(zones), per_zone):
             return placement, text  # nodes given one by one: the user's inventory
         key = self._placement_key(ords)
-        npz = _GROWN_SHAPES.get(key)
-        if npz is not None:
+        grown = _GROWN_SHAPES.get(key)
+        if grown is not None:
+            npz, steps = grown
+            self.shape_search = (key, steps)
+            before = self.budget.used
+            self.budget.charge_once(key, steps)  # what the search cost, once per budget
+            self.shape_search_charged = self.budget.used - before
             if npz != per_zone:
                 self._use_shape(p, len(zones), npz)
                 placement, text = self.scheduler.initial_placement(ords)
                 self._note_grown(len(zones), npz)
             return placement, text
         tried: dict[int, int] = {per_zone: len(self.scheduler.facts.unplaced)}
+        searching_from = self.budget.used
 
         def unplaced_with(npz: int) -> int:
             if npz not in tried:
@@ -283,7 +299,10 @@ class Simulation:
         npz = hi if best < tried[per_zone] else per_zone
         if len(_GROWN_SHAPES) >= 1024:
             _GROWN_SHAPES.clear()
-        _GROWN_SHAPES[key] = npz
+        _GROWN_SHAPES[key] = (npz, self.budget.used - searching_from)
+        self.shape_search = (key, self.budget.used - searching_from)
+        self.shape_search_charged = self.budget.used - searching_from
+        self.budget.charged.add(key)
         self._use_shape(p, len(zones), npz)
         placement, text = self.scheduler.initial_placement(ords)
         if npz != per_zone:
@@ -396,6 +415,9 @@ class Simulation:
             self._all_ok_since = None
 
     def _after_step(self) -> None:
+        # an event costs about one step per replica: the controllers and the availability
+        # tracking look at every pod of the set (budget.py)
+        self.budget.spend(max(1, self.wl.replicas))
         self._observe()
         for obs in self.observers:
             obs(self)

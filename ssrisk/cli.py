@@ -763,6 +763,12 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     if not inventory.statefulsets and not errors:
         say("ssrisk: warning: no apps/v1 StatefulSet found in the input")
     results = []
+    if settings.simulation_steps is None:  # the same work budget as check's
+        from dataclasses import replace
+
+        from .engine import simulation_steps
+
+        settings = replace(settings, simulation_steps=simulation_steps(len(inventory.statefulsets)))
     for sts in inventory.statefulsets:
         ctx = CheckContext.of(sts, inventory, settings)
         for name in scenarios:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from .inventory import Inventory
@@ -467,6 +467,30 @@ def worth_forking(seconds_per_statefulset: float, remaining: int) -> bool:
 EVALUATION_GC_THRESHOLD = 20_000
 
 
+#: Simulation steps (embedded_sim/budget.py: one scheduling filter pass over one node, or one
+#: pod looked at after an event; about 2 µs each) one StatefulSet may take over all its
+#: scenarios: about four seconds of one core. Ordinary StatefulSets take a few thousand; a
+#: set of 250 replicas that a hostname spread and a zone anti-affinity place one per node takes
+#: about three million.
+SIMULATION_STEPS_PER_SET = 2_000_000
+#: Steps one run may take in all (about forty seconds): with more StatefulSets than that
+#: leaves the per-set figure for, each gets an equal share ...
+SIMULATION_STEPS_PER_RUN = 20_000_000
+#: ... but never less than this (four times the largest of ../shared/corpus).
+SIMULATION_STEPS_FLOOR = 50_000
+
+
+def simulation_steps(statefulsets: int) -> int:
+    """The simulation steps each of ``statefulsets`` StatefulSets checked together may take:
+    :data:`SIMULATION_STEPS_PER_SET`, or an equal share of :data:`SIMULATION_STEPS_PER_RUN`
+    when that is smaller, at least :data:`SIMULATION_STEPS_FLOOR`. It depends only on how
+    many sets a run checks, never on the order or the worker they are checked in, so the
+    output is the same with any ``--jobs``; a run takes at most
+    ``max(SIMULATION_STEPS_PER_RUN, statefulsets * SIMULATION_STEPS_FLOOR)`` steps."""
+    share = SIMULATION_STEPS_PER_RUN // max(1, statefulsets)
+    return max(SIMULATION_STEPS_FLOOR, min(SIMULATION_STEPS_PER_SET, share))
+
+
 def evaluate(
     inventory: Inventory,
     rules: Sequence[Rule],
@@ -507,6 +531,8 @@ def _evaluate(
     if statefulsets is None:
         statefulsets = inventory.statefulsets
     total = len(statefulsets)
+    if settings.simulation_steps is None:
+        settings = replace(settings, simulation_steps=simulation_steps(total))
     jobs = settings.jobs or default_processes(_usable_cpus(), _load_average())
     jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
     if jobs <= 1 or total < PARALLEL_MIN_STATEFULSETS:

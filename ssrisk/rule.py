@@ -90,6 +90,8 @@ class CheckContext:
     profile: ClusterProfile | None = None
     feature_gates: Mapping[str, bool] | None = None
     objectives: Objectives = field(default_factory=Objectives)
+    #: Simulation steps this StatefulSet may take over all its scenarios (None: no limit).
+    max_steps: int | None = None
     _sim_cache: dict[str, Any] = field(default_factory=dict)
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
     _pdbs: list[K8sObject] | None = None
@@ -106,6 +108,7 @@ class CheckContext:
             profile=settings.profile,
             feature_gates=settings.feature_gates,
             objectives=settings.objectives,
+            max_steps=settings.simulation_steps,
         )
 
     @cached_property
@@ -263,8 +266,21 @@ class CheckContext:
                     persistent_volumes=[o.data for o in self.inventory.of_kind("PersistentVolume")],
                     profile=self.profile,
                     feature_gates=self.feature_gates,
+                    max_steps=self.max_steps,
                 )
-            return self._simulator.run(scenario)
+            result = self._simulator.run(scenario)
+            if result.budget_exhausted:
+                reason = (
+                    f"placing its replicas and running its scenarios takes more than the "
+                    f"{self.max_steps} simulation steps a StatefulSet may take in this run "
+                    "(a step is one scheduling filter pass over one node, or one pod looked at "
+                    "after an event; README, Limits and hostile input), so the placement was "
+                    "not simulated in full and nothing simulated is assumed"
+                )
+                return SimulationUnavailable(
+                    f"simulation of {scenario} stopped: {reason}", reason, scenario
+                )
+            return result
         except NotImplementedError as exc:
             return SimulationUnavailable(
                 f"scenario {scenario} is not modelled yet: {exc}", str(exc), scenario

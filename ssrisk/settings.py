@@ -89,6 +89,10 @@ class Settings:
     #: The configuration file these settings come from, as found (``None``: defaults only);
     #: names the group when one run checks inputs under several.
     config_file: str | None = None
+    #: Simulation steps each StatefulSet may take over all its scenarios (embedded_sim
+    #: budget.py); ``None``: the engine sets it from the number of StatefulSets checked
+    #: (``engine.simulation_steps``).
+    simulation_steps: int | None = None
 
     def rule_enabled(self, rule_id: str) -> bool:
         if rule_id in self.disable:

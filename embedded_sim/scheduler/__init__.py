@@ -127,6 +127,7 @@ class Scheduler:
         others: list[OtherPod] = []
         load: dict[str, int] = {}
         for o in ordinals:
+            sim.budget.spend(len(nodes))  # one filter pass per node (budget.py)
             ctx = FilterContext(sim.wl, nodes, list(others), (), self._first_node())
             ok = [n for n in nodes if run_filters(ctx, n) is None]
             if not ok:
@@ -283,6 +284,7 @@ class Scheduler:
     def feasible(self, pod: Pod) -> tuple[list[Node], dict[str, int]]:
         """Nodes that pass every filter for `pod`, and the count of each rejection reason."""
         ctx = self.context(pod)
+        self.sim.budget.spend(len(ctx.nodes))
         reasons: dict[str, int] = {}
         ok: list[Node] = []
         for n in ctx.nodes:
@@ -301,6 +303,7 @@ class Scheduler:
         (room: ports, resources, spreading, pod (anti-)affinity, taints) and which are down.
         """
         ctx = self.context(pod)
+        self.sim.budget.spend(len(ctx.nodes))
         where = [p for p in plugins() if p.NAME in _WHERE]
         pinned_by: list[ModuleType] = []
         down: list[str] = []

@@ -78,8 +78,42 @@ def _quorum_system(sts: K8sObject) -> str | None:
         if field == "containers":
             found = image_system(str(c.get("image") or ""))
             if found:
-                return found
+                return found if _votes(found, c) else None
     return None
+
+
+#: Systems where only some node roles vote: Elasticsearch and OpenSearch elect the master from
+#: master-eligible nodes only (Elasticsearch "Voting configurations", OpenSearch "Creating a
+#: cluster": node.roles master / cluster_manager); data, ingest and coordinating-only nodes
+#: hold no vote.
+_ROLE_SYSTEMS = frozenset({"elasticsearch", "opensearch"})
+#: Environment variables that set the node's roles: the ``node.roles`` setting itself (the
+#: official images read settings from the environment) and the Bitnami images'
+#: ``*_NODE_ROLES`` (comma-separated; empty means coordinating only) and ``*_NODE_TYPE``.
+_ROLES_ENV = re.compile(r"(?:^|[._])node[._](?:roles|type)$", re.I)
+_LEGACY_MASTER_ENV = re.compile(r"(?:^|[._])node[._]master$", re.I)
+_MASTER_ROLES = frozenset({"master", "cluster_manager"})
+
+
+def _votes(system: str, container: object) -> bool:
+    """Whether a container of ``system`` is a voting member: always, except an Elasticsearch
+    or OpenSearch node whose environment gives it roles without master / cluster_manager (or
+    ``node.master: false``)."""
+    if system not in _ROLE_SYSTEMS or not hasattr(container, "get"):
+        return True
+    env = container.get("env")
+    for e in env if isinstance(env, list) else []:
+        if not hasattr(e, "get") or not isinstance(e.get("name"), str):
+            continue
+        value = e.get("value")
+        if not isinstance(value, str):
+            continue  # from a ConfigMap or Secret: unknown, a vote by default
+        if _ROLES_ENV.search(e["name"]):
+            roles = {r.strip().lower() for r in value.split(",")}
+            return bool(roles & _MASTER_ROLES)
+        if _LEGACY_MASTER_ENV.search(e["name"]) and value.strip().lower() == "false":
+            return False
+    return True
 
 
 #: Labels that tie StatefulSets into one installation (Helm's and the recommended labels).
@@ -104,13 +138,8 @@ def members(ctx: CheckContext, system: str) -> int:
             continue
         if not all(str(tl.get(k)) == str(v) for k, v in keys):
             continue
-        images = [
-            image_system(str(c.get("image") or ""))
-            for f, _i, c in containers(other)
-            if f == "containers"
-        ]
         replicas = other.get("spec", "replicas")
-        if system in images:
+        if _quorum_system(other) == system:  # a voting member set (not a data-only one)
             ok = isinstance(replicas, int) and not isinstance(replicas, bool)
             total += replicas if ok else 1
     return total

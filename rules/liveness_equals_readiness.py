@@ -10,6 +10,7 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import POD, as_int, containers
+from ._probes import is_process_check
 from ._text import paragraph
 
 HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
@@ -62,6 +63,8 @@ class LivenessEqualsReadiness(Rule):
                 continue
             if gives_up_by(live) > gives_up_by(ready):
                 continue  # the docs' pattern: same endpoint, more patience
+            if is_process_check(live):
+                continue  # a check that fails only when the process is gone (ZooKeeper ruok)
             name = str(c.get("name", "?"))
             msg = (
                 f"container {name!r}: the livenessProbe is its readiness check and gives up as "

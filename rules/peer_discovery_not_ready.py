@@ -13,53 +13,12 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
 from ._podspec import containers, is_headless
+from ._probes import LOCAL_EXEC, LOCAL_PATHS, PEER_CHECK, probe_text
 from ._quorum import quorum_system
 from ._text import paragraph
 
 #: Environment variable names that carry a peer list or the Service to discover peers with.
 _PEER_ENV = re.compile(r"SERVICE|DISCOVERY|PEER|SEED|CLUSTER|MEMBER|JOIN|SERVERS|ENSEMBLE", re.I)
-
-
-#: Readiness checks answered by the local process alone, with no peer, quorum or leader:
-#: ZooKeeper's ``ruok`` ("imok" does not mean the server joined the quorum: ZooKeeper
-#: Administrator's Guide, "The Four Letter Words"; ``zookeeper-ready`` is the Kubernetes
-#: tutorial's ruok script), ``pg_isready``, ``mysqladmin``/``mariadb-admin ping``, Redis
-#: ``PING`` and ``rabbitmq-diagnostics ping`` (RabbitMQ "Monitoring", health check stage 1).
-_LOCAL_EXEC = re.compile(
-    r"\bruok\b|zookeeper-ready|\bpg_isready\b"
-    r"|\b(?:mysqladmin|mariadb-admin|redis-cli|valkey-cli|rabbitmq-diagnostics)\b[^|;&]*\bping\b",
-    re.I,
-)
-#: HTTP readiness paths a server answers on its own: a root page, Prometheus-style
-#: ``/-/ready`` and ``/-/healthy`` (the Alertmanager and Prometheus web handlers), ``/ping``.
-_LOCAL_PATHS = frozenset({"/", "/-/ready", "/-/healthy", "/ping"})
-#: Readiness checks that need peers: Elasticsearch ``_cluster/health``, CockroachDB
-#: ``/health?ready=1``, Consul ``/v1/status/leader``, ``etcdctl endpoint health``, Galera
-#: ``wsrep_*`` state, MongoDB primary/secondary state, RabbitMQ cluster checks, ZooKeeper
-#: ``srvr``/``mntr`` mode (leader or follower).
-_PEER_CHECK = re.compile(
-    r"_cluster/health|/health\?ready=1|/v1/status/leader|endpoint\s+health|\bwsrep_"
-    r"|isWritablePrimary|\bismaster\b|check_port_connectivity|cluster_status"
-    r"|\b(?:srvr|mntr)\b",
-    re.I,
-)
-
-
-def _probe_text(probe: Mapping[str, Any]) -> tuple[str, str]:
-    """``(kind, text)`` of a probe: ``("exec", command line)``, ``("httpGet", path)``,
-    ``("tcpSocket", "")``, ``("grpc", "")`` or ``("", "")``."""
-    for kind in ("exec", "httpGet", "tcpSocket", "grpc"):
-        handler = probe.get(kind)
-        if not isinstance(handler, Mapping):
-            continue
-        if kind == "exec":
-            cmd = handler.get("command")
-            words = cmd if isinstance(cmd, list) else []
-            return kind, " ".join(str(w) for w in words)
-        if kind == "httpGet":
-            return kind, str(handler.get("path") or "/")
-        return kind, ""
-    return "", ""
 
 
 def readiness_needs_peers(sts: K8sObject) -> tuple[bool | None, str]:
@@ -73,14 +32,14 @@ def readiness_needs_peers(sts: K8sObject) -> tuple[bool | None, str]:
         probe = c.get("readinessProbe")
         if not isinstance(probe, Mapping):
             continue
-        kind, text = _probe_text(probe)
+        kind, text = probe_text(probe)
         shown = f"{kind} {text}".strip()[:80]
-        if _PEER_CHECK.search(text):
+        if PEER_CHECK.search(text):
             return True, shown
         local_check = (
             kind == "tcpSocket"
-            or (kind == "exec" and _LOCAL_EXEC.search(text) is not None)
-            or (kind == "httpGet" and text.split("?", 1)[0] in _LOCAL_PATHS)
+            or (kind == "exec" and LOCAL_EXEC.search(text) is not None)
+            or (kind == "httpGet" and text.split("?", 1)[0] in LOCAL_PATHS)
         )
         if local_check:
             local.append(shown)

@@ -30,6 +30,8 @@ CASES = {
     "chart template": ["--changed", "charts/db/templates/statefulset.yaml"],
     "kustomize patch": ["--changed", "deploy/overlays/staging/shutdown.yaml"],
     "PDB of a kustomize base": ["--changed", "deploy/base/pdb.yaml"],
+    "StorageClass (the whole repository)": ["--changed", "storage-class.yaml"],
+    "the whole repository, without --changed": ["."],
 }
 
 

@@ -38,7 +38,7 @@ from typing import Any
 from .engine import Report, check_loaded, load_all
 from .inventory import Inventory
 from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
-from .model import K8sObject
+from .model import InputError, K8sObject, Notice
 from .paths import Excludes, join, tidy
 from .renderers.common import (
     KUSTOMIZATION_FILES,
@@ -69,6 +69,8 @@ class ChangePlan:
     kustomizations: dict[str, list[str]] = field(default_factory=dict)
     #: real paths of the charts and builds every object of which a changed file builds
     whole: set[str] = field(default_factory=set)
+    #: changed files that are not on disk (deleted), with the unit kind they belonged to
+    deleted: list[tuple[str, str]] = field(default_factory=list)
 
 
 def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> ChangePlan:
@@ -99,6 +101,10 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
         if excludes.under(path, root):
             continue
         kind, unit = _enclosing_unit(path, root)
+        if not os.path.lexists(path):
+            plan.deleted.append((path, kind))
+            if kind not in ("chart", "kustomization"):
+                continue  # check_changed checks the other manifests of its directory
         if kind == "chart" and excludes(os.path.join(unit, "Chart.yaml")):
             continue
         if kind == "kustomization":
@@ -220,8 +226,10 @@ def check_changed(
     """
     excludes = Excludes(settings.exclude)
     plan = plan_changes(paths, excludes)
+    gone = _deleted(plan, settings, excludes)
     changed_plain = [p for files in plan.plain.values() for p in files]
     loaded, errors = load_all(changed_plain, settings) if changed_plain else ([], [])
+    loaded += gone
     units = [*plan.charts, *plan.kustomizations]
     if units:
         built, build_errors = load_all(units, settings)
@@ -287,6 +295,42 @@ def _shared_scopes(loaded: Sequence[LoadedFile], changed: _Changed) -> list[str]
         if o.kind in SHARED_KINDS and changed.built_from_changes(o)
     }
     return sorted(scopes)
+
+
+def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[LoadedFile]:
+    """A notice for each changed file that is not on disk (git passes deleted files when
+    asked for every changed path; pre-commit never does). A deletion is a change like any
+    other: a chart is rendered and a kustomization built without the file; for a plain file,
+    the other manifests of its directory are checked as if they changed, since what it held
+    (a PodDisruptionBudget, a Service) may be what kept their StatefulSets safe."""
+    from .confine import refusal, tree_of
+
+    out = []
+    for path, kind in plan.deleted:
+        lf = LoadedFile(path)
+        refused = refusal(path, tree_of(path))
+        if refused is not None:  # in .git: refused as if it were there
+            lf.errors.append(InputError(path, refused))
+            out.append(lf)
+            continue
+        if kind == "chart":
+            what = "its chart is rendered without it"
+        elif kind == "kustomization":
+            what = "the kustomizations that built it are built without it"
+        else:
+            directory = os.path.dirname(path) or os.curdir
+            listed = plan.plain.setdefault(directory, [])
+            others = [f for f in _manifests_in(directory, settings, excludes) if f not in listed]
+            listed.extend(others)
+            plan.real = plan.real | {os.path.realpath(f) for f in others}
+            what = (
+                "the other manifests of its directory are checked as if they changed"
+                if others
+                else "nothing else in its directory to check"
+            )
+        lf.notices.append(Notice(path, f"deleted (not on disk): {what}"))
+        out.append(lf)
+    return out
 
 
 def _manifests_in(directory: str, settings: Settings, excludes: Excludes) -> list[str]:

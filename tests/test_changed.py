@@ -175,3 +175,30 @@ def test_a_budget_in_another_directory_is_left_to_the_full_check(tmp_path: Path)
     assert alone["summary"]["statefulsets"] == 0 and alone["findings"] == []
     full = run_cli("check", *args, ".", cwd=repo).json()
     assert checked_sets(full) == {("default/named", "")}
+
+
+@needs_helm
+def test_a_deleted_file_is_a_change_not_an_error() -> None:
+    """git passes deleted files when asked for every changed path (pre-commit never does):
+    a deleted chart template, kustomize resource or plain manifest is a notice, its chart is
+    rendered and its builds built without it, and for a plain file the other manifests of its
+    directory are checked as if they changed (it may have held their PDB or Service)."""
+    for gone in (
+        "charts/db/templates/backup.yaml",
+        "deploy/base/backup.yaml",
+        "plain/kv/backup.yaml",
+        "elsewhere/backup.yaml",  # a whole directory deleted: nothing else to check
+    ):
+        run = run_cli("check", "--changed", "--format", "json", gone, cwd=REPO)
+        assert run.code in (0, 1), run.out + run.err
+        report = run.json()
+        assert report["errors"] == []
+        (notice,) = [n for n in report["notices"] if n["message"].startswith("deleted")]
+        assert notice["path"] == gone
+    plain = changed("plain/kv/backup.yaml")
+    neighbours = changed(*[f"plain/kv/{p.name}" for p in sorted((REPO / "plain/kv").glob("*"))])
+    assert checked_sets(plain) == checked_sets(neighbours) != set()
+    assert changed("charts/db/templates/backup.yaml")["findings"] == []
+    # a path in .git is refused whether or not it is there
+    run = run_cli("check", "--changed", ".git/gone.yaml", cwd=REPO)
+    assert run.code == 2 and "inside a .git directory" in run.out

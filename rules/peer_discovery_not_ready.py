@@ -140,9 +140,10 @@ class PeerDiscoveryNotReady(Rule):
                 f"OrderedReady waits for {first} to be Ready: a cold start can deadlock"
             )
         else:
+            ready = "are Ready only with peers" if needs else "may need peers to be Ready"
             msg = (
                 f"pods find peers through Service {name!r}, which lists Ready pods only, "
-                "and are Ready only with peers: a cold start can deadlock"
+                f"and {ready}: a cold start can deadlock"
             )
         at = service.pos("spec")
         policy = "OrderedReady" if ordered else "Parallel"
@@ -155,7 +156,7 @@ class PeerDiscoveryNotReady(Rule):
                 <pod>.{name} of a headless Service only for ready endpoints. These pods look up
                 their peers through {name!r} ({where}), so a member that waits for its peers
                 before it reports Ready waits for names that do not resolve yet. This one
-                does: {basis}."""
+                {"does" if needs else "may"}: {basis}."""
             )
             if ordered:
                 how = (

@@ -98,6 +98,9 @@ def github_problems(doc: dict[str, Any], root: Path) -> list[str]:
                 need((root / unquote(uri)).is_file(), f"{rid}: {uri} names no file")
             fingerprints = r.get("partialFingerprints") or {}
             need(bool(fingerprints), f"{rid}: partialFingerprints")
+            # the one GitHub matches alerts by ("Code scanning only uses the
+            # primaryLocationLineHash"); without it the REST API gives duplicate alerts
+            need("primaryLocationLineHash" in fingerprints, f"{rid}: primaryLocationLineHash")
             for item in fingerprints.items():
                 need(item not in seen_fingerprints, f"{rid}: fingerprint {item} repeated")
                 seen_fingerprints.add(item)
@@ -116,6 +119,8 @@ def test_github_requirements_checker_catches_what_it_should() -> None:
     assert any("repeated" in p for p in problems)
     assert any("fullDescription.text" in p for p in problems)
     assert any("not percent-encoded" in p for p in problems)
+    del broken["runs"][0]["results"][2]["partialFingerprints"]["primaryLocationLineHash"]
+    assert any(p.endswith(": primaryLocationLineHash") for p in github_problems(broken, ROOT))
 
 
 def test_real_repositories_give_sarif_github_accepts() -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, TypeVar, cast
 
+from .yamlpos import PosMap, locate
+
 T = TypeVar("T")
 
 
@@ -160,7 +162,14 @@ class K8sObject:
 
     def get(self, *keys: str | int) -> Any:
         """Return the value at ``keys`` (mapping keys or list indexes), or ``None``."""
-        return dig(self.data, *keys)
+        node: Any = self.data
+        for i, key in enumerate(keys):  # dig()'s common case inlined: rules read many fields
+            if type(node) is not PosMap or type(key) is not str:
+                return dig(node, *keys[i:])
+            node = node.get(key)
+            if node is None:
+                return None
+        return node
 
     def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """``build()``, computed once per object for ``key``: for what rules derive from the
@@ -182,29 +191,11 @@ class K8sObject:
         position for a list item); with no keys, or when even the first key is missing, at
         the start of the object.
         """
-        node: Any = self.data
-        line, col = _start_of(node)
-        for key in keys:
-            lc = getattr(node, "lc", None)
-            try:
-                if isinstance(key, int):
-                    if not isinstance(node, list) or not 0 <= key < len(node):
-                        break
-                    if lc is not None:
-                        line, col = lc.item(key)
-                    node = node[key]
-                else:
-                    if not isinstance(node, Mapping) or key not in node:
-                        break
-                    if lc is not None:
-                        line, col = lc.key(key)
-                    node = node[key]
-            except (KeyError, IndexError, TypeError, AttributeError):
-                break
+        line, col = locate(self.data, keys)
         return Position(self.path, line + 1 + self.line_offset, col + 1)
 
     def start(self) -> Position:
-        line, col = _start_of(self.data)
+        line, col = locate(self.data, ())
         return Position(self.path, line + 1 + self.line_offset, col + 1)
 
 
@@ -214,13 +205,6 @@ def _directory_unit(path: str) -> str:
     if path.startswith("<"):
         return path
     return os.path.dirname(os.path.normpath(path)) or os.curdir
-
-
-def _start_of(node: Any) -> tuple[int, int]:
-    lc = getattr(node, "lc", None)
-    if lc is not None and lc.line is not None:
-        return int(lc.line), int(lc.col or 0)
-    return 0, 0
 
 
 def dig(data: Any, *keys: str | int) -> Any:

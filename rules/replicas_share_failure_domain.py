@@ -450,6 +450,8 @@ class ReplicasShareFailureDomain(Rule):
         objective: str,
     ) -> str:
         found = paragraph(f"In detail: {detail}. {objective}")
+        # only a quorum system stops below a majority (the objective sentence says which)
+        quorum_note = f" With {n} members it needs {n // 2 + 1} alive." if is_quorum(ctx) else ""
         rules = paragraph(
             """The scheduler only guarantees what filters enforce: a requiredDuringScheduling pod
 anti-affinity term (interpodaffinity filtering) or a topologySpreadConstraint with
@@ -472,8 +474,7 @@ as empty, leaving such pods Pending instead."""
             f"""The simulation uses the cluster profile's nodes ({shape}) and places the
 replicas as badly as the hard constraints allow{f" ({placement})" if placement else ""}.
 Its numbers can be lower than the worst case above because it has a fixed number of zones
-and of nodes per zone. With {n} replicas a quorum system needs
-{n // 2 + 1} alive."""
+and of nodes per zone.{quorum_note}"""
         )
         fix = paragraph(
             """Fix: add to the pod template a required anti-affinity on kubernetes.io/hostname

@@ -140,3 +140,12 @@ def test_a_preferred_anti_affinity_is_named_not_called_nothing() -> None:
         "the hostname anti-affinity is only preferred and nothing spreads zones: worst case a "
         "node loss takes 3 of 3, a zone loss 3 of 3"
     ), msg
+
+
+def test_a_set_that_is_no_quorum_system_is_not_told_it_needs_a_majority() -> None:
+    # the explanation said "a quorum system needs N alive" under "not a quorum system"
+    _msg, text = _finding(DATA / "rules" / RULE / "fail-preferred-hostname-no-zone.yaml")
+    assert "With 3 members it needs 2 alive." in text  # zookeeper: a quorum system
+    path = DATA / "rules" / "pdb-blocks-drain" / "fail-unhealthy-policy-unset.yaml"
+    _msg, text = _finding(path)
+    assert "not a quorum system" in text and "needs 2 alive" not in text

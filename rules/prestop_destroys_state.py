@@ -82,6 +82,23 @@ def destroyed_state(c: Mapping[str, Any], claims: set[str]) -> str | None:
     return None
 
 
+def _consequence(what: str) -> str:
+    """What one restart costs when the hook destroys ``what``: the data (the member comes
+    back empty) or the membership (the cluster shrinks, and the member must be added back)."""
+    if what.startswith("its cluster membership"):
+        return (
+            "a reconfiguration: the member is removed from the cluster (a Raft or gossip "
+            "membership change that shrinks the quorum; Consul: consul leave on a server "
+            "reconfigures the cluster to fewer servers, and a node that left does not rejoin "
+            "from its snapshot on restart, commands/leave) and must be added back when the "
+            "pod returns"
+        )
+    return (
+        "the loss of a member: it rejoins empty and must be rebuilt from its peers (a full "
+        "resync per rolling update)"
+    )
+
+
 class PreStopDestroysState(Rule):
     id = "prestop-destroys-state"
     severity = Severity.WARNING
@@ -93,6 +110,8 @@ class PreStopDestroysState(Rule):
         "web: docs/concepts/containers/container-lifecycle-hooks.md (PreStop)",
         "web: docs/concepts/workloads/pods/pod-lifecycle.md (Termination of Pods)",
         "k8s: pkg/kubelet/kuberuntime/kuberuntime_container.go#executePreStopHook",
+        "web: developer.hashicorp.com/consul/commands/leave",
+        "web: etcd.io/docs/latest/op-guide/runtime-configuration (remove a member)",
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
@@ -121,10 +140,9 @@ class PreStopDestroysState(Rule):
                     failure, a preemption (container-lifecycle-hooks, PreStop;
                     kuberuntime_container.go#executePreStopHook), not only when the StatefulSet
                     is scaled down. A StatefulSet brings the same ordinal back with the same
-                    claim, so a hook that destroys {what} turns every routine restart into the
-                    loss of a member: it rejoins empty and must be rebuilt from its peers (a
-                    full resync per rolling update), and while several restart at once (a zone
-                    drain, a rollout with maxUnavailable) the cluster can lose data or quorum."""
+                    claim, so a hook that destroys {what} turns every routine restart into
+                    {_consequence(what)}, and while several restart at once (a zone drain, a
+                    rollout with maxUnavailable) the cluster can lose data or quorum."""
                 )
                 fix = paragraph(
                     """Fix: leave the data and the membership alone on termination; remove a

@@ -518,12 +518,22 @@ def _disguised(out: LoadedFile, chunk: str, line_offset: int, kinds: frozenset[s
 
 
 def has_content(chunk: str) -> bool:
-    """Whether YAML text has anything but whitespace, comments and document markers."""
-    for line in chunk.splitlines():
-        s = line.strip()
-        if s and not s.startswith("#") and s not in ("---", "..."):
-            return True
-    return False
+    """Whether YAML text has anything but whitespace, comments and document markers.
+
+    Reads a growing prefix of the text, not all its lines: a document has content within its
+    first lines, and this runs for every document and file.
+    """
+    size = 512
+    while True:
+        whole = size >= len(chunk)
+        lines = (chunk if whole else chunk[:size]).splitlines()
+        for line in lines if whole else lines[:-1]:  # (a prefix's last line may go on)
+            s = line.strip()
+            if s and not s.startswith("#") and s not in ("---", "..."):
+                return True
+        if whole:
+            return False
+        size *= 4
 
 
 def _load_chunk(

@@ -50,6 +50,10 @@ def _with_folded(report: Report) -> list[Finding]:
     return sorted([*report.findings, *report.folded], key=Finding.sort_key)
 
 
+#: ``json.dumps(..., ensure_ascii=False)``, made once.
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def write_json(doc: dict[str, Any], out: TextIO) -> None:
     """``doc`` as JSON: one top-level key per line and one list item per line.
 
@@ -64,8 +68,9 @@ def write_json(doc: dict[str, Any], out: TextIO) -> None:
         if isinstance(value, list | Items) and value:
             out.write(f"{head}[\n")
             last = len(value) - 1
+            encode = _ENCODER.encode  # (json.dumps would make an encoder per item)
             for j, item in enumerate(value):
-                text = json_text(json.dumps(item, ensure_ascii=False))
+                text = json_text(encode(item))
                 out.write(f"    {text}{',' if j < last else ''}\n")
             out.write(f"  ]{sep}\n")
         else:

@@ -10,6 +10,7 @@ from ssrisk.rule import MAX_PDBS, CheckContext, Rule
 
 from ._cluster import PDB_UNHEALTHY_POD_EVICTION_POLICY, gate_enabled
 from ._podspec import budget
+from ._quorum import members, quorum_system
 from ._sim import timeline_block
 
 #: The longest one-line message (details go to the explanation).
@@ -29,10 +30,25 @@ def only_one(pdb: K8sObject, n: int) -> bool:
     """Whether ``pdb`` blocks every eviction only because the set runs one replica: over 3
     replicas the same budget (``minAvailable: 1`` or ``51%``, the v1beta1 default) allows one
     (``maxUnavailable: 0`` or ``minAvailable: 100%`` never does)."""
-    if n != 1:
-        return False
+    return n == 1 and _frees_at_three(pdb)
+
+
+def _frees_at_three(pdb: K8sObject) -> bool:
     more = budget(pdb, 3)
     return more is not None and more.allowed(3) > 0
+
+
+def _cause(ctx: CheckContext, pdb: K8sObject) -> tuple[str, ...]:
+    """The rule whose finding states why ``pdb`` never allows an eviction when more replicas
+    would free it: single-replica for one replica; quorum-replicas for a two-member quorum,
+    whose budget rightly keeps both (evicting either stops the quorum)."""
+    n = ctx.replicas
+    if only_one(pdb, n):
+        return ("single-replica",)
+    system = quorum_system(ctx)
+    if n == 2 and system is not None and members(ctx, system) == 2 and _frees_at_three(pdb):
+        return ("quorum-replicas",)
+    return ()
 
 
 class PdbBlocksDrain(Rule):
@@ -65,7 +81,7 @@ class PdbBlocksDrain(Rule):
             if b is None:
                 continue
             if b.allowed(n) == 0 and b.desired_healthy > 0:
-                yield self._never(ctx, pdb, b.field, b.raw, b.desired_healthy, only_one(pdb, n))
+                yield self._never(ctx, pdb, b.field, b.raw, b.desired_healthy, _cause(ctx, pdb))
             elif b.allowed(n) == 1 and n >= 2:
                 f = self._unhealthy_policy(ctx, pdb)
                 if f is not None:
@@ -78,7 +94,7 @@ class PdbBlocksDrain(Rule):
         field: str | None,
         raw: object,
         desired: int,
-        echo: bool,
+        echo: tuple[str, ...],
     ) -> Finding:
         n = ctx.replicas
         at = pdb.pos("spec", field) if field else pdb.pos("spec")
@@ -117,16 +133,16 @@ Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most r
 
         # Never allowing an eviction blocks every drain and node upgrade for ever, as a single
         # replica makes every one an outage: an error, like single-replica (the unhealthy
-        # policy case blocks drains only while something else is wrong: info). On one replica
-        # single-replica states the cause when more replicas would free the budget (its
-        # message names the blocked drains)
+        # policy case blocks drains only while something else is wrong: info). When more
+        # replicas would free the budget, the rule that reports too few states the cause
+        # (single-replica names the blocked drains; quorum-replicas, two members)
         return self.finding(
             ctx,
             at,
             msg,
             explanation,
             severity=Severity.ERROR,
-            echo_of=("single-replica",) if echo else (),
+            echo_of=echo,
         )
 
     def _several(self, ctx: CheckContext, pdbs: list[K8sObject]) -> Finding:

@@ -114,7 +114,8 @@ pod with its data and make the pinning visible to the scheduler).
             if storage is None or not storage.node_local:
                 continue
             reason = storage.basis
-            name = (vct.get("metadata") or {}).get("name", f"#{i}")
+            meta = vct.get("metadata")
+            name = meta.get("name", f"#{i}") if isinstance(meta, Mapping) else f"#{i}"
             base = ("spec", "volumeClaimTemplates", i, "spec")
             ann = ("spec", "volumeClaimTemplates", i, "metadata", "annotations", BETA_CLASS)
             if ctx.sts.get(*ann) is not None:

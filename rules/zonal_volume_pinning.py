@@ -94,7 +94,8 @@ class ZonalVolumePinning(Rule):
             spec = vct.get("spec")
             spec = spec if isinstance(spec, Mapping) else {}
             sc = ctx.inventory.storage_class_for_claim(spec)
-            claim = str((vct.get("metadata") or {}).get("name", ""))
+            meta = vct.get("metadata")
+            claim = str(meta.get("name", "")) if isinstance(meta, Mapping) else ""
             if sc is not None and sc.name not in seen:
                 seen.add(sc.name)
                 yield from self._immediate(ctx, sc, claim)

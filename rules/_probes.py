@@ -9,11 +9,12 @@ from typing import Any
 
 #: Readiness checks answered by the local process alone, with no peer, quorum or leader:
 #: ZooKeeper's ``ruok`` ("imok" does not mean the server joined the quorum: ZooKeeper
-#: Administrator's Guide, "The Four Letter Words"; ``zookeeper-ready`` is the Kubernetes
-#: tutorial's ruok script), ``pg_isready``, ``mysqladmin``/``mariadb-admin ping``, Redis
-#: ``PING`` and ``rabbitmq-diagnostics ping`` (RabbitMQ "Monitoring", health check stage 1).
+#: Administrator's Guide, "The Four Letter Words"; ``zookeeper-ready`` and ``zkOk.sh`` are
+#: the ruok scripts of the Kubernetes "Running ZooKeeper" tutorial's images), ``pg_isready``,
+#: ``mysqladmin``/``mariadb-admin ping``, Redis ``PING`` and ``rabbitmq-diagnostics ping``
+#: (RabbitMQ "Monitoring", health check stage 1).
 LOCAL_EXEC = re.compile(
-    r"\bruok\b|zookeeper-ready|\bpg_isready\b"
+    r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b|\bpg_isready\b"
     r"|\b(?:mysqladmin|mariadb-admin|redis-cli|valkey-cli|rabbitmq-diagnostics)\b[^|;&]*\bping\b",
     re.I,
 )
@@ -51,10 +52,10 @@ def probe_text(probe: Mapping[str, Any]) -> tuple[str, str]:
 
 #: Exec checks that answer whenever the process runs, even while it loads its data or has no
 #: quorum: ZooKeeper's ``ruok`` (its RuokCommand prints "imok" unconditionally: zookeeper-server
-#: NIOServerCnxn / FourLetterCommands; the tutorial's ``zookeeper-ready`` runs it). Not
-#: pg_isready or a database ping: those fail during crash recovery, which a liveness probe must
-#: not cut short.
-PROCESS_EXEC = re.compile(r"\bruok\b|zookeeper-ready", re.I)
+#: NIOServerCnxn / FourLetterCommands; the tutorial's ``zookeeper-ready`` and ``zkOk.sh`` run
+#: it). Not pg_isready or a database ping: those fail during crash recovery, which a liveness
+#: probe must not cut short.
+PROCESS_EXEC = re.compile(r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b", re.I)
 
 
 def is_process_check(probe: Mapping[str, Any]) -> bool:

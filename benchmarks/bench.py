@@ -440,6 +440,18 @@ def print_sizes(sizes: dict[int, Size]) -> None:
         )
 
 
+def _load() -> float:
+    """The 1-minute load average (0 where unknown)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
+def _platform() -> str:
+    return f"{os.cpu_count()} cores, Python {sys.version.split()[0]}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -449,9 +461,14 @@ def main() -> None:
     )
     ap.add_argument("--repeat", type=int, default=3, help="runs of each measurement (median)")
     ap.add_argument("--keep", type=Path, help="write the synthetic repositories here and keep them")
-    ap.add_argument("--markdown", action="store_true", help="also print the README table")
+    ap.add_argument(
+        "--markdown",
+        action="store_true",
+        help="also print the README's Performance table (paste it as printed)",
+    )
     args = ap.parse_args()
     sizes_wanted = sorted({int(x) for x in args.sizes.split(",") if x.strip()})
+    load_before = _load()
     print(
         f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; "
         f"repeat {args.repeat} (medians)"
@@ -477,10 +494,11 @@ def main() -> None:
         print()
         print_sizes(sizes)
         corpus = ROOT.parent / "shared" / "corpus"
+        corpus_ratio: float | None = None
         if corpus.is_dir():
             pairs = [(floor(corpus), ssrisk(str(corpus))) for _ in range(args.repeat)]
-            r = median([s.cpu_s / f.cpu_s for f, s in pairs])
-            print(f"shared corpus: text CPU {r:.2f}x the floor")
+            corpus_ratio = median([s.cpu_s / f.cpu_s for f, s in pairs])
+            print(f"shared corpus: text CPU {corpus_ratio:.2f}x the floor")
         print()
         rows = targets(sizes, one_file, with_context, files_for(ctx_docs) * 3, changed, neighbours)
         width = max(len(t.name) for t in rows)
@@ -488,10 +506,19 @@ def main() -> None:
             print(f"{t.name:<{width}}  {t.measured:>36}  {'met' if t.met else 'NOT MET'}")
         if args.markdown:
             print()
+            print(
+                f"`.venv/bin/python benchmarks/bench.py --markdown`, {_platform()}, "
+                f"load average {load_before:.1f} before the run and {_load():.1f} after "
+                f"(medians of {args.repeat}):"
+            )
+            print()
             print("| target | measured | |")
             print("| --- | --- | --- |")
             for t in rows:
                 print(f"| {t.name} | {t.measured} | {'met' if t.met else 'not met'} |")
+            if corpus_ratio is not None:
+                print()
+                print(f"`../shared/corpus` (text): {corpus_ratio:.2f}x the floor in CPU time.")
     finally:
         if args.keep is None:
             import shutil

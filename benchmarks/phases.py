@@ -64,7 +64,7 @@ def phase(frame):
     if "validate_objects" in s:
         return 5
     if "load_inputs" in s:
-        if "load_documents" in s:
+        if any(f.endswith("yamlpos.py") for f in files):
             return 3
         if "_SyntaxChecker.check" in s:
             return 4

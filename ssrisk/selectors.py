@@ -41,7 +41,10 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, An
             raise InvalidSelector("each matchExpressions entry must be a map")
         key = str(expr.get("key", ""))
         op = expr.get("operator")
-        values = [str(v) for v in (expr.get("values") or [])]
+        raw = expr.get("values") or []
+        if not isinstance(raw, list):
+            raise InvalidSelector("matchExpressions values must be a list")
+        values = [str(v) for v in raw]
         present = key in labels
         if op == "In":
             if not present or labels[key] not in values:

@@ -312,15 +312,13 @@ def test_list_items_that_merge_a_modest_base_are_all_checked() -> None:
     assert not data["errors"] and data["summary"]["statefulsets"] == 30
 
 
-def test_rules_read_an_unvalidated_claim_template_whose_metadata_is_text() -> None:
+@pytest.mark.parametrize(
+    "name", ["claim-template-metadata-text.yaml", "pdb-selector-values-number.yaml"]
+)
+def test_rules_read_unvalidated_objects_of_any_shape(name: str) -> None:
     """An apiVersion the selected version does not serve has no schema, so its objects reach
     the rules as written (found by the mutation fuzzer)."""
-    report = run_cli(
-        "check",
-        "--format",
-        "json",
-        str(HOSTILE / "manifests" / "claim-template-metadata-text.yaml"),
-    )
+    report = run_cli("check", "--format", "json", str(HOSTILE / "manifests" / name))
     data = report.json()
     assert not [e for e in data["errors"] if "internal error" in e["message"]], data["errors"]
     assert data["summary"]["statefulsets"] == 1

@@ -25,7 +25,7 @@ import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .apiserver import Pdb
 from .profile import ClusterProfile
@@ -120,6 +120,14 @@ class Prepared:
         meta["name"] = PLACEHOLDER_SET
         meta["namespace"] = "default"
         return {**dict(sts), "metadata": meta}
+
+    def renamer(self) -> Callable[[str], str]:
+        """The substitution of this call's names for the placeholders, made once per call
+        and shared by its results (each StatefulSet keeps several until it is reported)."""
+        sub = self.__dict__.get("_renamer")
+        if sub is None:
+            sub = self.__dict__["_renamer"] = _renamer(self)  # (not a field: frozen stays)
+        return cast(Callable[[str], str], sub)
 
     def pdbs(self) -> tuple[Mapping[str, Any], ...]:
         """The PDBs, named `placeholder_pdb(i)`."""
@@ -256,7 +264,7 @@ class RenamedResult(ScenarioResult):
         d["steps"] = base.steps
         d["shape_search"] = base.shape_search
         d["_base"] = base
-        d["_sub"] = _renamer(prep)
+        d["_sub"] = prep.renamer()
         d["_got"] = {}
 
     def __getattr__(self, attr: str) -> Any:

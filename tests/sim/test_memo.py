@@ -207,3 +207,14 @@ def test_timeline_text_is_rendered_once_per_behaviour() -> None:
     assert any(k.startswith("_ssrisk_timeline_parts") for k in shared)
     assert any("orders-db" in x for x in lines_a) and not any("orders" in x for x in lines_b)
     assert any("ledger-budget" in x for x in lines_b)
+
+
+def test_the_results_of_one_statefulset_share_one_renamer() -> None:
+    # a finding waiting to be printed keeps its set's results: one substitution, not one each
+    from ssrisk.embedded_sim import Simulator
+
+    sim = Simulator(_sts("orders-db"), pdbs=_pdbs("orders-db"))
+    results = [sim.run(s) for s in SCENARIOS]
+    assert all(isinstance(r, RenamedResult) for r in results)
+    assert len({id(r.__dict__["_sub"]) for r in results}) == 1
+    assert all(r.pods and all(n.startswith("orders-db-") for n in r.pods) for r in results)

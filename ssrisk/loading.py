@@ -342,9 +342,33 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
             line += text.count("\n", a, b)
 
 
-def looks_like_helm_template(text: str) -> bool:
-    """True for unrendered Helm templates: a ``{{`` directive at the start of a line."""
-    return "{{" in text and _HELM_DIRECTIVE.search(text) is not None
+def looks_like_helm_template(text: str, error_lines: Iterable[int] = ()) -> bool:
+    """Whether a document that did not load (a YAML syntax error, or a mapping key that is
+    not a string) is an unrendered Helm template rather than broken YAML.
+
+    Args:
+        text: the document's text.
+        error_lines: 0-based lines of ``text`` where loading stopped.
+
+    Returns:
+        True when a line starts with a ``{{`` directive (``{{- if ...}}``), or when a line
+        where loading stopped (or the line before it, where a parser may have started the
+        construct) holds a ``{{ ... }}`` action: ``name: {{ .Release.Name }}-pg`` is a syntax
+        error there and ``name: {{ .Values.name }}`` a mapping used as a key, which kubectl
+        (sigs.k8s.io/yaml) cannot read either. A typo elsewhere in a document whose values
+        only quote template text (``summary: "{{ $labels.instance }}"``) stays an error.
+    """
+    if "{{" not in text:
+        return False
+    if _HELM_DIRECTIVE.search(text) is not None:
+        return True
+    lines = text.splitlines()
+    for at in error_lines:
+        for i in (at - 1, at):
+            opens = lines[i].find("{{") if 0 <= i < len(lines) else -1
+            if opens >= 0 and lines[i].find("}}", opens + 2) >= 0:  # linear, however long
+                return True
+    return False
 
 
 def _problem_position(exc: Exception, line_offset: int) -> tuple[int | None, int | None]:
@@ -457,7 +481,9 @@ def load_text(
             if err is not None:
                 line, col = _problem_position(err, line_offset)
                 out.errors.append(InputError(path, f"YAML syntax: {_describe(err)}", line, col))
-        if len(out.errors) > errors and looks_like_helm_template(chunk):
+        if len(out.errors) > errors and looks_like_helm_template(
+            chunk, [e.line - 1 - line_offset for e in out.errors[errors:] if e.line is not None]
+        ):
             # An unrendered Helm template: its directives are not YAML. Only documents that
             # do not read as YAML are skipped; kubectl would apply the others, so they are
             # checked.

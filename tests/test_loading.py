@@ -46,6 +46,22 @@ def test_helm_template_is_skipped_with_a_notice() -> None:
     assert len(lf.notices) == 1 and "Helm template" in lf.notices[0].message
 
 
+def test_template_copied_out_of_its_chart_is_a_notice_wherever_its_directives_are() -> None:
+    """A document that does not load because of a ``{{ ... }}`` action in a value (a syntax
+    error, or a mapping used as a key) is an unrendered template, as the README says; a typo
+    in a document that only quotes template text is still an error at its place."""
+    unrendered = DATA / "load" / "unrendered"
+    for name in ("statefulset.yaml", "name-key.yaml"):
+        lf = load_path(str(unrendered / name))
+        assert lf.errors == [] and lf.objects == [], name
+        assert [n.message for n in lf.notices] == [
+            "skipped: unrendered Helm template ({{ ... }}); render it first"
+        ]
+    typo = load_path(str(unrendered / "typo-with-quoted-template.yaml"))
+    assert [(e.line, e.message.split(":")[0]) for e in typo.errors] == [(9, "YAML syntax")]
+    assert typo.notices == []
+
+
 def test_go_template_text_inside_values_is_not_a_helm_template() -> None:
     lf = load_path(str(DATA / "load" / "templated-strings.yaml"))
     assert lf.notices == [] and lf.errors == []

@@ -18,7 +18,9 @@ configurations" (a majority of master-eligible nodes).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from ssrisk.model import K8sObject
 from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
@@ -28,7 +30,11 @@ from ._podspec import containers
 
 ANNOTATION = "ssrisk.io/quorum"
 
-#: Image name parts (the last path segment, split at "-") of consensus-based systems.
+#: Consensus-based systems, by the repository name of their server image (the last path
+#: component, without registry, tag, digest or architecture suffix: ``bitnami/etcd:3.5``,
+#: ``quay.io/coreos/etcd``, ``k8s.gcr.io/etcd-amd64`` are ``etcd``). Only an exact name
+#: counts: ``etcd-operator``, ``mongo-express``, ``consul-template`` and
+#: ``elasticsearch-exporter`` are other programs about those systems, not members of them.
 QUORUM_IMAGES = frozenset(
     {
         "etcd",
@@ -49,22 +55,43 @@ QUORUM_IMAGES = frozenset(
     }
 )
 
-_SPLIT = re.compile(r"[-_.]")
+#: Server images published under another name, and the system they run: the Kubernetes
+#: ZooKeeper tutorial's images, Confluent's ZooKeeper, the Bitnami and Percona Galera and
+#: MongoDB servers, MongoDB's own server images, the enterprise builds of Vault and Consul,
+#: NATS Streaming (clustered over RAFT) and a widely used Elasticsearch build.
+SERVER_ALIASES: dict[str, str] = {
+    "kubernetes-zookeeper": "zookeeper",
+    "k8szk": "zookeeper",
+    "cp-zookeeper": "zookeeper",
+    "mariadb-galera": "galera",
+    "percona-xtradb-cluster": "xtradb",
+    "percona-server-mongodb": "mongodb",
+    "mongodb-community-server": "mongodb",
+    "mongodb-enterprise-server": "mongodb",
+    "vault-enterprise": "vault",
+    "consul-enterprise": "consul",
+    "nats-streaming": "nats",
+    "docker-elasticsearch-kubernetes": "elasticsearch",
+}
+
+#: Architecture suffixes of per-architecture image names (``etcd-amd64``).
+_ARCH = re.compile(r"-(?:amd64|arm64|arm|ppc64le|s390x|386)$")
 
 
 @lru_cache(maxsize=4096)
 def image_system(image: str) -> str | None:
-    """The quorum system an image runs (``"bitnami/etcd:3.5"`` → ``"etcd"``), or ``None``."""
+    """The quorum system whose server an image runs (``"bitnami/etcd:3.5"`` → ``"etcd"``),
+    or ``None`` (``"etcd-operator"``, ``"postgres-exporter"``: not a server of one)."""
     name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
-    for part in _SPLIT.split(name):
-        if part in QUORUM_IMAGES:
-            return part
-    return None
+    name = _ARCH.sub("", name)
+    if name in QUORUM_IMAGES:
+        return name
+    return SERVER_ALIASES.get(name)
 
 
 def quorum_system(ctx: CheckContext) -> str | None:
-    """What makes ``ctx.sts`` a quorum system: ``"etcd"`` (from an image), ``"annotation"``,
-    or ``None`` when it is not one (or the annotation says ``"false"``)."""
+    """What makes ``ctx.sts`` a quorum system: ``"etcd"`` (from its server's image),
+    ``"annotation"``, or ``None`` when it is not one (or the annotation says ``"false"``)."""
     return ctx.sts.memo("quorum_system", lambda: _quorum_system(ctx.sts))
 
 
@@ -74,12 +101,138 @@ def _quorum_system(sts: K8sObject) -> str | None:
         said = str(meta.get(ANNOTATION, "") if meta else "").strip().lower()
         if said in ("true", "false"):
             return "annotation" if said == "true" else None
-    for field, _i, c in containers(sts):
-        if field == "containers":
-            found = image_system(str(c.get("image") or ""))
-            if found:
-                return found if _votes(found, c) else None
-    return None
+    main = server_container(sts)
+    if main is None:
+        return None
+    found = image_system(str(main.get("image") or "")) or _flag_system(main)
+    if found is None or not _serves(found, main) or not _votes(found, main):
+        return None
+    return found
+
+
+#: Server options that say which system a container of another image runs: ``mongod
+#: --replSet`` makes a member of a MongoDB replica set ("Replica Set Elections"), whatever the
+#: image is called (an operator's build of mongod).
+_SERVER_FLAGS: dict[str, re.Pattern[str]] = {"mongodb": re.compile(r"(?:^|\s)--replSet\b")}
+
+
+def _flag_system(container: Mapping[str, Any]) -> str | None:
+    program = _program(container)
+    return next((s for s, flag in _SERVER_FLAGS.items() if flag.search(program)), None)
+
+
+# --- which container is the set's server ---------------------------------------------------
+
+#: The pod annotation that names a pod's main container (kubectl uses it as the default for
+#: ``logs`` and ``exec``: docs/reference/labels-annotations-taints "kubectl.kubernetes.io/
+#: default-container").
+DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
+
+#: Images of helper programs that run beside a server: metrics exporters, configuration
+#: renderers and reloaders, service-mesh and auth proxies, log shippers.
+_HELPER_IMAGE = re.compile(
+    r"(?:exporter|reloader?|consul-template|envtemplate|confd|istio-proxy|"
+    r"proxyv2|envoy|linkerd2?-proxy|oauth2-proxy|cloud-sql-proxy|fluent-bit|fluentd|"
+    r"filebeat|promtail|vector|busybox|alpine|curl|kubectl|wal-g|backup)$"
+)
+#: Container names of such helpers (the Bitnami charts' ``metrics``, ``*-exporter``, ...).
+_HELPER_NAME = re.compile(r"(?:^metrics$|exporter|sidecar|reloader|^istio-proxy$|^backup)")
+
+
+def _image_name(container: Mapping[str, Any]) -> str:
+    image = str(container.get("image") or "")
+    return _ARCH.sub("", image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower())
+
+
+def _is_helper(container: Mapping[str, Any]) -> bool:
+    """A container that runs a helper beside the server (see :data:`_HELPER_IMAGE`), or a
+    quorum system's client program (``vault agent``, ``etcdctl``: :func:`_serves`)."""
+    if _HELPER_IMAGE.search(_image_name(container)):
+        return True
+    if _HELPER_NAME.search(str(container.get("name") or "").lower()):
+        return True
+    system = image_system(str(container.get("image") or ""))
+    return system is not None and not _serves(system, container)
+
+
+def server_container(sts: K8sObject) -> Mapping[str, Any] | None:
+    """The container that runs what the StatefulSet is for (its server), or ``None`` when
+    it has no container: the one the pod template's ``kubectl.kubernetes.io/default-container``
+    annotation names; else of the containers that mount a ``volumeClaimTemplates`` volume
+    (the set's data; all of them when none does), the first that is not a helper (an
+    exporter, a proxy, a configuration renderer, a client such as ``vault agent``: see
+    :func:`_is_helper`), else the first of them. Restartable init containers (sidecars,
+    KEP-753) are never the server."""
+    return sts.memo("server_container", lambda: _server_container(sts))
+
+
+def _server_container(sts: K8sObject) -> Mapping[str, Any] | None:
+    items = [c for field, _i, c in containers(sts) if field == "containers"]
+    if not items:
+        return None
+    notes = sts.get("spec", "template", "metadata", "annotations")
+    named = notes.get(DEFAULT_CONTAINER) if hasattr(notes, "get") else None
+    for c in items:
+        if named and c.get("name") == named:
+            return c
+    claims = {
+        t.get("metadata", {}).get("name")
+        for t in _list(sts.get("spec", "volumeClaimTemplates"))
+        if hasattr(t, "get") and hasattr(t.get("metadata"), "get")
+    }
+    data = [
+        c
+        for c in items
+        if any(hasattr(m, "get") and m.get("name") in claims for m in _list(c.get("volumeMounts")))
+    ]
+    pool = data or items
+    return next((c for c in pool if not _is_helper(c)), pool[0])
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+#: Per system, the programs or subcommands of its image that are clients, not servers
+#: (searched in what the container runs; ``^`` anchors a pattern at the program that runs):
+#: Vault's ``agent`` and ``proxy`` (Vault docs "Vault Agent", "Vault Proxy") and OpenBao's,
+#: ``consul-template`` and Consul's ``connect envoy`` / ``snapshot agent``, the etcd and
+#: ZooKeeper command-line clients, and the MongoDB shell and tools (the server is ``mongod``).
+_CLIENT_COMMANDS: dict[str, re.Pattern[str]] = {
+    "vault": re.compile(r"^(?:\S*/)?(?:agent|proxy)\b|\bvault\s+(?:agent|proxy)\b"),
+    "openbao": re.compile(r"^(?:\S*/)?(?:agent|proxy)\b|\bbao\s+(?:agent|proxy)\b"),
+    "consul": re.compile(r"\bconsul-template\b|\bconsul\s+(?:connect\s+envoy|snapshot\s+agent)\b"),
+    "etcd": re.compile(r"^(?:\S*/)?(?:etcdctl|etcdutl)\b"),
+    "zookeeper": re.compile(r"^(?:\S*/)?zkCli(?:\.sh)?\b"),
+    "mongo": re.compile(r"^(?:\S*/)?(?:mongosh|mongo|mongodump|mongorestore|mongoexport)\b"),
+}
+_CLIENT_COMMANDS["mongodb"] = _CLIENT_COMMANDS["mongo"]
+#: Shells whose ``-c`` script is the program that runs.
+_SHELLS = re.compile(r"^(?:\S*/)?(?:sh|bash|ash|dash)$")
+
+
+def _program(container: Mapping[str, Any]) -> str:
+    """What the container runs, as one line: ``command`` then ``args`` (a shell's ``-c``
+    script in their place; empty when both are unset: the image's own entrypoint)."""
+    words = [str(w) for w in _list(container.get("command")) + _list(container.get("args"))]
+    if len(words) >= 3 and _SHELLS.match(words[0]) and words[1].startswith("-") and "c" in words[1]:
+        words = words[2:]
+    script = " ".join(words).strip()
+    # a script's last ``exec`` is what keeps running (the docker-entrypoint idiom)
+    execs = re.findall(r"(?:^|[;&|\n]\s*)exec\s+([^;&|\n]+)", script)
+    return execs[-1].strip() if execs else script
+
+
+def _serves(system: str, container: Mapping[str, Any]) -> bool:
+    """Whether a container of ``system``'s image runs its server rather than one of its
+    client programs (:data:`_CLIENT_COMMANDS`; ``hashicorp/vault`` with ``args: [agent,
+    ...]`` is a Vault Agent beside the application, not a Vault server)."""
+    pattern = _CLIENT_COMMANDS.get(system)
+    if pattern is None:
+        return True
+    program = _program(container)
+    entry = re.sub(r"^(?:\S*/)?docker-entrypoint\.sh\s+", "", program)
+    return not (pattern.search(program) or pattern.search(entry))
 
 
 #: Systems where only some node roles vote: Elasticsearch and OpenSearch elect the master from

@@ -9,6 +9,7 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import STATEFULSET_AUTO_DELETE_PVC, gate_enabled
+from ._text import paragraph
 
 WHAT = {
     "whenScaled": (
@@ -20,6 +21,12 @@ WHAT = {
         "change an immutable field loses all data"
     ),
 }
+
+#: Both fields set to Delete (one finding: one block, one cause).
+BOTH = (
+    "deleting the StatefulSet deletes every claim, and a scale-down those of removed ordinals: "
+    "their data is lost"
+)
 
 
 class PvcRetentionDelete(Rule):
@@ -42,25 +49,41 @@ class PvcRetentionDelete(Rule):
         if not ctx.sts.get("spec", "volumeClaimTemplates"):
             return
         base = ("spec", "persistentVolumeClaimRetentionPolicy")
-        for field, what in WHAT.items():
-            if ctx.sts.get(*base, field) != "Delete":
-                continue
-            msg = f"{field}: Delete: {what}"
+        fields = [f for f in WHAT if ctx.sts.get(*base, f) == "Delete"]
+        if not fields:
+            return
+        # One block, one cause: both fields set to Delete are one finding (at the block), whose
+        # message and explanation keep both consequences.
+        if len(fields) == 1:
+            msg = f"{fields[0]}: Delete: {WHAT[fields[0]]}"
+            at = ctx.sts.pos(*base, fields[0])
+        else:
+            msg = f"whenDeleted and whenScaled: Delete: {BOTH}"
+            at = ctx.sts.pos(*base)
 
-            def explanation(field: str = field) -> str:  # bound: runs after the loop
-                return f"""
-With persistentVolumeClaimRetentionPolicy.{field}: Delete the StatefulSet controller sets
-owner references on the claims (stateful_pod_control.go#UpdatePodClaimForRetentionPolicy) and
-the garbage collector deletes them: whenScaled when an ordinal is scaled away, whenDeleted
-when the StatefulSet is deleted. The PersistentVolume then follows its reclaim policy (Delete
-for dynamically provisioned volumes). Node failures and pod replacement do not delete claims.
-The default, Retain, keeps them.
+        def explanation() -> str:
+            which = " and ".join(f"{f}: Delete" for f in fields)
+            lost = "\n".join(f"- {f}: {WHAT[f]}." for f in fields)
+            head = paragraph(
+                f"""With persistentVolumeClaimRetentionPolicy {which} the StatefulSet controller
+                sets owner references on the claims
+                (stateful_pod_control.go#UpdatePodClaimForRetentionPolicy) and the garbage
+                collector deletes them:"""
+            )
+            return f"""
+{head}
+
+{lost}
+
+The PersistentVolume then follows its reclaim policy (Delete for dynamically provisioned
+volumes). Node failures and pod replacement do not delete claims. The default, Retain, keeps
+them.
 
 Fix: use Retain for data that matters (clean up claims explicitly), or keep Delete only for
 caches and replicas that rebuild their data from peers.
 """
 
-            yield self.finding(ctx, ctx.sts.pos(*base, field), msg, explanation)
+        yield self.finding(ctx, at, msg, explanation)
 
 
 @hookimpl

@@ -137,3 +137,14 @@ def test_the_same_note_is_counted_over_statefulsets() -> None:
     report = _json(str(TEXTBOOK))
     notes = {n["rule"]: n["statefulsets"] for n in report["run_notes"]}
     assert notes == {"no-automatic-failover": 2, "rwo-volume-reattach": 2}
+
+
+def test_one_retention_policy_block_is_one_finding() -> None:
+    # whenDeleted and whenScaled: Delete in one persistentVolumeClaimRetentionPolicy (as Loki's
+    # backend renders it): one cause, one finding, which keeps both consequences
+    path = DATA / "rules" / "pvc-retention-delete" / "fail-both-delete.yaml"
+    report = _json("--select", "pvc-retention-delete", str(path))
+    (finding,) = report["findings"]
+    assert "whenDeleted" in finding["message"] and "whenScaled" in finding["message"]
+    assert "deleting the StatefulSet" in finding["message"] and "scale-down" in finding["message"]
+    assert "- whenDeleted:" in finding["explanation"] and "- whenScaled:" in finding["explanation"]

@@ -11,11 +11,17 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
 from ._podspec import is_headless
+from ._workload import serves
+
+#: What is lost, by whether the pods serve (see :meth:`HeadlessServiceMissing._finding`).
+LOST = "the pods get no per-pod DNS names"
+LOST_UNUSED = "no per-pod DNS names, and no port declared to reach the pods by them"
 
 
 class HeadlessServiceMissing(Rule):
     id = "headless-service-missing"
     severity = Severity.WARNING
+    other_severities = (Severity.INFO,)
     summary = (
         "serviceName names no Service in the namespace, a Service that is not headless, or one "
         "whose selector does not select the pods: no stable per-pod DNS names"
@@ -25,6 +31,7 @@ class HeadlessServiceMissing(Rule):
         "web: docs/concepts/services-networking/dns-pod-service.md (A/AAAA records)",
         "k8s: pkg/controller/endpointslice/reconciler.go (hostname from pod.spec.hostname and "
         "subdomain)",
+        "k8s: pkg/controller/statefulset/stateful_set_utils.go#initIdentity",
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
@@ -36,9 +43,7 @@ class HeadlessServiceMissing(Rule):
             if ctx.is_fragment:
                 return  # a patch that leaves serviceName to the object it patches
             at = ctx.sts.pos("spec", "serviceName")
-            yield self._finding(
-                ctx, at, "serviceName is not set: the pods get no per-pod DNS names", name or ""
-            )
+            yield self._finding(ctx, at, "serviceName is not set: {lost}", name or "")
             return
         at = ctx.sts.pos("spec", "serviceName")
         candidates = [
@@ -52,8 +57,7 @@ class HeadlessServiceMissing(Rule):
             yield self._finding(
                 ctx,
                 at,
-                f"serviceName {name!r} names no Service in namespace {ns}{where}: the pods get "
-                "no per-pod DNS names",
+                f"serviceName {name!r} names no Service in namespace {ns}{where}: {{lost}}",
                 name,
             )
             return
@@ -68,7 +72,7 @@ class HeadlessServiceMissing(Rule):
         yield self._finding(
             ctx,
             at,
-            f"{problem}: the pods get no per-pod DNS names",
+            f"{problem}: {{lost}}",
             name,
         )
 
@@ -90,8 +94,28 @@ class HeadlessServiceMissing(Rule):
             return f"headless Service {name!r} selects {shown}, not these pods"
         return None
 
-    def _finding(self, ctx: CheckContext, at: Position, msg: str, name: str) -> Finding:
+    def _finding(self, ctx: CheckContext, at: Position, template: str, name: str) -> Finding:
+        """The finding at ``at``; ``template``'s ``{lost}`` says what is lost. Only per-pod DNS
+        names depend on the governing Service: the StatefulSet controller creates the pods
+        without it (stateful_set_utils.go#initIdentity sets hostname and subdomain). Pods that
+        serve (a declared port, or a Service with ports selecting them) are reached by those
+        names: a warning; pods that declare no port have nothing to be reached on: info."""
+        served = serves(ctx)
+        msg = template.replace("{lost}", LOST if served else LOST_UNUSED)
+
         def explanation() -> str:
+            usage = (
+                """
+The pods serve (a declared container port, or a Service with ports that selects them), so
+peers and clients that address one pod by name get NXDOMAIN: a warning.
+"""
+                if served
+                else """
+No container declares a port and no Service with ports selects the pods, so nothing is known
+to reach them by those names: a note (info). Declare the ports of a pod that does serve, and
+this becomes a warning.
+"""
+            )
             return f"""
 A StatefulSet gives each pod the hostname {ctx.pod_name(0)} and the subdomain serviceName, but
 the DNS records {ctx.pod_name(0)}.<serviceName>.<namespace>.svc only exist when a headless
@@ -100,6 +124,12 @@ EndpointSlice controller publishes each selected pod with its hostname, and clus
 those records. Without them replicas cannot find each other by name, clients cannot reach a
 given ordinal, and after a failover the peers keep pointing at nothing.
 
+The Kubernetes documentation states it as a limitation: StatefulSets need a headless Service
+responsible for the network identity of the pods, and you must create it ("Limitations" and
+"Stable Network ID" in docs/concepts/workloads/controllers/statefulset.md). Only those names
+depend on it: the StatefulSet controller creates the pods and sets their hostname and
+subdomain whether or not the Service exists (stateful_set_utils.go#initIdentity).
+{usage}
 If the Service is in another file, check the files together (or name it with --context).
 
 Fix: create a Service named {name or "after spec.serviceName"} in the StatefulSet's namespace
@@ -107,7 +137,9 @@ with clusterIP: None and a selector matching the pod template labels (clusterIP 
 changed on an existing Service: create a second, headless one and point serviceName at it).
 """
 
-        return self.finding(ctx, at, msg, explanation)
+        return self.finding(
+            ctx, at, msg, explanation, severity=Severity.WARNING if served else Severity.INFO
+        )
 
 
 @hookimpl

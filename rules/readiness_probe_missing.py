@@ -9,11 +9,35 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import POD, containers
+from ._workload import serves
+
+WHY = """
+Without a readiness probe the kubelet reports a container ready as soon as it is running
+(prober_manager.go#UpdatePodStatus), so the pod turns Ready before the application has loaded
+data, joined its cluster or caught up with replication. The StatefulSet controller uses Ready
+to order start-up under OrderedReady and to pace rolling updates (one pod at a time, each
+waiting for the previous to be Ready), so an update can restart every replica in turn while
+none has really recovered; PodDisruptionBudgets count such pods as healthy too.
+"""
+SERVED = """
+The pods serve (a declared container port, or a Service with ports that selects them): Service
+endpoints list a pod as soon as it is Ready, so clients are sent to it before it can answer.
+"""
+NOT_SERVED = """
+No container declares a port and no Service with ports selects the pods, so no client is sent
+to them by a Service: what Ready decides here is only the pace of start-up and rollouts from one
+replica to the next (with one replica, nothing: this is then a note, info).
+"""
+FIX = """
+Fix: add a readinessProbe that checks that the member can serve (and has rejoined its
+cluster), with a startupProbe for slow starts.
+"""
 
 
 class ReadinessProbeMissing(Rule):
     id = "readiness-probe-missing"
     severity = Severity.WARNING
+    other_severities = (Severity.INFO,)
     summary = (
         "no container has a readiness probe: a pod is Ready as soon as it starts, so ordered "
         "start-up, rolling updates and Service endpoints do not wait for the application"
@@ -33,26 +57,29 @@ class ReadinessProbeMissing(Rule):
         names = ", ".join(str(c.get("name", "?")) for _, _, c in found)
         if len(names) > 40:
             names = names[:37] + "..."
+        # Ready matters for two things: sending clients (only to a set that serves) and pacing
+        # start-up and rollouts from one pod to the next (only with several replicas). A pod
+        # that is neither served to nor paced loses nothing without a probe: a note.
+        served = serves(ctx)
+        severity = Severity.WARNING if served or ctx.replicas > 1 else Severity.INFO
         if ctx.pod_management_policy == "OrderedReady" and ctx.replicas > 1:
-            effect = "start-up and rollouts move on as soon as containers run, not when they serve"
-        else:
+            effect = "start-up and rollouts move on as soon as containers run"
+            effect += ", not when they serve" if served else ""
+        elif served:
             effect = "rollouts move on and clients are sent as soon as containers run"
+        elif ctx.replicas > 1:
+            effect = "rollouts move on as soon as containers run (no port: no client is sent)"
+        else:
+            effect = (
+                "Ready means only running (no port, one replica: no client or rollout waits on it)"
+            )
         msg = f"no readiness probe on any container ({names}): {effect}"
-        explanation = """
-Without a readiness probe the kubelet reports a container ready as soon as it is running
-(prober_manager.go#UpdatePodStatus), so the pod turns Ready before the application has loaded
-data, joined its cluster or caught up with replication. The StatefulSet controller uses Ready
-to order start-up under OrderedReady and to pace rolling updates (one pod at a time, each
-waiting for the previous to be Ready), so an update can restart every replica in turn while
-none has really recovered; Service endpoints and PodDisruptionBudgets count such pods as
-healthy too.
-
-Fix: add a readinessProbe that checks that the member can serve (and has rejoined its
-cluster), with a startupProbe for slow starts.
-"""
+        explanation = WHY + (SERVED if served else NOT_SERVED) + FIX
         main = [(f, i) for f, i, _ in found if f == "containers"] or [found[0][:2]]
         field, index = main[0]
-        yield self.finding(ctx, ctx.sts.pos(*POD, field, index), msg, explanation)
+        yield self.finding(
+            ctx, ctx.sts.pos(*POD, field, index), msg, explanation, severity=severity
+        )
 
 
 @hookimpl

@@ -1,0 +1,70 @@
+"""What the pods of a StatefulSet do, as far as the manifests say: hold state, serve clients
+(helpers for rules; nothing here reports anything).
+
+A rule whose harm needs one of these (an outage of stored data, clients sent to a pod that is
+not ready, per-pod names that peers resolve) reads them here, so that every rule draws the line
+in the same place:
+
+- a set **holds state** when a claim gives its pods a volume that outlives them: a
+  ``volumeClaimTemplates`` entry, or a pod volume that mounts a PersistentVolumeClaim
+  (``emptyDir`` and generic ephemeral volumes go with the pod and hold nothing across a
+  replacement: docs/concepts/storage/ephemeral-volumes.md);
+- a set **serves** when a container (or sidecar) declares a port, or a Service of its namespace
+  that selects its pods declares one (the Service sends clients to the pods' endpoints:
+  docs/concepts/services-networking/service.md). Declared container ports are informational
+  to Kubernetes (a process may listen on others), so a set that declares none and is behind no
+  Service with ports is taken at its word: nothing is sent to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ssrisk.model import K8sObject
+from ssrisk.selectors import map_selector_matches
+
+from ._podspec import containers, pod_spec
+
+if TYPE_CHECKING:
+    from ssrisk.rule import CheckContext
+
+
+def holds_state(sts: K8sObject) -> bool:
+    """Whether a claim gives the pods a volume that outlives them (``volumeClaimTemplates``, or
+    a ``persistentVolumeClaim`` pod volume)."""
+    return sts.memo("holds_state", lambda: _holds_state(sts))
+
+
+def _holds_state(sts: K8sObject) -> bool:
+    templates = sts.get("spec", "volumeClaimTemplates")
+    if isinstance(templates, list) and any(isinstance(t, Mapping) for t in templates):
+        return True
+    volumes = pod_spec(sts).get("volumes")
+    return isinstance(volumes, list) and any(
+        isinstance(v, Mapping) and isinstance(v.get("persistentVolumeClaim"), Mapping)
+        for v in volumes
+    )
+
+
+def declares_ports(sts: K8sObject) -> bool:
+    """Whether a container or sidecar of the template declares a port."""
+    return any(isinstance(c.get("ports"), list) and c["ports"] for _, _, c in containers(sts))
+
+
+def serves(ctx: CheckContext) -> bool:
+    """Whether clients can be sent to the pods: a container port is declared, or a Service of
+    the namespace with ports selects them."""
+    return ctx.memo("serves", lambda: _serves(ctx))
+
+
+def _serves(ctx: CheckContext) -> bool:
+    if declares_ports(ctx.sts):
+        return True
+    for svc in ctx.inventory.in_namespace("Service", ctx.sts.namespace):
+        ports = svc.get("spec", "ports")
+        if isinstance(ports, list) and ports:
+            selector = svc.get("spec", "selector")
+            if map_selector_matches(selector, ctx.pod_labels):
+                return True
+    return False

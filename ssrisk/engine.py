@@ -106,7 +106,7 @@ def merge_reports(reports: Sequence[Report], labels: Sequence[str] = ()) -> Repo
         merged.baselined += r.baselined
     merged.findings.sort(key=Finding.sort_key)
     merged.folded.sort(key=Finding.sort_key)
-    merged.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
+    merged.errors = _distinct_errors(merged.errors)
     return merged
 
 
@@ -241,8 +241,14 @@ def check_loaded(
     )
     report.findings.sort(key=Finding.sort_key)
     report.folded.sort(key=Finding.sort_key)
-    report.errors.sort(key=lambda e: (e.path, e.line or 0, e.column or 0))
+    report.errors = _distinct_errors(report.errors)
     return report
+
+
+def _distinct_errors(errors: Sequence[InputError]) -> list[InputError]:
+    """``errors`` sorted by place, each once: a base that two overlays include (or a chart
+    file two runs render) has one error at its line, not one per build that met it."""
+    return sorted(set(errors), key=lambda e: (e.path, e.line or 0, e.column or 0, e.message))
 
 
 def duplicate_definitions(objects: Sequence[K8sObject]) -> list[Notice]:

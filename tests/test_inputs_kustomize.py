@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, run_cli
+from conftest import DATA, ROOT, run_cli
 
 from ssrisk.renderers.inputs import load_inputs, plan_inputs
 from ssrisk.settings import Settings
@@ -112,10 +112,39 @@ def test_missing_kustomize_is_one_clear_error_and_other_inputs_are_checked(
     assert run.code == 2
 
 
-def test_broken_kustomization_reports_kustomize_message(tmp_path: Path) -> None:
-    (tmp_path / "kustomization.yaml").write_text("resources:\n  - missing.yaml\n")
-    run = run_cli("check", "--format", "json", str(tmp_path))
+def test_broken_kustomization_reports_kustomize_message() -> None:
+    """A build kustomize refuses (a resource listed twice) gives kustomize's message without
+    kubectl's log header (``E1201 14:04:22.620044 29181 run.go:72] "command failed"
+    err=...``) and with the user's spelling of paths, not the private copy's or absolute."""
+    failing = DATA / "inputs" / "kz-failing"
+    shown = "tests/data/inputs/kz-failing"
+    run = run_cli("check", "--format", "json", shown, cwd=ROOT)
     (err,) = run.json()["errors"]
-    assert err["path"] == str(tmp_path) and "missing.yaml" in err["message"]
-    assert "ssrisk-kustomize" not in err["message"]  # the user's paths, not ours
+    assert err["path"] == f"{shown}/overlay"
+    message = err["message"]
+    assert message.startswith("cannot build kustomization: ") and "already registered" in message
+    assert f"'{shown}/base/sts.yaml'" in message
+    for leak in ("run.go", "command failed", 'err="', str(failing), "ssrisk-kustomize"):
+        assert leak not in message
     assert run.code == 2
+
+
+def test_a_missing_local_reference_is_an_error_at_its_line_once() -> None:
+    """A resource or patch file the kustomization names but that is not there is an error at
+    the kustomization's line, once although two overlays include the base; a field path
+    (``labels[].fields[].path``) and an existing generator file are no error."""
+    shown = "tests/data/inputs/kz-missing"
+    run = run_cli("check", shown, cwd=ROOT)
+    assert run.code == 2
+    errors = [line for line in run.out.splitlines() if ": error: " in line]
+    assert errors == [
+        f"{shown}/base/kustomization.yaml:6:5: error: resources: 'gone.yaml' does not exist;"
+        " not built",
+        f"{shown}/overlays/prod/kustomization.yaml:7:11: error: patches: 'grace.yaml' does not"
+        " exist; not built",
+    ]
+    # the file named as changed (deleted by the commit) is a notice; the kustomization that
+    # still lists it cannot be built, which is the error
+    gone = run_cli("check", "--changed", f"{shown}/base/gone.yaml", cwd=ROOT)
+    assert f"{shown}/base/gone.yaml: notice: deleted (not on disk)" in gone.out
+    assert next(x for x in gone.out.splitlines() if "error:" in x) == errors[0]

@@ -12,6 +12,7 @@ a kustomization it includes) sets are pointed at in that patch file.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -89,12 +90,14 @@ def build(
     limits: Limits | None = None,
     *,
     network: bool = False,
+    given: str | None = None,
 ) -> tuple[str, str | None]:
     """Run kustomize on the copy of ``directory`` (a real path inside ``copy``'s tree),
     bounded (:mod:`ssrisk.renderers.bounded`): no network unless ``network``
     (``--allow-remote-resources``), a scrubbed environment whose kubeconfig names no
     reachable cluster, and the time, memory and output limits of ``limits``. ``tmp`` is a
-    private directory for the wrapper and the renderer's home.
+    private directory for the wrapper and the renderer's home. ``given``: the directory as
+    the user spelt it (paths in kustomize's message are shown the same way).
 
     Returns:
         ``(yaml stream, wrapper directory)``; origin annotation paths in the stream are
@@ -102,10 +105,12 @@ def build(
         without origins, which happens only if the wrapper cannot be built).
 
     Raises:
-        RenderError: kustomize/kubectl is missing, the build fails (kustomize's message, with
-            the copy's paths written as the tree's) or passes a limit.
+        RenderError: kustomize/kubectl is missing, the build fails (kustomize's message,
+            :func:`tool_error`) or passes a limit.
     """
     target = copy.copy_of(directory)
+    shown_root = display_path(copy.root, given or directory)
+    shown_directory = display_path(directory, given or directory)
     private = os.path.join(tmp, "home")
     wrapper = os.path.join(tmp, "wrapper")
     os.mkdir(private)
@@ -128,8 +133,9 @@ def build(
                 argv, what=what, cwd=private, env=env, limits=limits, network=network
             )
         except RenderError as exc:
-            message = str(exc).replace(copy.path, copy.root).replace(wrapper, directory)
-            raise RenderError(message) from None
+            raise RenderError(
+                tool_error(str(exc), {copy.path: shown_root, wrapper: shown_directory})
+            ) from None
 
     try:
         return run(wrapper), wrapper
@@ -139,6 +145,35 @@ def build(
     # Build the directory itself: either it works without origins, or its error message
     # names the user's files rather than the wrapper.
     return run(target), None
+
+
+#: kubectl logs a failed command through klog: ``E1201 14:04:22.620044   29181 run.go:72] ``
+#: (k8s.io/klog/v2, the header of every line: severity, date, time, thread id, file:line).
+_KLOG_HEADER = re.compile(r"\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.-]+:\d+\] ")
+#: ... followed by ``"command failed" err="<quoted message>"`` or, for a message of several
+#: lines, ``err=<`` then the lines, then ``>`` (klog's structured values; here joined by
+#: ``; `` as :func:`~ssrisk.renderers.common.tool_message` gives them).
+_KLOG_FAILED = re.compile(r'^"command failed" err=(?:"(?P<quoted>.*)"|<; (?P<lines>.*?)(?:; >)?)$')
+
+
+def tool_error(message: str, paths: Mapping[str, str]) -> str:
+    """kustomize's (or kubectl's) error message as a user reads it: without klog's header
+    and structured-value quoting, and every path of the private build (``paths``: prefix ->
+    how to show it, the checked tree's directory as the user spelt it) written as the
+    user's path."""
+    text = _KLOG_HEADER.sub("", message).strip()
+    failed = _KLOG_FAILED.match(text)
+    if failed is not None:
+        quoted = failed.group("quoted")
+        text = (
+            quoted.replace('\\"', '"').replace("\\\\", "\\")
+            if quoted is not None
+            else failed.group("lines")
+        )
+    for prefix, shown in sorted(paths.items(), key=lambda p: -len(p[0])):
+        text = text.replace(prefix + os.sep, "" if shown == os.curdir else shown + os.sep)
+        text = text.replace(prefix, shown)
+    return text
 
 
 def _quote(value: str) -> str:
@@ -183,7 +218,7 @@ def render_kustomization(
         tmp = os.path.realpath(tmp)
         try:
             copy = copy_tree(analysis.roots, root, os.path.join(tmp, "tree"))
-            text, wrapper = build(copy, real, tmp, limits, network=network)
+            text, wrapper = build(copy, real, tmp, limits, network=network, given=directory)
         except CopyTooLarge as exc:
             return error(directory, f"cannot build kustomization: {exc}")
         except RenderError as exc:

@@ -72,6 +72,7 @@ MAX_KUSTOMIZATION_BYTES = 1024 * 1024
 MAX_COPY_FILES = 10_000
 MAX_COPY_BYTES = 64 * 1024 * 1024
 
+_GENERATORS = ("configmapgenerator", "secretgenerator")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^git@|^[\w.-]+@[\w.-]+:|^git::")
 #: ``github.com/org/repo``, ``gitlab.example.com/x``: a first path component that is a host.
 _HOST = re.compile(r"^[\w-]+(\.[\w-]+)+(:\d+)?/")
@@ -98,6 +99,10 @@ class Entry:
     line: int
     column: int
     multiline: bool = False
+    #: for a ``"file"`` entry: its key (case-folded) and the key of the field it is under
+    #: (``path`` under ``patches``), ``None`` at the top level
+    key: str | None = None
+    under: str | None = None
 
 
 def is_remote(entry: str) -> bool:
@@ -231,9 +236,9 @@ def file_entries(root: Any) -> Iterator[Entry]:
     from yaml.nodes import MappingNode, SequenceNode
 
     seen: set[int] = set()
-    stack = [root]
+    stack: list[tuple[Any, str | None]] = [(root, None)]
     while stack:
-        node = stack.pop()
+        node, under = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
@@ -243,10 +248,11 @@ def file_entries(root: Any) -> Iterator[Entry]:
                     for entry in _strings(value, "file"):
                         if not entry.multiline:
                             entry.value = entry.value.rpartition("=")[2]
+                        entry.key, entry.under = key, under
                         yield entry
-                stack.append(value)
+                stack.append((value, key))
         elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
+            stack.extend((item, under) for item in node.value)
 
 
 def _unusable(entry: str) -> str | None:
@@ -362,7 +368,14 @@ def _check_entry(
         return error(f"{value!r} is inside a .git directory; not built"), None
     full = os.path.join(root, target)
     if not os.path.lexists(full):
-        return None, None  # kustomize reports a missing file (there is no git to try)
+        if _must_exist(entry):
+            return InputError(
+                kfile,
+                f"{_field_name(entry)}: {value!r} does not exist; not built",
+                entry.line,
+                entry.column,
+            ), None
+        return None, None
     refused = refusal(full, root)
     if refused is not None:
         return error(f"{value!r} is {refused}"), None
@@ -377,6 +390,50 @@ def _check_entry(
             )
             return _check_configuration(entry, full, shown, here, root, remote_ok), None
     return None, None
+
+
+#: ``(key, the field it is under)`` of the file entries of a kustomization that kustomize
+#: loads whenever it builds (a missing one fails the build: api/internal/target/
+#: kusttarget.go; api/internal/generators and api/filters for generator files and patches).
+#: ``path`` elsewhere is a field path (``labels[].fields[].path: spec/selector``), not a file.
+_LOADED_FILES = frozenset(
+    {
+        ("patchesstrategicmerge", None),
+        ("crds", None),
+        ("configurations", None),
+        ("path", "patches"),
+        ("path", "patchesjson6902"),
+        ("path", "replacements"),
+        *((key, gen) for key in ("files", "envs", "env") for gen in _GENERATORS),
+    }
+)
+
+
+def _must_exist(entry: Entry) -> bool:
+    """Whether kustomize fails the build when the local path of ``entry`` is missing: every
+    entry of :data:`RESOURCE_FIELDS` and the file fields of :data:`_LOADED_FILES`; a glob
+    pattern (``*``, ``?``, ``[``) names no one file and is left to kustomize."""
+    if any(c in entry.value for c in "*?["):
+        return False
+    if entry.field in RESOURCE_FIELDS:
+        return True
+    return (entry.key, entry.under) in _LOADED_FILES
+
+
+#: kustomization field names as kustomize spells them (entries hold them case-folded)
+_FIELD_NAMES = {
+    n.casefold(): n
+    for n in ("patchesStrategicMerge", "patchesJson6902", "configMapGenerator", "secretGenerator")
+}
+
+
+def _field_name(entry: Entry) -> str:
+    """The kustomization field ``entry`` belongs to, as the user wrote it in the common
+    spelling: ``patches`` for ``patches[].path``, ``files`` for a generator's files."""
+    name = entry.field
+    if name == "file" and entry.key is not None:
+        name = entry.under if entry.key == "path" and entry.under else entry.key
+    return _FIELD_NAMES.get(name, name)
 
 
 def _check_inline(

@@ -15,12 +15,36 @@ from ._podspec import UNREACHABLE, budget
 from ._quorum import members, quorum_system
 from ._sim import timeline_block
 from ._text import paragraph
+from ._workload import holds_state, serves
 from .pdb_blocks_drain import MAX_MESSAGE_CHARS, only_one
+
+#: What the one pod's outage costs (see :meth:`SingleReplica._kind`).
+STATE, SERVICE, NOTHING = "state", "service", "nothing"
+SEVERITY = {STATE: Severity.ERROR, SERVICE: Severity.WARNING, NOTHING: Severity.INFO}
+
+#: Why the outage costs what the severity says (a paragraph of the explanation).
+COST = {
+    STATE: """A volume claim holds the pod's data, so no other pod can take over: the set is
+    down until this pod runs again on its volume. That is an error.""",
+    SERVICE: """No claim holds data here (no volumeClaimTemplates, no PersistentVolumeClaim
+    volume) but the pods serve clients (a declared container port, or a Service with ports
+    that selects them): nothing is lost with the pod and any pod could take over, yet the
+    StatefulSet controller does not replace it while the old object exists, so the service
+    stays down until someone acts. A Deployment would have a new pod running a few minutes
+    after a node loss, as soon as the taint eviction deletes the old one (the ReplicaSet
+    controller does not count a pod being deleted: pkg/controller/controller_utils.go
+    #IsPodActive). No data is at stake, so a warning.""",
+    NOTHING: """No container declares a port, no Service with ports selects the pods and no
+    claim holds data: nothing is sent to this pod and nothing is lost with it (a toolbox, a
+    job runner, a sleep loop), so there is nothing to fail over: a note (info), unless a budget
+    blocks drains. Declared ports or a claim make it a warning or an error.""",
+}
 
 
 class SingleReplica(Rule):
     id = "single-replica"
     severity = Severity.ERROR
+    other_severities = (Severity.WARNING, Severity.INFO)
     summary = (
         "one replica (replicas: 1, unset, or an autoscaler's minReplicas: 1): every node loss, "
         "drain and rollout is an outage of the whole set"
@@ -51,14 +75,16 @@ class SingleReplica(Rule):
             t = loss.result.time_to_recovery_s
             outcome = f"simulated node loss{' ' + how if how else ''}: back at {fmt_duration(t)}"
         blocking = self._blocking_pdb(ctx)
-        if blocking is None:
-            what = "every node loss, drain and rollout is a full outage"
-        else:  # the drain does not take the pod: it hangs (pdb-blocks-drain, folded here)
-            what = f"every node loss and rollout is a full outage, PDB {blocking!r} blocks drains"
-        msg = f"{ctx.replicas_field}: {what}; {outcome}"
+        kind = self._kind(ctx)
+        msg = self._message(ctx, kind, f"PDB {blocking!r}" if blocking else None, outcome)
         if len(msg) > MAX_MESSAGE_CHARS and blocking is not None:
-            what = "every node loss and rollout is a full outage, its PDB blocks drains"
-            msg = f"{ctx.replicas_field}: {what}; {outcome}"
+            msg = self._message(ctx, kind, "its PDB", outcome)
+        # What the outage costs decides the severity: stored data stuck behind a lost node is
+        # an error; a service that stores nothing is a warning (no data at stake, but down
+        # until someone acts); a pod that neither serves nor stores has nothing to fail over
+        # (info). A budget that never lets a drain through hangs every drain of the node
+        # whatever the pod does, and is folded in here: an error as pdb-blocks-drain is.
+        severity = Severity.ERROR if blocking is not None else SEVERITY[kind]
 
         def explain() -> str:
             default = seconds(default_toleration_s(ctx, UNREACHABLE))
@@ -79,9 +105,11 @@ class SingleReplica(Rule):
                 every += "\n\n" + paragraph(
                     f"""The PodDisruptionBudget {blocking!r} needs the one pod healthy, so the
                     eviction API never lets it go (eviction.go#Create) and every drain of its
-                    node hangs until someone deletes the pod or the budget; with 3 replicas the
-                    same budget would allow one eviction."""
+                    node hangs until someone deletes the pod or the budget, whatever the pod
+                    serves or stores (an error, as pdb-blocks-drain reports it); with 3 replicas
+                    the same budget would allow one eviction."""
                 )
+            every += "\n\n" + paragraph(COST[kind])
             node_loss = paragraph(
                 f"""On node loss the node lifecycle controller marks the node Unknown after
                 node-monitor-grace-period and the pod NotReady (it leaves the Service endpoints);
@@ -95,10 +123,52 @@ class SingleReplica(Rule):
                 f"""Fix: run at least 2 replicas (3 for quorum systems) spread over nodes, or
                 accept the outage and keep a runbook ({runbook}); with an autoscaler, raise its
                 minReplicas."""
+                if kind == STATE
+                else f"""Fix: run at least 2 replicas spread over nodes, or run the pods as a
+                Deployment if they need no stable identity; or accept the outage and keep a
+                runbook ({runbook})."""
+                if kind == SERVICE
+                else f"""Nothing to fix if the pod serves no one (a toolbox, a job runner). If
+                it does, declare its ports (containerPort), which makes this a warning, and run
+                2 replicas; a runbook for a lost node: {runbook}."""
             )
             return f"{every}\n\n{node_loss}\n{timeline}\n{fix}\n"
 
-        yield self.finding(ctx, ctx.replicas_at(), msg, explain)
+        yield self.finding(ctx, ctx.replicas_at(), msg, explain, severity=severity)
+
+    @staticmethod
+    def _kind(ctx: CheckContext) -> str:
+        """What an outage of the one pod costs: :data:`STATE` (a claim holds its data),
+        :data:`SERVICE` (it serves and stores nothing) or :data:`NOTHING` (neither)."""
+        if holds_state(ctx.sts):
+            return STATE
+        return SERVICE if serves(ctx) else NOTHING
+
+    @staticmethod
+    def _message(ctx: CheckContext, kind: str, pdb: str | None, outcome: str) -> str:
+        """The one-line message; ``pdb`` names the budget that blocks drains (folded here)."""
+        head = ctx.replicas_field
+        if kind == STATE:
+            what = (
+                f"every node loss and rollout is a full outage, {pdb} blocks drains"
+                if pdb
+                else "every node loss, drain and rollout is a full outage"
+            )
+        elif kind == SERVICE:
+            head += " and no volume claim"
+            what = (
+                f"every node loss and rollout stops its service, {pdb} blocks drains"
+                if pdb
+                else "every node loss, drain and rollout stops its service"
+            )
+        else:
+            head += ", no ports and no volume claim"
+            what = (
+                f"nothing to fail over, but {pdb} blocks drains of its node"
+                if pdb
+                else "nothing serves or stores here"
+            )
+        return f"{head}: {what}; {outcome}"
 
     @staticmethod
     def _blocking_pdb(ctx: CheckContext) -> str | None:

@@ -250,7 +250,8 @@ KINDS = sorted((HOSTILE / "kinds").iterdir())
 def test_a_statefulset_in_disguise_is_checked(path: Path) -> None:
     """Tags, anchors, aliases, block scalars, comments and escapes in ``kind`` (or its key),
     and a line starting with ``{{`` in another document: kubectl reads a StatefulSet."""
-    report = run_cli("check", "--format", "json", str(path))
+    # (the pods serve and store nothing: its findings are notes, which --fail-on info counts)
+    report = run_cli("check", "--format", "json", "--fail-on", "info", str(path))
     data = report.json()
     assert data["errors"] == [] and data["summary"]["statefulsets"] == 1, data
     assert "single-replica" in {f["rule"] for f in data["findings"]}

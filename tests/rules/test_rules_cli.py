@@ -59,7 +59,7 @@ def test_rules_list_every_severity_a_rule_can_report() -> None:
     assert line.split()[1] == "error/info"
     listed = {r["id"]: r for r in run_cli("rules", "--format", "json").json()}
     assert listed["quorum-replicas"]["severities"] == ["error", "warning"]
-    assert listed["single-replica"]["severities"] == ["error"]
+    assert listed["single-replica"]["severities"] == ["error", "warning", "info"]
 
 
 def test_reported_severities_are_the_listed_ones() -> None:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, run_cli
+from conftest import DATA, ROOT, run_cli
 
 from ssrisk.inventory import Inventory
 from ssrisk.renderers.helm import describe_renderer
@@ -98,10 +98,25 @@ def test_broken_template_is_one_error_and_other_inputs_are_checked() -> None:
     run = run_cli("check", "--format", "json", str(BROKEN), str(plain))
     report = run.json()
     (err,) = report["errors"]
-    assert err["path"] == str(BROKEN)
-    assert "nosuchfunction" in err["message"] and "statefulset.yaml" in err["message"]
+    # at the template's line Helm names (a file of the chart), not at the chart directory
+    assert (err["path"], err["line"]) == (str(BROKEN / "templates" / "statefulset.yaml"), 6)
+    assert "nosuchfunction" in err["message"]
     assert any(f["path"] == str(plain) for f in report["findings"])
     assert run.code == 2
+
+
+def test_a_subchart_template_error_is_at_its_file_and_line() -> None:
+    """Helm names a subchart's template by chart names (``app/charts/postgres/...``); the
+    error is at the file in the subchart's directory (``charts/postgres-dir``), line and
+    column, in every format (the github annotation's ``file=`` too)."""
+    chart = DATA / "inputs" / "broken-subchart"
+    template = chart / "charts" / "postgres-dir" / "templates" / "statefulset.yaml"
+    (err,) = run_cli("check", "--format", "json", str(chart)).json()["errors"]
+    line = _line_of(template, "required")
+    assert (err["path"], err["line"], err["column"]) == (str(template), line, 20)
+    assert "postgres.image is required" in err["message"]
+    github = run_cli("check", "--format", "github", str(chart)).out
+    assert f"::error file={template.relative_to(ROOT)},line={line},col=20::" in github
 
 
 def test_unreadable_values_file_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -43,10 +43,13 @@ class RenderError(Exception):
     ``fail`` prints whatever the template computes).
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, at: tuple[str, int | None, int | None] | None = None) -> None:
         from ..reporters.escape import snippet
 
         super().__init__(snippet(message, MAX_RENDER_MESSAGE))
+        #: ``(file as shown, line, column)`` the renderer names as the cause (a template's
+        #: line), or ``None``
+        self.at = at
 
 
 MAX_RENDER_MESSAGE = 2000

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -65,6 +66,8 @@ def render_chart(
         manifests = render_manifests(chart_dir, namespace, options, skipped, sources)
     except RenderError as exc:
         out = [error(chart_dir, f"cannot render Helm chart: {exc}")]
+        if exc.at is not None:  # at the template's line Helm names
+            out[0].errors = [InputError(exc.at[0], out[0].errors[0].message, *exc.at[1:])]
     else:
         out = [
             _load_template(chart_dir, template, text, namespace, sources.get(template))
@@ -151,7 +154,8 @@ def render_manifests(
             else:
                 manifests = _render_with_engine(copy, namespace, values, options, private, env)
         except RenderError as exc:
-            raise RenderError(str(exc).replace(copy, chart_dir)) from None
+            message = str(exc).replace(copy, chart_dir)
+            raise RenderError(message, _error_place(message, copy, chart_dir)) from None
         if sources is not None:
             sources.update(_template_sources(copy, chart_dir, manifests))
     return {
@@ -238,15 +242,39 @@ def _chart_name(directory: str) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def _template_sources(
-    copy: str, chart_dir: str, manifests: dict[str, str]
-) -> dict[str, tuple[str, str]]:
-    """``{template name: (its file as shown, its text)}``, read from the chart's copy.
+#: Where Helm's message names a template line: ``parse error at (pg/templates/x.yaml:20)``,
+#: ``execution error at (pg/templates/x.yaml:20:18)`` (text/template's ErrorContext, and
+#: Helm's ``required``/``fail``), ``template: pg/templates/x.yaml:20:25: executing ...`` or
+#: ``pg/templates/x.yaml:20:25 executing`` (text/template's ExecError).
+_TEMPLATE_PLACE = re.compile(
+    r"(?:^|[\s(])(?P<template>[\w.-]+(?:/charts/[\w.-]+)*/templates/[^\s():]+)"
+    r":(?P<line>\d+)(?::(?P<column>\d+))?"
+)
+
+
+def _error_place(message: str, copy: str, chart_dir: str) -> tuple[str, int, int | None] | None:
+    """``(template file as shown, line, column)`` of the first template line ``message``
+    (Helm's, for the chart ``chart_dir`` rendered from ``copy``) names, when that template is
+    a file of the chart; else ``None``."""
+    found = _TEMPLATE_PLACE.search(message)
+    if found is None:
+        return None
+    file = _chart_file(_charts_by_name(copy), found["template"])
+    if file is None or not os.path.isfile(file):
+        return None
+    original = os.path.join(os.path.abspath(chart_dir), os.path.relpath(file, copy))
+    column = int(found["column"]) if found["column"] else None
+    return display_path(original, chart_dir), int(found["line"]), column
+
+
+def _charts_by_name(copy: str) -> dict[str, str]:
+    """``{chart path as Helm names it: its directory}`` for the chart ``copy`` and its
+    unpacked subcharts.
 
     Helm names a template after the *names* of its chart and subcharts
     (``top/charts/sub/templates/x.yaml``: helm pkg/chart/chart.go, ChartFullPath, uses
-    ``Metadata.Name``), which need not be their directory names, so the copy's charts are
-    mapped by name first; a template of a packed subchart (``charts/x.tgz``) has no file."""
+    ``Metadata.Name``), which need not be their directory names; a packed subchart
+    (``charts/x.tgz``) has no directory."""
     by_path: dict[str, str] = {}
     pending: list[tuple[str, str | None]] = [(copy, None)]
     while pending:
@@ -261,13 +289,27 @@ def _template_sources(
             for sub in sorted(os.listdir(charts)):
                 if os.path.isdir(os.path.join(charts, sub)):
                     pending.append((os.path.join(charts, sub), path))
+    return by_path
+
+
+def _chart_file(by_path: dict[str, str], template: str) -> str | None:
+    """The file of the template Helm names ``template``, in the charts ``by_path``."""
+    prefix = max((p for p in by_path if template.startswith(p + "/")), key=len, default=None)
+    if prefix is None:
+        return None
+    return os.path.join(by_path[prefix], *template[len(prefix) + 1 :].split("/"))
+
+
+def _template_sources(
+    copy: str, chart_dir: str, manifests: dict[str, str]
+) -> dict[str, tuple[str, str]]:
+    """``{template name: (its file as shown, its text)}``, read from the chart's copy
+    (:func:`_charts_by_name`); a template of a packed subchart has no file."""
+    by_path = _charts_by_name(copy)
     out: dict[str, tuple[str, str]] = {}
     for template in manifests:
-        prefix = max((p for p in by_path if template.startswith(p + "/")), key=len, default=None)
-        if prefix is None:
-            continue
-        file = os.path.join(by_path[prefix], *template[len(prefix) + 1 :].split("/"))
-        if not os.path.isfile(file):
+        file = _chart_file(by_path, template)
+        if file is None or not os.path.isfile(file):
             continue
         text, err = read_text(file)
         if text is None or err is not None:

@@ -60,6 +60,17 @@ def default_nodes(zones: int = 3, nodes_per_zone: int = 2) -> tuple[NodeSpec, ..
     return tuple(out)
 
 
+#: The scenario that is a node loss on a platform with each ``ClusterProfile.node_remediation``:
+#: nothing replaces the node (``node-loss``), a remediation controller applies the
+#: out-of-service taint (``node-loss-out-of-service``) or the Node object is deleted
+#: (``node-deleted``).
+NODE_LOSS_SCENARIOS: dict[str, str] = {
+    "none": "node-loss",
+    "out-of-service": "node-loss-out-of-service",
+    "node-deletion": "node-deleted",
+}
+
+
 @dataclass(frozen=True)
 class ClusterProfile:
     """Everything about the simulated cluster that is not in the manifests. All overridable."""
@@ -165,6 +176,12 @@ class ClusterProfile:
 
     def with_overrides(self, **kw: Any) -> ClusterProfile:
         return replace(self, **kw)
+
+    @property
+    def node_loss_scenario(self) -> str:
+        """The scenario that is a node loss on this cluster (:data:`NODE_LOSS_SCENARIOS` of
+        ``node_remediation``; ``"node-loss"`` for an unknown value)."""
+        return NODE_LOSS_SCENARIOS.get(self.node_remediation, "node-loss")
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -314,6 +314,25 @@ def _moved_off_hostpath(sim: Simulation) -> list[str]:
     return out
 
 
+def _alike(sim: Simulation, first: int, same: Callable[[Any], bool]) -> tuple[str, bool]:
+    """The unavailable pods from ordinal ``first`` on that are on the same lost node as it and
+    for which ``same(pod)`` holds, named (``"web-0"``, ``"web-0 and web-1"``, ``"web-0, web-1
+    and web-2"``; more than 5 as ``"web-0, web-1, ... (12 pods)"``), and whether several."""
+    node = sim.cluster.pods[sim.wl.pod_name(first)].node
+    names = []
+    for o in sim.stsc.ordinals():
+        if o < first or sim.pod_serving(o):
+            continue
+        pod = sim.cluster.pods.get(sim.wl.pod_name(o))
+        if pod is not None and pod.node == node and same(pod):
+            names.append(pod.name)
+    if len(names) <= 1:
+        return sim.wl.pod_name(first), False
+    if len(names) > 5:
+        return f"{', '.join(names[:2])}, ... {names[-1]} ({len(names)} pods)", True
+    return ", ".join(names[:-1]) + " and " + names[-1], True
+
+
 def _blocker(sim: Simulation) -> str:
     """Why the set is not back, as one phrase (first unavailable ordinal)."""
     if sim.drain.failed is not None:
@@ -345,19 +364,32 @@ def _blocker(sim: Simulation) -> str:
                 else "force-deletes it or deletes the Node (the out-of-service taint needs the "
                 "NodeOutOfServiceVolumeDetach gate, off in this version)"
             )
+            names, many = _alike(sim, o, lambda p: p.terminating)
             return (
-                f"{name} stays Terminating on {pod.node} (kubelet gone); the StatefulSet cannot "
-                f"recreate it until someone {ways}"
+                f"{names} {'stay' if many else 'stays'} Terminating on {pod.node} (kubelet "
+                f"gone); the StatefulSet cannot recreate {'them' if many else 'it'} until "
+                f"someone {ways}"
             )
         if not pod.terminating and pod.node and not running and pod.phase == "Running":
             ev = sim.timeline.events
-            forever = any(e.kind == "toleration-forever" and e.pod == name for e in ev)
+            forever = {e.pod for e in ev if e.kind == "toleration-forever"}
+            tolerant = name in forever
+
+            def stuck_alike(p: Any, tolerant: bool = tolerant, forever: set[Any] = forever) -> bool:
+                return (
+                    not p.terminating and p.phase == "Running" and (p.name in forever) == tolerant
+                )
+
+            names, many = _alike(sim, o, stuck_alike)
+            it = "they tolerate" if many else "it tolerates"
             why = (
-                "it tolerates the NoExecute taint without tolerationSeconds"
-                if forever
-                else "no NoExecute taint/eviction reached it"
+                f"{it} the NoExecute taint without tolerationSeconds"
+                if tolerant
+                else f"no NoExecute taint/eviction reached {'them' if many else 'it'}"
             )
-            return f"{name} stays bound to lost {pod.node} and is never evicted ({why})"
+            verb = "stay" if many else "stays"
+            are = "are" if many else "is"
+            return f"{names} {verb} bound to lost {pod.node} and {are} never evicted ({why})"
         if pod.node is None or (node is not None and not running and pod.phase == "Pending"):
             pend = [e for e in sim.timeline.events if e.kind == "pod-pending" and e.pod == name]
             detail = pend[-1].event if pend else f"{name} Pending"

@@ -71,24 +71,21 @@ def causes(scenario: str, before: str) -> tuple[str, ...]:
     return ids[: ids.index(before)] if before in ids else ids
 
 
-#: The scenario that is "node loss" on a platform with each node-remediation.
-NODE_LOSS_SCENARIO = {
-    "none": "node-loss",
-    "out-of-service": "node-loss-out-of-service",
-    "node-deletion": "node-deleted",
-}
-
-
 def remediation(ctx: CheckContext) -> str:
     """The profile's ``node_remediation``: ``"none"``, ``"out-of-service"`` or
     ``"node-deletion"``."""
+    from ssrisk.embedded_sim.profile import NODE_LOSS_SCENARIOS
+
     value = ctx.profile_setting("node_remediation")
-    return value if value in NODE_LOSS_SCENARIO else "none"
+    return value if value in NODE_LOSS_SCENARIOS else "none"
 
 
 def node_loss_scenario(ctx: CheckContext) -> str:
-    """The scenario that simulates a node loss on this cluster (see :data:`NODE_LOSS_SCENARIO`)."""
-    return NODE_LOSS_SCENARIO[remediation(ctx)]
+    """The scenario that simulates a node loss on this cluster (the simulator's
+    ``NODE_LOSS_SCENARIOS``, as ``ssrisk simulate`` picks it by default)."""
+    from ssrisk.embedded_sim.profile import NODE_LOSS_SCENARIOS
+
+    return NODE_LOSS_SCENARIOS[remediation(ctx)]
 
 
 def remediation_phrase(ctx: CheckContext) -> str:

@@ -10,6 +10,7 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, node_monitor_grace_s, out_of_service_works, seconds
+from ._objectives import node_loss_scenario, remediation, remediation_phrase
 from ._podspec import (
     NOT_READY,
     OUT_OF_SERVICE,
@@ -67,17 +68,23 @@ class EvictionDisabledByToleration(Rule):
         if ev.after_s is None:
             at = ctx.sts.pos(*POD, "tolerations", index)
             what = "a catch-all toleration" if catch_all else f"the toleration for {tol.get('key')}"
-            when = "is never evicted"
+            when = "never evicted"
         else:
             at = ctx.sts.pos(*POD, "tolerations", index, "tolerationSeconds")
             what = f"tolerationSeconds {ev.after_s} for {tol.get('key') or 'every taint'}"
-            when = f"is evicted only {fmt_duration(ev.after_s)} after the taint"
+            when = f"evicted only {fmt_duration(ev.after_s)} after the taint"
         pod = ctx.pod_name(0)
-        sim = ctx.try_simulate("node-loss")
+        # node loss as the platform handles it (profile node-remediation), as check's other
+        # rules and `ssrisk simulate` simulate it
+        scenario = node_loss_scenario(ctx)
+        sim = ctx.try_simulate(scenario)
+        remedy = remediation_phrase(ctx)
+        released = _remediation_releases(ctx)
         quoted = ""
         if sim is not None:
+            on = f" {remedy}" if remedy else ""
             quoted = (
-                f"; simulated node loss on Kubernetes {ctx.kube_version}: "
+                f"; simulated node loss{on} on Kubernetes {ctx.kube_version}: "
                 f"{'recovered' if sim.recovered else 'no recovery'}"
                 f"{', manual action required' if sim.manual_action_required else ''}"
             )
@@ -90,7 +97,23 @@ class EvictionDisabledByToleration(Rule):
         else:
             node = "an unreachable node" if ev.taint == UNREACHABLE else "a not-ready node"
         oos_too = " (nor by the out-of-service taint)" if oos else ""
-        msg = f"{what}: {pod} {when} from {node}{oos_too} and stays there, NotReady"
+        who, plural = _stuck_pods(ctx, sim)
+        verb = "are" if plural else "is"
+        severity = None
+        if released is not None:
+            # the platform's remediation does what the eviction would not: the toleration
+            # changes nothing about this set's recovery (an info, not a warning)
+            back = ""
+            if sim is not None and sim.recovered and sim.time_to_recovery_s is not None:
+                back = f" (simulated: back at {fmt_duration(sim.time_to_recovery_s)})"
+            msg = f"{what}: never evicted from {node}, but {released} releases the pods{back}"
+            severity = Severity.INFO
+        else:
+            stay = "stay" if plural else "stays"
+            even = f", even {remedy}," if remedy and not oos else ""
+            msg = (
+                f"{what}: {who} {verb} {when} from {node}{oos_too}{even} and {stay} NotReady"
+            )
         grace_s = seconds(node_monitor_grace_s(ctx))
         if out_of_service_works(ctx):
             role = """and scripts or remediation tools that force-delete pods stuck
@@ -119,9 +142,18 @@ the DefaultTolerationSeconds admission plugin does not add its {default} default
 (admission.go#Admit: any toleration with that key or an empty key, and effect NoExecute or
 empty, suppresses it; the value is the kube-apiserver default of the cluster profile)."""
         )
+        subject = "its pods are" if released is not None else f"{who} {verb}"
         summary = paragraph(
-            f"""On {node} {pod} {when} (the default toleration is {default}){oos}{quoted}."""
+            f"""On {node} {subject} {when} (the default toleration is {default}){oos}{quoted}."""
         )
+        if released is not None:
+            summary += "\n\n" + paragraph(
+                f"""The cluster profile says the platform replaces a dead node (node-remediation:
+{remediation(ctx)}): {released} releases pods whatever they tolerate of the unreachable and
+not-ready taints ({_RELEASE_SOURCE[remediation(ctx)]}), so this toleration does not change
+how this StatefulSet recovers from a node loss; it matters where that remediation is missing
+or late."""
+            )
         text = f"""
 {summary}
 
@@ -139,7 +171,7 @@ them to keep the {default} default).
             timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
             return text + timeline + fix
 
-        return self.finding(ctx, at, msg, explanation)
+        return self.finding(ctx, at, msg, explanation, severity=severity)
 
     def _noschedule_only(self, ctx: CheckContext) -> Iterator[Finding]:
         """Tolerations for the node-failure keys that only cover scheduling."""
@@ -172,6 +204,60 @@ add a NoExecute toleration with the wanted tolerationSeconds; otherwise this tol
 lets pods schedule onto a node that is already failing."""
             )
             yield self.finding(ctx, at, msg, explanation, severity=Severity.INFO)
+
+
+#: Why each node remediation releases pods that tolerate the node-failure taints.
+_RELEASE_SOURCE = {
+    "out-of-service": "the node.kubernetes.io/out-of-service:NoExecute taint is tolerated only "
+    "by a toleration of that key or a catch-all one, so the taint eviction controller deletes "
+    "the pods at once (taint_eviction.go#processPodOnNode), and PodGC force-deletes pods "
+    "Terminating on a not-Ready node with that taint (gc_controller.go#gcTerminating, KEP-2268)",
+    "node-deletion": "PodGC force-deletes the pods bound to a Node that no longer exists, "
+    "whatever they tolerate (gc_controller.go#gcOrphaned)",
+}
+
+
+def _remediation_releases(ctx: CheckContext) -> str | None:
+    """What of the profile's node remediation releases this set's pods from a lost node
+    (``"the out-of-service taint at 2m0s"``), or ``None`` when none is configured or the pods
+    are not released by it.
+
+    Node deletion always releases them (PodGC ``gcOrphaned`` ignores tolerations). The
+    out-of-service taint does unless the pods tolerate ``node.kubernetes.io/out-of-service``
+    :NoExecute for ever (a catch-all toleration does) or the version lacks
+    NodeOutOfServiceVolumeDetach (then PodGC never force-deletes the Terminating pods).
+    """
+    how = remediation(ctx)
+    if how == "node-deletion":
+        return remediation_phrase(ctx).replace("with the Node deleted", "deleting the Node")
+    if how == "out-of-service" and out_of_service_works(ctx):
+        if eviction_for(ctx.sts, OUT_OF_SERVICE, 0.0).after_s is None:
+            return None
+        return remediation_phrase(ctx).replace("with the out", "the out")
+    return None
+
+
+def _stuck_pods(ctx: CheckContext, sim: object) -> tuple[str, bool]:
+    """The pods a node loss leaves bound to the lost node in ``sim`` (the configured node-loss
+    scenario), as a phrase: ``"redis-0"``, ``"redis-0 and redis-1"``, ``"all 3 pods (worst
+    case)"``; and whether it is plural. Without a simulation: ``"its pods"``."""
+    get = getattr(sim, "get", None)
+    if get is None:
+        return "its pods", True
+    failed = set(get("failed_nodes") or ())
+    pods = get("pods") or {}
+    stuck = [
+        n for n, p in pods.items() if p.get("node") in failed and p.get("unavailable_s") is None
+    ]
+    if not stuck:
+        return ctx.pod_name(0), False
+    if len(stuck) == 1:
+        return stuck[0], False
+    if len(stuck) == ctx.replicas:
+        basis = (get("placement_basis") or {}).get("node") or {}
+        worst = " (worst case)" if basis.get("basis") == "worst case" else ""
+        return f"{'both' if len(stuck) == 2 else f'all {len(stuck)}'} pods{worst}", True
+    return ", ".join(stuck[:-1]) + " and " + stuck[-1], True
 
 
 def _released_by(ctx: CheckContext, pod: str) -> str:

@@ -326,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME",
-        help="scenario, repeatable (default node-loss): " + ", ".join(SCENARIO_NAMES),
+        help="scenario, repeatable (default: node loss as the profile's node-remediation "
+        "handles it, node-loss when it is none): " + ", ".join(SCENARIO_NAMES),
     )
     s.add_argument("--format", choices=["text", "json"], default="text")
     s.add_argument(
@@ -744,8 +745,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     from .rule import CheckContext, SimulationUnavailable
     from .timeline import format_result
 
-    scenarios = args.scenario or ["node-loss"]
-    for name in scenarios:
+    for name in args.scenario:
         if name not in embedded_sim.SCENARIOS:
             raise UsageError(
                 f"unknown scenario {name!r}; choose from: {', '.join(embedded_sim.SCENARIOS)}"
@@ -756,6 +756,10 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     settings = build_settings(
         load_config(config_path) if config_path else None, **_input_options(args)
     )
+    # by default the node loss as the profile's node-remediation handles it, the scenario
+    # check's rules quote
+    profile = settings.profile or embedded_sim.ClusterProfile()
+    scenarios = args.scenario or [profile.node_loss_scenario]
     loaded, errors = load_all(args.paths, settings)
     for lf in loaded:
         errors.extend(lf.errors)

@@ -111,9 +111,7 @@ class EvictionDisabledByToleration(Rule):
         else:
             stay = "stay" if plural else "stays"
             even = f", even {remedy}," if remedy and not oos else ""
-            msg = (
-                f"{what}: {who} {verb} {when} from {node}{oos_too}{even} and {stay} NotReady"
-            )
+            msg = f"{what}: {who} {verb} {when} from {node}{oos_too}{even} and {stay} NotReady"
         grace_s = seconds(node_monitor_grace_s(ctx))
         if out_of_service_works(ctx):
             role = """and scripts or remediation tools that force-delete pods stuck

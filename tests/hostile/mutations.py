@@ -466,8 +466,14 @@ def _alarm(signum: int, frame: object) -> None:
     raise Hang
 
 
+#: Options of every fuzzed check: one process, and exit 1 on any warning, so that "the
+#: mutations reach findings" does not depend on which rules give errors by default.
+CHECK_OPTIONS = ("--jobs", "1", "--fail-on", "warning")
+
+
 def run_in_process(path: Path, fmt: str) -> Outcome:
-    """``ssrisk check --format FMT PATH`` in this process (as the test helper does)."""
+    """``ssrisk check --format FMT [CHECK_OPTIONS] PATH`` in this process (as the test helper
+    does)."""
     from ssrisk.cli import main
 
     out, err = io.StringIO(), io.StringIO()
@@ -476,7 +482,7 @@ def run_in_process(path: Path, fmt: str) -> Outcome:
     try:
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                code = main(["check", "--format", fmt, "--jobs", "1", str(path)])
+                code = main(["check", "--format", fmt, *CHECK_OPTIONS, str(path)])
             except SystemExit as exc:
                 code = int(exc.code or 0)
     finally:
@@ -490,7 +496,7 @@ def run_in_subprocess(path: Path, fmt: str, hash_seed: int) -> Outcome:
     exe = Path(sys.executable).with_name("ssrisk")
     env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
     p = subprocess.run(
-        [str(exe), "check", "--format", fmt, "--jobs", "1", str(path)],
+        [str(exe), "check", "--format", fmt, *CHECK_OPTIONS, str(path)],
         capture_output=True,
         text=True,
         timeout=CASE_TIMEOUT_S,

@@ -138,10 +138,12 @@ class SingleReplica(Rule):
 
     @staticmethod
     def _kind(ctx: CheckContext) -> str:
-        """What an outage of the one pod costs: :data:`STATE` (a claim holds its data),
-        :data:`SERVICE` (it serves and stores nothing) or :data:`NOTHING` (neither)."""
-        if holds_state(ctx.sts):
-            return STATE
+        """What an outage of the one pod costs: :data:`STATE` (a claim holds its data, or a
+        kustomize patch that sets ``replicas`` leaves the pod template to its base, which the
+        check cannot see), :data:`SERVICE` (it serves and stores nothing) or :data:`NOTHING`
+        (neither)."""
+        if holds_state(ctx.sts) or ctx.is_fragment:
+            return STATE  # (a patch leaves containers and claims to its base: as stateful)
         return SERVICE if serves(ctx) else NOTHING
 
     @staticmethod

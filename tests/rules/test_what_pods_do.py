@@ -31,6 +31,7 @@ def _reported(name: str, *args: str) -> list[tuple[str, str]]:
         ("cache-service-ports.yaml", "warning"),  # its Service declares the port
         ("toolset.yaml", "info"),  # sleep infinity: nothing to fail over
         ("toolset-pdb.yaml", "error"),  # but a budget that never allows the eviction hangs drains
+        ("replicas-patch.yaml", "error"),  # a patch: what the pod holds is in its base
     ],
 )
 def test_single_replica_severity_follows_what_the_pod_holds(manifest: str, severity: str) -> None:

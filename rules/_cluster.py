@@ -147,3 +147,20 @@ def out_of_service_off(ctx: CheckContext) -> str:
         f"{ctx.kube_version}, where NodeOutOfServiceVolumeDetach (KEP-2268) is off; it is on "
         "by default from 1.26"
     )
+
+
+#: Where the default of a node's pod capacity comes from.
+MAX_PODS_SOURCE = (
+    "default 110: pkg/kubelet/apis/config/v1beta1/defaults.go#SetDefaults_KubeletConfiguration"
+)
+
+
+def max_pods_per_node(ctx: CheckContext) -> int:
+    """The most pods one node of the cluster profile runs: the largest ``pods`` of its nodes'
+    allocatable (``profile: node-allocatable``, default 110, the kubelet's maxPods default,
+    :data:`MAX_PODS_SOURCE`). The NodeResourcesFit filter never places more pods on a node
+    (k8s: pkg/scheduler/framework/plugins/noderesources/fit.go#fitsRequest, "Too many pods")."""
+    default = ctx.profile_setting("node_allocatable")
+    nodes = ctx.profile_setting("nodes") or ()
+    pods = [getattr(getattr(n, "allocatable", None) or default, "pods", 0) for n in nodes]
+    return int(max(pods, default=getattr(default, "pods", 110)))

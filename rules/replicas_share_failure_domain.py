@@ -15,7 +15,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._cluster import min_domains_honoured
+from ._cluster import MAX_PODS_SOURCE, max_pods_per_node, min_domains_honoured
 from ._podspec import (
     HOSTNAME_KEY,
     POD,
@@ -237,12 +237,19 @@ class ReplicasShareFailureDomain(Rule):
             sim_zones, sim_nodes_per_zone, shape = sim_shape
         h_cap = per_node_cap(n, host)
         quorum = is_quorum(ctx)
+        max_pods = max_pods_per_node(ctx)
 
         def node_cap(zones: int) -> int:
-            return min(h_cap, per_zone_cap(n, zone, zones, md_on))
+            return min(h_cap, per_zone_cap(n, zone, zones, md_on), max_pods)
 
         fewest = max(1, zone.min_domains if md_on else 1)  # zone count of the worst case
-        node_worst = n if colocated is not None else node_cap(fewest)
+        node_worst = min(n, max_pods) if colocated is not None else node_cap(fewest)
+        # the kubelet's pod limit, not the manifest, is what caps a node loss
+        pods_capped = (
+            node_worst
+            == max_pods
+            < min(n, h_cap if colocated is None else n, per_zone_cap(n, zone, fewest, md_on))
+        )
         zone_worst = per_zone_cap(n, zone, sim_zones, md_on)
         node_ok = _allowed(ctx, "node-loss", n, quorum)
         zone_ok = _allowed(ctx, "zone-loss", n, quorum)
@@ -332,7 +339,8 @@ class ReplicasShareFailureDomain(Rule):
             at = ctx.sts.pos(*self._position(ctx, host, zone, host_bad))
         worst = []
         if host_bad:
-            worst.append(f"a node loss takes {node_worst} of {n}{node_if}")
+            cap = f" (at most {max_pods} pods a node)" if pods_capped and not node_if else ""
+            worst.append(f"a node loss takes {node_worst} of {n}{node_if}{cap}")
         if zone_bad:
             worst.append(
                 f"a zone loss {zone_worst} of {n}{zone_if}"
@@ -353,6 +361,12 @@ class ReplicasShareFailureDomain(Rule):
                 if len(msg + simulated) <= MAX_MESSAGE_CHARS:
                     break
             msg += simulated
+        if pods_capped and host_bad:
+            claims.append(
+                f"a node runs at most {max_pods} pods (the kubelet's maxPods, "
+                f"{MAX_PODS_SOURCE}, as the profile's node-allocatable pods), so the other "
+                f"{n - max_pods} replicas are on other nodes"
+            )
         detail = "; ".join(claims)
         if sims:
             detail += (

@@ -149,3 +149,27 @@ def test_a_set_that_is_no_quorum_system_is_not_told_it_needs_a_majority() -> Non
     path = DATA / "rules" / "pdb-blocks-drain" / "fail-unhealthy-policy-unset.yaml"
     _msg, text = _finding(path)
     assert "not a quorum system" in text and "needs 2 alive" not in text
+
+
+MAX_PODS = DATA / "rules" / RULE / "fail-not-simulated-max-pods"
+
+
+def test_a_set_too_large_to_simulate_loses_at_most_a_nodes_pod_capacity(tmp_path: Path) -> None:
+    """251 replicas are not simulated; nothing keeps them apart, but the kubelet runs at most
+    maxPods pods on a node (default 110, pkg/kubelet/apis/config/v1beta1/defaults.go), so the
+    worst node loss takes 110 of 251, not 251 (the profile's node-allocatable pods raise it)."""
+    args = ("check", "--format", "json", "--kube-version", "1.34", "--select", RULE, "big.yaml")
+    (hit,) = run_cli(*args, cwd=MAX_PODS).json()["findings"]
+    assert "worst case a node loss takes 110 of 251 (at most 110 pods a node)" in hit["message"]
+    assert "a node runs at most 110 pods (the kubelet's maxPods" in hit["explanation"]
+    # the default objective (a minority, 125 of 251) is met by 110: no node-loss figure then
+    (tmp_path / "default.yaml").write_text("{}\n")
+    default = ("--config", str(tmp_path / "default.yaml"))
+    (big,) = run_cli(*args[:-1], *default, "big.yaml", cwd=MAX_PODS).json()["findings"]
+    assert "node loss" not in big["message"] and "a zone loss takes 251 of 251" in big["message"]
+    (tmp_path / "more.yaml").write_text(
+        (MAX_PODS / ".ssrisk.yaml").read_text() + "profile:\n  node-allocatable: {pods: 250}\n"
+    )
+    more = ("--config", str(tmp_path / "more.yaml"))
+    (hit,) = run_cli(*args[:-1], *more, "big.yaml", cwd=MAX_PODS).json()["findings"]
+    assert "a node loss takes 250 of 251 (at most 250 pods a node)" in hit["message"]

@@ -66,15 +66,26 @@ class Report:
         kept = {key(f, f.rule) for f in self.findings}
         self.folded = [f for f in self.folded if key(f, f.folded_into) in kept]
 
+    def reported(self) -> list[Finding]:
+        """The findings a run reports: neither suppressed nor baselined (a baseline drops
+        them from ``findings``) nor folded (kept in ``folded``); the exit code, the text and
+        github summaries and ``summary.findings`` count these."""
+        return [f for f in self.findings if not f.suppressed]
+
     def summary(self) -> dict[str, int]:
+        """Counts for the JSON report. ``findings``: :meth:`reported` findings, the number
+        every format states; ``suppressed``, ``baselined`` and ``folded`` count the findings
+        a suppression, the baseline or another finding's cause took (none of them is in
+        ``findings``)."""
+        reported = len(self.reported())
         return {
             "files": self.files,
             "documents": self.documents,
             "statefulsets": self.statefulsets,
-            "findings": len(self.findings),
+            "findings": reported,
             "errors": len(self.errors),
             "skipped_documents": self.skipped_documents,
-            "suppressed": sum(1 for f in self.findings if f.suppressed),
+            "suppressed": len(self.findings) - reported,
             "baselined": self.baselined,
             "folded": len(self.folded),
         }

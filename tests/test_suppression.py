@@ -58,6 +58,19 @@ def test_suppressed_findings_do_not_fail_the_run() -> None:
     assert failing.code == 1
 
 
+def test_every_format_counts_the_same_reported_findings() -> None:
+    """``summary.findings`` (JSON) is the number text and github state and the exit code
+    follows: suppressed findings are counted apart (``suppressed``), as baselined ones."""
+    args = ("--select", "single-replica", str(SUPPRESS))
+    summary = run_cli("check", "--format", "json", *args).json()["summary"]
+    text = run_cli("check", *args).out.splitlines()[-1]
+    github = run_cli("check", "--format", "github", *args).out.splitlines()[-1]
+    assert summary["suppressed"] == 4 and summary["findings"] > 0
+    assert text.startswith(f"{summary['findings']} finding(s) ")
+    assert f"; {summary['suppressed']} suppressed," in text
+    assert github.startswith(f"ssrisk: {summary['findings']} finding(s), 4 suppressed")
+
+
 def test_text_hides_suppressed_findings_unless_asked() -> None:
     path = str(SUPPRESS / "annotation.yaml")
     hidden = run_cli("check", "--select", "single-replica", path)

@@ -75,7 +75,7 @@ class GithubReporter(Reporter):
                 lines.append(
                     command("warning", n.message, file=spelt(n.path), line=n.line, col=n.column)
                 )
-        shown = [f for f in report.findings if not f.suppressed]
+        shown = report.reported()
         for f in shown:
             origin = f.position.rendered_from()  # a Helm template or a kustomization
             lines.append(

@@ -56,7 +56,7 @@ class TextReporter(Reporter):
             lines.append((printable(str(n)), "dim", ""))
         for e in report.errors:
             lines.append((printable(str(e)), "bold red", ""))
-        active = [f for f in report.findings if not f.suppressed]
+        active = report.reported()
         shown = report.findings if self.show_suppressed else active
         # One PDB or StorageClass can concern several StatefulSets: the same rule at the same
         # place then gets a line per StatefulSet, which must say which one it is about.

@@ -132,6 +132,7 @@ def load_all(
     ``settings.kube_version`` (:mod:`ssrisk.validation`): an object with a wrong type or an
     out-of-range value becomes errors of its file and is not checked; unknown fields and
     missing required fields are warnings and the object is checked as written."""
+    from .loading import unchecked_spans
     from .renderers.inputs import load_inputs
     from .validation import validate_objects
 
@@ -144,9 +145,14 @@ def load_all(
         loaded, errors = load_inputs(paths, settings, kinds=kinds)
         for lf in loaded:
             if lf.objects:
-                lf.objects, invalid, dubious = validate_objects(lf.objects, settings.kube_version)
+                every = lf.objects
+                lf.objects, invalid, dubious = validate_objects(every, settings.kube_version)
                 lf.errors.extend(invalid)
                 lf.notices.extend(dubious)
+                if len(lf.objects) < len(every):
+                    kept = {id(o) for o in lf.objects}
+                    rejected = [o for o in every if id(o) not in kept]
+                    lf.unchecked = unchecked_spans(every, rejected)
     finally:
         if collecting:
             gc.freeze()
@@ -248,6 +254,7 @@ def check_loaded(
             known=[r.id for r in rules],
             ran=report.rules_run,
             warn_in=warn_in,
+            unchecked={path: s for lf in loaded for path, s in lf.unchecked.items()},
         )
     )
     report.findings.sort(key=Finding.sort_key)

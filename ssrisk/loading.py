@@ -87,6 +87,27 @@ class LoadedFile:
     #: give it (this file; a chart's template sources; a kustomization's resources), recorded
     #: while their text is at hand so that suppression never reads a file again.
     ignore_comments: dict[str, list[IgnoreComment]] = field(default_factory=dict)
+    #: ``{path: [(first line, last line)]}``: where objects the API server would reject are
+    #: written (not checked, so their suppressions can be neither used nor unused).
+    unchecked: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+
+def unchecked_spans(
+    objects: Sequence[K8sObject], rejected: Sequence[K8sObject]
+) -> dict[str, list[tuple[int, int]]]:
+    """Where each of ``rejected`` (some of ``objects``, the objects of one input) is written:
+    from its first line to the line before the next object of the same file (its last line
+    is not kept), as ``{path: [(first, last)]}``, for :attr:`LoadedFile.unchecked`."""
+    starts: dict[str, list[int]] = {}
+    for obj in objects:
+        at = obj.start()
+        starts.setdefault(at.path, []).append(at.line)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for obj in rejected:
+        at = obj.start()
+        later = [line for line in starts.get(at.path, ()) if line > at.line]
+        out.setdefault(at.path, []).append((at.line, min(later) - 1 if later else 1 << 62))
+    return out
 
 
 def discover(

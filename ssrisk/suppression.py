@@ -148,6 +148,7 @@ def apply(
     known: Iterable[str] = (),
     ran: Iterable[str] = (),
     warn_in: Callable[[str], bool] | None = None,
+    unchecked: Mapping[str, Sequence[tuple[int, int]]] | None = None,
 ) -> list[Notice]:
     """Mark every suppressed finding in place (``suppressed``, ``suppression_*`` fields) and
     return a warning for each suppression that names no installed rule or, for rules that
@@ -165,6 +166,9 @@ def apply(
         known: ids of every installed rule; ``ran``: ids of the rules that ran.
         warn_in: whether to warn about the suppressions of a file, by path (default: every
             file; the pre-commit hook warns only in the files of the commit).
+        unchecked: ``{path: [(first line, last line)]}`` of objects that were not checked
+            (the API server would reject them): a comment there is never called unused
+            (nothing was checked that it could suppress); an unknown rule id still is.
     """
     known_ids, ran_ids = frozenset(known), frozenset(ran)
     annotated: dict[tuple[ObjectRef, Position], tuple[K8sObject, dict[str, Suppression]]] = {}
@@ -204,11 +208,19 @@ def apply(
     for path, found_comments in files.items():
         if warn_in is not None and not warn_in(path):
             continue
+        spans = unchecked.get(path, ()) if unchecked else ()
         for c in found_comments:
             where = (path, c.line, c.column)
+            judged = not any(first <= c.target <= last for first, last in spans)
             notices.extend(
                 _unhelpful(
-                    c.ids, known_ids, ran_ids, used, (path, c.line), where, f"line {c.target}"
+                    c.ids,
+                    known_ids,
+                    ran_ids if judged else frozenset(),
+                    used,
+                    (path, c.line),
+                    where,
+                    f"line {c.target}",
                 )
             )
     for key, (sts, declared) in annotated.items():

@@ -172,6 +172,16 @@ def test_unused_suppressions_are_warnings() -> None:
     ]  # fmt: skip
 
 
+def test_a_suppression_on_an_object_the_api_server_rejects_is_not_unused() -> None:
+    """The rejected object was not checked, so its suppression suppressed nothing, but it is
+    not stale either; the next object's stale comment still is."""
+    warned = _warnings(GATE_SUPPRESS / "rejected" / "two.yaml")
+    assert warned == [
+        ("two.yaml", 29, "unused suppression: line 30 has no single-replica finding "
+         "to suppress"),
+    ]  # fmt: skip
+
+
 def test_used_suppressions_in_files_charts_and_kustomizations_warn_nothing() -> None:
     from ssrisk.renderers.helm import describe_renderer
 

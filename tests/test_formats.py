@@ -325,3 +325,17 @@ def test_sarif_help_uri_points_at_the_rule_page_when_the_source_is_declared(
         f"https://git.example.org/ssrisk/blob/v{__version__}/rules/single-replica.md"
     )
     assert sarif_validator().is_valid(doc)
+
+
+def test_text_names_the_statefulset_of_a_finding_on_a_related_object() -> None:
+    """A finding written in another file than its StatefulSet (here a PodDisruptionBudget of
+    its own file) says which StatefulSet it is about, as github's ``(StatefulSet ...)``
+    does; findings in the StatefulSet's own file stay short."""
+    related = DATA / "gate" / "related"
+    lines = [
+        x for x in run_cli("check", str(related)).out.splitlines() if " pdb-" in x or ".yaml:" in x
+    ]
+    (pdb,) = [x for x in lines if x.startswith(str(related / "pdb.yaml"))]
+    assert " pdb-blocks-drain " in pdb and pdb.endswith(" [StatefulSet default/db]")
+    own = [x for x in lines if x.startswith(str(related / "statefulset.yaml"))]
+    assert own and not any("[StatefulSet" in x for x in own)

@@ -72,9 +72,12 @@ class TextReporter(Reporter):
             text = f"{f.position}: {sev} {f.rule} {f.message}"
             if origin:
                 text += f" (from {origin})"
+            where = f.checked_at
             if seen[key] > 1:
-                where = f.checked_at
                 text += f" [{f.obj}" + (f" at {where.path}:{where.line}]" if where else "]")
+            elif where is not None and where.path != f.position.path:
+                # on a related object (a PDB, a StorageClass, a patch): which set it is about
+                text += f" [{f.obj}]"
             if f.suppressed:
                 sev = "suppressed"
                 text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"

@@ -216,7 +216,8 @@ def test_a_changed_pdb_alone_rechecks_the_statefulsets_it_selects(
         x for x in out.splitlines() if " pdb-blocks-drain " in x and "maxUnavailable: 0" in x
     ]
     assert [x.rsplit("(from ", 1)[-1] for x in blocked] == [
-        "deploy/overlays/prod)", "deploy/overlays/staging)"
+        "deploy/overlays/prod) [StatefulSet prod/queue]",
+        "deploy/overlays/staging) [StatefulSet staging/queue]",
     ]  # fmt: skip
     # a PDB in a directory of plain manifests: the StatefulSet beside it is re-checked
     code, out = _commit(

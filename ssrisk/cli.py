@@ -461,7 +461,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except (UsageError, PluginError, ConfigError, BaselineError) as exc:
         from .reporters.escape import printable
 
-        say(f"ssrisk: error: {printable(str(exc))}")
+        for message in getattr(exc, "messages", None) or [str(exc)]:  # a file's problems
+            say(f"ssrisk: error: {printable(message)}")
         return ExitCode.ERROR
     parser.error(f"unknown command {args.command}")
     return ExitCode.ERROR  # pragma: no cover
@@ -613,7 +614,7 @@ def _settings_by_config(
     groups: dict[Path | None, list[str]] = (
         {Path(args.config): list(args.paths)} if args.config else configs_for(args.paths)
     )
-    configs = {p: load_config(p) if p else None for p in groups}
+    configs = {p: load_config(p, known) if p else None for p in groups}
     own = [str(p) for p in groups if p is not None]
     own += [f for f in (args.baseline, args.write_baseline) if f]
     own += [c.baseline for c in configs.values() if c is not None and c.baseline]

@@ -46,6 +46,18 @@ class ConfigError(Exception):
 
         listing = f" ({label}: {', '.join(known)})" if known else ""
         super().__init__(snippet(message, MAX_MESSAGE_CHARS) + listing)
+        #: every problem of the file, one line each, in file order (see :meth:`several`)
+        self.messages = [str(self.args[0])]
+
+    @classmethod
+    def several(cls, errors: Sequence[ConfigError]) -> ConfigError:
+        """One error for all ``errors`` of a file (a user fixes them in one go): ``str()``
+        gives them one per line, :attr:`messages` as a list."""
+        if len(errors) == 1:
+            return errors[0]
+        combined = cls("\n".join(m for e in errors for m in e.messages))
+        combined.messages = [m for e in errors for m in e.messages]
+        return combined
 
 
 MAX_MESSAGE_CHARS = 1000
@@ -83,6 +95,8 @@ class Config:
     #: The ``objectives`` section, checked and converted (durations in seconds), by scenario.
     objectives: dict[str, dict[str, Any]] = field(default_factory=dict)
     positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
+    #: where the value of a key path is written (``fail-on: warn``: at ``warn``)
+    value_positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
 
     def where(self, *keys: str | int) -> str:
         """``path:line:col`` of the key path ``keys`` (or of its nearest known parent)."""
@@ -93,14 +107,27 @@ class Config:
         return self.path + (f" [{'.'.join(str(k) for k in keys)}]" if keys else "")
 
     def check_rules(self, known: Sequence[str]) -> None:
-        """Raise :class:`ConfigError` for a rule id that no installed rule has."""
+        """Raise :class:`ConfigError` for the rule ids that no installed rule has (all of
+        them, in file order)."""
+        found = self.unknown_rules(known)
+        if found:
+            raise ConfigError.several([e for _keys, e in found])
+
+    def unknown_rules(
+        self, known: Sequence[str]
+    ) -> list[tuple[tuple[str | int, ...], ConfigError]]:
+        """``(key path, error)`` for each rule id of ``select``, ``disable`` and ``severity``
+        that no installed rule has."""
+        out: list[tuple[tuple[str | int, ...], ConfigError]] = []
         for key in ("select", "disable"):
             for i, rule_id in enumerate(getattr(self, key)):
                 if rule_id not in known:
-                    raise _unknown(self.where(key, i), "rule", rule_id, known)
+                    out.append(((key, i), _unknown(self.where(key, i), "rule", rule_id, known)))
         for rule_id in self.severity:
             if rule_id not in known:
-                raise _unknown(self.where("severity", rule_id), "rule", rule_id, known)
+                keys = ("severity", rule_id)
+                out.append((keys, _unknown(self.where(*keys), "rule", rule_id, known)))
+        return out
 
 
 def _unknown(where: str, what: str, name: str, known: Sequence[str]) -> ConfigError:
@@ -194,12 +221,14 @@ def _toml_load(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: nesting too deep to read") from None
 
 
-def load_config(path: str | Path) -> Config:
-    """Read and validate a configuration file (YAML, or TOML when named ``*.toml``).
+def load_config(path: str | Path, known_rules: Sequence[str] | None = None) -> Config:
+    """Read and validate a configuration file (YAML, or TOML when named ``*.toml``); with
+    ``known_rules`` (the installed rule ids), rule ids are checked too.
 
     Raises:
-        ConfigError: unreadable file, bad syntax, an unknown key or a bad value, with the
-            position of the offending key.
+        ConfigError: unreadable file, bad syntax, or every unknown key, bad value and
+            unknown rule id of the file at once, in file order (``messages``), each with the
+            position of the offending key or value.
     """
     p = Path(path)
     shown = str(path)
@@ -211,11 +240,11 @@ def load_config(path: str | Path) -> Config:
             raise ConfigError(f"{shown}: no [tool.ssrisk] table")
         positions: dict[tuple[str | int, ...], Position] = {}
         section = _plain(section, [MAX_CONFIG_VALUES], shown)
-        return _validate(section, shown, positions, prefix="[tool.ssrisk]")
-    doc, positions = _yaml_load(p, shown)
+        return _validate(section, shown, positions, "[tool.ssrisk]", {}, known_rules)
+    doc, positions, values = _yaml_load(p, shown)
     if doc is None:
         return Config(path=shown)  # an empty file: every default
-    return _validate(doc, shown, positions, prefix="")
+    return _validate(doc, shown, positions, "", values, known_rules)
 
 
 #: A configuration file is a few hundred bytes; anything near these limits is not one.
@@ -241,7 +270,9 @@ def _read_config_bytes(p: Path, shown: str) -> bytes:
         raise ConfigError(f"{shown}: cannot read: {exc.strerror or exc}") from None
 
 
-def _yaml_load(p: Path, shown: str) -> tuple[Any, dict[tuple[str | int, ...], Position]]:
+def _yaml_load(
+    p: Path, shown: str
+) -> tuple[Any, dict[tuple[str | int, ...], Position], dict[tuple[str | int, ...], Position]]:
     """Read a YAML configuration with the manifest reader (:mod:`ssrisk.yamlpos`): no tag
     constructs anything, aliases are shared while reading, nesting is limited, and the
     expanded document is limited to :data:`MAX_CONFIG_VALUES` values (an alias bomb)."""
@@ -280,7 +311,34 @@ def _yaml_load(p: Path, shown: str) -> tuple[Any, dict[tuple[str | int, ...], Po
     positions: dict[tuple[str | int, ...], Position] = {}
     plain = _plain(doc, budget, shown)
     _collect_positions(doc, (), shown, positions)
-    return plain, positions
+    values: dict[tuple[str | int, ...], Position] = {}
+    _value_positions(nodes[0] if nodes else None, (), shown, values)
+    return plain, positions, values
+
+
+def _value_positions(
+    node: Any, keys: tuple[str | int, ...], path: str, out: dict[tuple[str | int, ...], Position]
+) -> None:
+    """Where each scalar value of the composed ``node`` is written, by key path (for
+    messages about a value: ``fail-on: warn`` at ``warn``, not at ``fail-on``)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    stack = [(node, keys)]
+    seen: set[int] = set()
+    while stack:
+        here, at = stack.pop()
+        if id(here) in seen or len(out) > MAX_CONFIG_VALUES:
+            continue
+        seen.add(id(here))
+        if isinstance(here, MappingNode):
+            for k, v in here.value:
+                if isinstance(k, ScalarNode):
+                    stack.append((v, (*at, str(k.value))))
+        elif isinstance(here, SequenceNode):
+            stack.extend((v, (*at, i)) for i, v in enumerate(here.value))
+        elif isinstance(here, ScalarNode) and at:
+            mark = here.start_mark
+            out[at] = Position(path, mark.line + 1, mark.column + 1)
 
 
 def _collect_positions(
@@ -331,53 +389,102 @@ def config_schema() -> dict[str, Any]:
     return loaded
 
 
+#: ``(key path, error)``: one problem of a configuration file, placed by its key path
+_Problem = tuple[tuple[str | int, ...], ConfigError]
+
+
 def _validate(
     doc: Any,
     shown: str,
     positions: dict[tuple[str | int, ...], Position],
     prefix: str,
+    value_positions: dict[tuple[str | int, ...], Position],
+    known_rules: Sequence[str] | None,
 ) -> Config:
+    """The :class:`Config` of a loaded document; every problem found (schema, values, rule
+    ids when ``known_rules`` is given) is raised at once, in file order."""
     import jsonschema
 
-    cfg = Config(path=shown, positions=positions)
+    cfg = Config(path=shown, positions=positions, value_positions=value_positions)
     _check_finite(cfg, doc, (), prefix)
     validator = jsonschema.Draft202012Validator(config_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
-    if errors:
-        err = jsonschema.exceptions.best_match(errors)
-        keys = tuple(err.absolute_path)
-        if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):
-            where = _where(cfg, (*keys, err.instance), prefix)
-            raise ConfigError(f"{where}: {keys[0] if keys else 'key'}: bad name {_message(err)}")
-        if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
-            names = err.schema.get("properties", {})
-            extra = sorted(set(err.instance) - set(names))
-            if extra and (not keys or keys[0] == "objectives"):  # point at the unknown key
-                where = _where(cfg, (*keys, extra[0]), prefix)
-                if keys:  # "objectives node-loss: unknown key ..."
-                    where += ": " + " ".join(str(k) for k in keys)
-                raise _unknown(where, "key", extra[0], names)
-        raise ConfigError(f"{_where(cfg, keys, prefix)}: {_describe(err, keys)}")
-    cfg.select = tuple(doc.get("select") or ())
-    cfg.disable = tuple(doc.get("disable") or ())
-    cfg.severity = {k: Severity.parse(v) for k, v in (doc.get("severity") or {}).items()}
-    if "fail-on" in doc:
-        cfg.fail_on = Severity.parse(doc["fail-on"])
-    if "kube-version" in doc:
+    by_key: dict[str, list[Any]] = {}
+    for err in errors:  # one message per top-level key: the best match among its errors
+        top = err.absolute_path[0] if err.absolute_path else ""
+        by_key.setdefault(str(top), []).append(err)
+    problems: list[_Problem] = [
+        _schema_problem(cfg, jsonschema.exceptions.best_match(group), prefix)
+        for group in by_key.values()
+    ]
+    if "" in by_key:  # an unknown top-level key: the values are not read further
+        _raise_in_order(cfg, problems)
+    ok = {k: v for k, v in doc.items() if k not in by_key}
+    cfg.select = tuple(ok.get("select") or ())
+    cfg.disable = tuple(ok.get("disable") or ())
+    cfg.severity = {k: Severity.parse(v) for k, v in (ok.get("severity") or {}).items()}
+    if "fail-on" in ok:
+        cfg.fail_on = Severity.parse(ok["fail-on"])
+    if "kube-version" in ok:
         from .settings import normal_kube_version
 
         try:
-            cfg.kube_version = normal_kube_version(doc["kube-version"])
+            cfg.kube_version = normal_kube_version(ok["kube-version"])
         except ValueError as exc:
-            raise ConfigError(f"{_where(cfg, ('kube-version',), prefix)}: {exc}") from None
-    cfg.namespace = doc.get("namespace")
-    cfg.exclude = tuple(doc.get("exclude") or ())
-    if "baseline" in doc:
-        cfg.baseline = _baseline_path(cfg, doc["baseline"], prefix)
-    cfg.profile = _profile(cfg, doc.get("profile") or {}, prefix)
-    cfg.feature_gates = _feature_gates(cfg, doc.get("feature-gates") or {}, prefix)
-    cfg.objectives = _objectives(cfg, doc.get("objectives") or {}, prefix)
+            where = _where_value(cfg, ("kube-version",), prefix)
+            problems.append((("kube-version",), ConfigError(f"{where}: {exc}")))
+    cfg.namespace = ok.get("namespace")
+    cfg.exclude = tuple(ok.get("exclude") or ())
+    if "baseline" in ok:
+        try:
+            cfg.baseline = _baseline_path(cfg, ok["baseline"], prefix)
+        except ConfigError as exc:
+            problems.append((("baseline",), exc))
+    cfg.profile = _profile(cfg, ok.get("profile") or {}, prefix, problems)
+    cfg.feature_gates = _feature_gates(cfg, ok.get("feature-gates") or {}, prefix, problems)
+    try:
+        cfg.objectives = _objectives(cfg, ok.get("objectives") or {}, prefix)
+    except ConfigError as exc:
+        problems.append((("objectives",), exc))
+    if known_rules is not None:
+        problems += cfg.unknown_rules(known_rules)
+    _raise_in_order(cfg, problems)
     return cfg
+
+
+def _raise_in_order(cfg: Config, problems: list[_Problem]) -> None:
+    """Raise every problem as one :class:`ConfigError`, in the order the file has them."""
+    if not problems:
+        return
+
+    def place(keys: tuple[str | int, ...]) -> tuple[int, int]:
+        for n in range(len(keys), 0, -1):
+            pos = cfg.positions.get(tuple(keys[:n]))
+            if pos is not None:
+                return pos.line, pos.column
+        return 0, 0
+
+    ordered = sorted(enumerate(problems), key=lambda p: (place(p[1][0]), p[0]))
+    raise ConfigError.several([e for _i, (_keys, e) in ordered])
+
+
+def _schema_problem(cfg: Config, err: Any, prefix: str) -> _Problem:
+    """The problem a jsonschema error states, at the key (a bad or unknown name) or the
+    value (a bad value) it concerns."""
+    keys = tuple(err.absolute_path)
+    if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):
+        where = _where(cfg, (*keys, err.instance), prefix)
+        message = f"{where}: {keys[0] if keys else 'key'}: bad name {_message(err)}"
+        return (*keys, err.instance), ConfigError(message)
+    if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
+        names = err.schema.get("properties", {})
+        extra = sorted(set(err.instance) - set(names))
+        if extra and (not keys or keys[0] == "objectives"):  # point at the unknown key
+            where = _where(cfg, (*keys, extra[0]), prefix)
+            if keys:  # "objectives node-loss: unknown key ..."
+                where += ": " + " ".join(str(k) for k in keys)
+            return (*keys, extra[0]), _unknown(where, "key", extra[0], names)
+    return keys, ConfigError(f"{_where_value(cfg, keys, prefix)}: {_describe(err, keys)}")
 
 
 def _check_finite(cfg: Config, value: Any, keys: tuple[str | int, ...], prefix: str) -> None:
@@ -430,6 +537,12 @@ def _objectives(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, d
         raise ConfigError(f"{where}: objectives {scenario} {key}: {exc.args[0]}") from None
 
 
+def _where_value(cfg: Config, keys: tuple[str | int, ...], prefix: str) -> str:
+    """Where the value at ``keys`` is written when it is a scalar, else as :func:`_where`."""
+    pos = cfg.value_positions.get(keys) if keys else None
+    return str(pos) if pos is not None else _where(cfg, keys, prefix)
+
+
 def _where(cfg: Config, keys: tuple[str | int, ...], prefix: str) -> str:
     if cfg.positions:
         return cfg.where(*keys)
@@ -464,10 +577,13 @@ def _kebab_to_snake(key: str) -> str:
     return key.replace("-", "_")
 
 
-def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    """Check ``profile`` keys and value types against the simulator's ClusterProfile."""
+def _profile(
+    cfg: Config, raw: Mapping[str, Any], prefix: str, problems: list[_Problem]
+) -> dict[str, Any]:
+    """Check ``profile`` keys and value types against the simulator's ClusterProfile; each
+    bad one is added to ``problems``."""
     try:
-        from .embedded_sim.profile import ClusterProfile, default_nodes
+        from .embedded_sim.profile import ClusterProfile
     except ImportError:  # the simulator is not installed: pass the values through unchecked
         return {_kebab_to_snake(k): v for k, v in raw.items()}
     types = {f.name: str(f.type) for f in fields(ClusterProfile) if f.name != "nodes"}
@@ -475,37 +591,62 @@ def _profile(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, Any]
     shape = {"zones": 3, "nodes_per_zone": 2}  # the simulated cluster (default_nodes)
     limits = {"zones": 26, "nodes_per_zone": 50}
     for key, value in raw.items():
-        name = _kebab_to_snake(key)
-        where = _where(cfg, ("profile", key), prefix)
-        if name in shape:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-            if not ok or not 1 <= value <= limits[name]:
-                raise ConfigError(
-                    f"{where}: profile {key} must be a whole number from 1 to {limits[name]}"
-                )
-            shape[name] = value
-            out["nodes"] = default_nodes(shape["zones"], shape["nodes_per_zone"])
-            out["shape_stated"] = True
-            continue
-        if name in NODE_SETTINGS:
-            out[name] = _node_setting(key, name, value, where)
-            continue
-        if name not in types or name in INTERNAL_PROFILE_FIELDS:
-            known = [
-                n.replace("_", "-") for n in [*types, *shape] if n not in INTERNAL_PROFILE_FIELDS
-            ]
-            raise _unknown(where, "profile setting", key, known)
-        expected = types[name]
-        if not _type_ok(value, expected):
-            raise ConfigError(f"{where}: profile {key} must be {_type_words(expected)}")
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if number:
-            _check_range(where, key, name, value)
-        choices = PROFILE_CHOICES.get(name)
-        if choices is not None and value not in choices:
-            raise ConfigError(f"{where}: profile {key} must be one of {', '.join(choices)}")
-        out[name] = float(value) if "float" in expected and isinstance(value, int) else value
+        try:
+            _profile_setting(cfg, key, value, prefix, types, shape, limits, out)
+        except ConfigError as exc:
+            problems.append((("profile", key), exc))
     return out
+
+
+def _profile_setting(
+    cfg: Config,
+    key: str,
+    value: Any,
+    prefix: str,
+    types: Mapping[str, str],
+    shape: dict[str, int],
+    limits: Mapping[str, int],
+    out: dict[str, Any],
+) -> None:
+    """Check one ``profile`` setting and put it in ``out``.
+
+    Raises:
+        ConfigError: an unknown setting (at its key) or a bad value (at the value).
+    """
+    from .embedded_sim.profile import default_nodes
+
+    name = _kebab_to_snake(key)
+    if (
+        name not in shape
+        and name not in NODE_SETTINGS
+        and (name not in types or name in INTERNAL_PROFILE_FIELDS)
+    ):
+        known = [n.replace("_", "-") for n in [*types, *shape] if n not in INTERNAL_PROFILE_FIELDS]
+        raise _unknown(_where(cfg, ("profile", key), prefix), "profile setting", key, known)
+    where = _where_value(cfg, ("profile", key), prefix)
+    if name in shape:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if not ok or not 1 <= value <= limits[name]:
+            raise ConfigError(
+                f"{where}: profile {key} must be a whole number from 1 to {limits[name]}"
+            )
+        shape[name] = value
+        out["nodes"] = default_nodes(shape["zones"], shape["nodes_per_zone"])
+        out["shape_stated"] = True
+        return
+    if name in NODE_SETTINGS:
+        out[name] = _node_setting(key, name, value, where)
+        return
+    expected = types[name]
+    if not _type_ok(value, expected):
+        raise ConfigError(f"{where}: profile {key} must be {_type_words(expected)}")
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number:
+        _check_range(where, key, name, value)
+    choices = PROFILE_CHOICES.get(name)
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{where}: profile {key} must be one of {', '.join(choices)}")
+    out[name] = float(value) if "float" in expected and isinstance(value, int) else value
 
 
 #: ClusterProfile fields the configuration derives itself (from ``zones`` / ``nodes-per-zone``
@@ -658,19 +799,21 @@ def _type_words(expected: str) -> str:
     return " or ".join(words) or expected
 
 
-def _feature_gates(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, bool]:
+def _feature_gates(
+    cfg: Config, raw: Mapping[str, Any], prefix: str, problems: list[_Problem]
+) -> dict[str, bool]:
     try:
         from .embedded_sim.versions import KNOWN_GATES
     except ImportError:
         return dict(raw)
     for key in raw:
         if key not in KNOWN_GATES:
-            raise ConfigError(
+            message = (
                 f"{_where(cfg, ('feature-gates', key), prefix)}: feature gate {key!r} is not "
-                "modelled by the simulator",
-                KNOWN_GATES,
+                "modelled by the simulator"
             )
-    return dict(raw)
+            problems.append((("feature-gates", key), ConfigError(message, KNOWN_GATES)))
+    return {k: v for k, v in raw.items() if k in KNOWN_GATES}
 
 
 def _anchored(patterns: Sequence[str], config_path: str) -> tuple[ExcludePattern, ...]:

@@ -102,21 +102,21 @@ def test_exclude_from_the_file(repo: Path) -> None:
     assert paths and not any("vendor" in p for p in paths)
 
 
-@pytest.mark.parametrize(
+@pytest.mark.parametrize(  # an unknown name at its key, a bad value at the value
     ("text", "line", "col", "words"),
     [
         ("fail-on: error\nrules: []\n", 2, 1, "unknown key 'rules'"),
-        ("fail-on: fatal\n", 1, 1, "'fatal' is not one of"),
-        ("kube-version: 1.30\n", 1, 1, 'must be a string such as "1.30"'),
-        ('kube-version: "1.12"\n', 1, 1, "unsupported Kubernetes version '1.12'"),
+        ("fail-on: fatal\n", 1, 10, "'fatal' is not one of"),
+        ("kube-version: 1.30\n", 1, 15, 'must be a string such as "1.30"'),
+        ('kube-version: "1.12"\n', 1, 15, "unsupported Kubernetes version '1.12'"),
         ("select:\n  - single-replica\n  - no-such-rule\n", 3, 5, "unknown rule 'no-such-rule'"),
-        ("severity:\n  single-replica: low\n", 2, 3, "'low' is not one of"),
+        ("severity:\n  single-replica: low\n", 2, 19, "'low' is not one of"),
         ("profile:\n  tolerations-s: 30\n", 2, 3, "unknown profile setting 'tolerations-s'"),
-        ("profile:\n  attach-s: fast\n", 2, 3, "attach-s must be a number"),
-        ("profile:\n  attach-s: -1\n", 2, 3, "must be seconds from 0 to one year"),
+        ("profile:\n  attach-s: fast\n", 2, 13, "attach-s must be a number"),
+        ("profile:\n  attach-s: -1\n", 2, 13, "must be seconds from 0 to one year"),
         ("select: [single-replica\n", 2, 1, "YAML syntax"),
         ("profile:\n  node-labels: {'bad key!': x}\n", 2, 3, "is not a valid label key"),
-        ("profile:\n  node-taints:\n  - {key: a, effect: Never}\n", 3, 14, "is not one of"),
+        ("profile:\n  node-taints:\n  - {key: a, effect: Never}\n", 3, 22, "is not one of"),
         ("profile:\n  node-allocatable: {cpu: lots}\n", 2, 3, "positive quantities"),
         ("profile:\n  node-allocatable: {gpu: 1}\n", 2, 3, "gpu"),
     ],
@@ -212,7 +212,7 @@ def test_profile_sets_the_shape_of_the_simulated_cluster(tmp_path: Path) -> None
     assert large["replicas_on_failed_nodes"] == 3
     (tmp_path / ".ssrisk.yaml").write_text("profile:\n  nodes-per-zone: 0\n")
     bad = run_cli("check", kafka, cwd=tmp_path)
-    assert bad.code == 2 and ".ssrisk.yaml:2:3" in bad.err and "1 to 50" in bad.err
+    assert bad.code == 2 and ".ssrisk.yaml:2:19" in bad.err and "1 to 50" in bad.err
 
 
 def test_profile_describes_the_node_pool(tmp_path: Path) -> None:
@@ -281,3 +281,21 @@ def test_a_misspelt_name_gets_the_closest_and_every_known_one(
     assert "..." not in line
     assert "shape-stated" not in line.split("(known: ")[1]
     assert "placeholder-names" not in line
+
+
+def test_every_problem_of_a_configuration_file_is_reported_at_once_in_file_order() -> None:
+    """A misspelt rule id, a bad value and two bad profile settings: four errors, each at
+    its place (a bad value at the value, not its key), in the order of the file."""
+    several = DATA / "gate" / "config-errors" / "several"
+    run = run_cli("check", str(several))
+    assert run.code == 2
+    config = several / ".ssrisk.yaml"
+    lines = [x.split(" (known: ")[0] for x in run.err.splitlines()]
+    assert lines == [
+        f"ssrisk: error: {config}:2:11: unknown rule 'single-replcia': did you mean "
+        "'single-replica'?",
+        f"ssrisk: error: {config}:3:10: fail-on: 'warn' is not one of ['error', 'warning', 'info']",
+        f"ssrisk: error: {config}:5:3: unknown profile setting 'out-of-service-after': did you "
+        "mean 'out-of-service-after-s'?",
+        f"ssrisk: error: {config}:6:10: profile zones must be a whole number from 1 to 26",
+    ]

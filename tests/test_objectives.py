@@ -77,9 +77,9 @@ def test_the_section_is_read_with_durations_in_seconds() -> None:
 @pytest.mark.parametrize(
     ("name", "where", "words"),
     [
-        ("bad-duration.yaml", ":3:5:", "'15 minutes' is not seconds, or a string such as"),
+        ("bad-duration.yaml", ":3:21:", "'15 minutes' is not seconds, or a string such as"),
         ("unknown-key.yaml", ":3:5:", "unknown key 'recover-whithin'"),
-        ("bad-max.yaml", ":3:5:", "'half' is not a whole number"),
+        ("bad-max.yaml", ":3:22:", "'half' is not a whole number"),
     ],
 )
 def test_bad_objectives_name_the_file_and_position(name: str, where: str, words: str) -> None:
@@ -92,7 +92,7 @@ def test_a_bad_objective_stops_the_run_with_exit_2(tmp_path: Path) -> None:
     (tmp_path / ".ssrisk.yaml").write_text((OBJ / "bad" / "bad-max.yaml").read_text())
     (tmp_path / "sts.yaml").write_text((OBJ / "strict-rollout" / "queue.yaml").read_text())
     run = run_cli("check", str(tmp_path / "sts.yaml"))
-    assert run.code == 2 and ".ssrisk.yaml:3:5:" in run.err
+    assert run.code == 2 and ".ssrisk.yaml:3:22:" in run.err
 
 
 def test_an_objective_makes_a_default_behaviour_a_warning(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ CONFIGS = [
         ".yaml:2:3: profile node-monitor-grace-period-s must be a finite number, not nan",
     ),
     # the configuration's kube-version is checked as --kube-version is
-    ("kube-version-digits.yaml", ".ssrisk.yaml", ".yaml:1:1: unsupported Kubernetes version"),
+    ("kube-version-digits.yaml", ".ssrisk.yaml", ".yaml:1:15: unsupported Kubernetes version"),
 ]
 
 

@@ -493,7 +493,7 @@ def _check_finite(cfg: Config, value: Any, keys: tuple[str | int, ...], prefix: 
     if isinstance(value, float) and not math.isfinite(value):
         shown = " ".join(str(k) for k in keys) or "value"
         raise ConfigError(
-            f"{_where(cfg, keys, prefix)}: {shown} must be a finite number, not {value}"
+            f"{_where_value(cfg, keys, prefix)}: {shown} must be a finite number, not {value}"
         )
     if isinstance(value, Mapping):
         for k, v in value.items():

@@ -157,7 +157,9 @@ def test_profile_values_the_simulator_cannot_use_are_config_errors(name: str, wo
     config = GATE / "profile" / f"{name}.ssrisk.yaml"
     run = run_cli("check", "--config", str(config), str(SINGLE))
     assert run.code == 2
-    assert f"{config}:3:3: profile {words}" in run.err, run.err
+    setting = config.read_text(encoding="utf-8").splitlines()[2]  # at the value
+    column = len(setting) - len(setting.split(":", 1)[1].lstrip()) + 1
+    assert f"{config}:3:{column}: profile {words}" in run.err, run.err
     assert run.out == ""  # stopped before checking anything: no internal error at a manifest
 
 

@@ -99,13 +99,13 @@ CONFIGS = [
     (
         "objective-inf.yaml",
         ".ssrisk.yaml",
-        ".yaml:2:15: objectives node-loss recover-within must be a finite number, not inf",
+        ".yaml:2:31: objectives node-loss recover-within must be a finite number, not inf",
     ),
     ("objective-nan.pyproject.toml", "pyproject.toml", "must be a finite number, not nan"),
     (
         "profile-nan.yaml",
         ".ssrisk.yaml",
-        ".yaml:2:3: profile node-monitor-grace-period-s must be a finite number, not nan",
+        ".yaml:2:32: profile node-monitor-grace-period-s must be a finite number, not nan",
     ),
     # the configuration's kube-version is checked as --kube-version is
     ("kube-version-digits.yaml", ".ssrisk.yaml", ".yaml:1:15: unsupported Kubernetes version"),

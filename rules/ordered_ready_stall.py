@@ -77,7 +77,7 @@ pass). That pass runs before the rolling update, so when a new template never be
 reverting it changes nothing: the controller never gets as far as deleting the broken pod
 ("Forced rollback" in the StatefulSet docs). A pod stuck Terminating on a lost node blocks
 scale-ups, scale-downs and updates of every higher ordinal the same way ({ctx.replicas}
-replicas here).
+{"replica" if ctx.replicas == 1 else "replicas"} here).
 {timeline}
 {level}
 

@@ -71,6 +71,8 @@ class ChangePlan:
     whole: set[str] = field(default_factory=set)
     #: changed files that are not on disk (deleted), with the unit kind they belonged to
     deleted: list[tuple[str, str]] = field(default_factory=list)
+    #: changed files the exclude patterns leave out (not checked)
+    excluded: list[str] = field(default_factory=list)
 
 
 def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> ChangePlan:
@@ -99,6 +101,7 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             continue
         root = tree_of(path)
         if excludes.under(path, root):
+            plan.excluded.append(path)
             continue
         kind, unit = _enclosing_unit(path, root)
         if not os.path.lexists(path):
@@ -106,10 +109,12 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             if kind not in ("chart", "kustomization"):
                 continue  # check_changed checks the other manifests of its directory
         if kind == "chart" and excludes(os.path.join(unit, "Chart.yaml")):
+            plan.excluded.append(path)
             continue
         if kind == "kustomization":
             marker = kustomization_file(unit)
             if marker is not None and excludes(os.path.join(unit, os.path.basename(marker))):
+                plan.excluded.append(path)
                 continue
         if kind == "chart":
             plan.charts.setdefault(unit, []).append(path)
@@ -227,6 +232,10 @@ def check_changed(
     excludes = Excludes(settings.exclude)
     plan = plan_changes(paths, excludes)
     gone = _deleted(plan, settings, excludes)
+    for path in plan.excluded:  # said, so that "nothing to check" is not a surprise
+        left_out = LoadedFile(path)
+        left_out.notices.append(Notice(path, EXCLUDED))
+        gone.append(left_out)
     changed_plain = [p for files in plan.plain.values() for p in files]
     loaded, errors = load_all(changed_plain, settings) if changed_plain else ([], [])
     loaded += gone
@@ -274,6 +283,9 @@ def check_changed(
         warn_in=changed.is_changed_file,
     )
 
+
+#: The notice for a changed file that ``--exclude`` / ``exclude:`` leaves out.
+EXCLUDED = "excluded (--exclude or the configuration's exclude:): not checked"
 
 #: Cluster-scoped objects that StatefulSets find by identity anywhere in the inputs (shared
 #: infrastructure, often kept in a directory of its own): a change to one re-checks the

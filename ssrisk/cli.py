@@ -731,6 +731,10 @@ def _check_not_empty(
     where = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     message = f"no Kubernetes objects of the kinds ssrisk reads ({', '.join(MODELLED_KINDS)})"
     if changed:
+        from .changed import EXCLUDED
+
+        if all(n.message == EXCLUDED for n in report.notices if not n.empty) and report.notices:
+            return  # every changed file is excluded, and each says so
         report.notices.append(Notice(where, f"nothing to check: {message} in the changed files"))
     elif fail:
         report.errors.append(InputError(where, message + " (--fail-if-empty)"))

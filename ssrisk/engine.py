@@ -228,6 +228,8 @@ def check_loaded(
         report.notices.extend(lf.notices)
         objects.extend(lf.objects)
     report.objects = len(objects)
+    objects, duplicates = _one_copy_per_chart(objects)
+    report.notices.extend(duplicates)
     report.notices.extend(duplicate_definitions(objects))
     inventory = Inventory([*objects, *context_objects])
     active = [r for r in rules if settings.rule_enabled(r.id)]
@@ -267,6 +269,40 @@ def _distinct_errors(errors: Sequence[InputError]) -> list[InputError]:
     """``errors`` sorted by place, each once: a base that two overlays include (or a chart
     file two runs render) has one error at its line, not one per build that met it."""
     return sorted(set(errors), key=lambda e: (e.path, e.line or 0, e.column or 0, e.message))
+
+
+def _one_copy_per_chart(objects: list[K8sObject]) -> tuple[list[K8sObject], list[Notice]]:
+    """``objects`` with only the first of several objects of one kind, namespace and name
+    that one chart renders (a parent chart and its subchart both writing
+    ``release-name-pg``), and a warning for each other copy: Helm cannot install such a
+    release (creating the second copy fails with "already exists": helm/helm#1479, #3186), so
+    the copy is not checked a second time."""
+    first: dict[tuple[str, str | None, str, str], Position] = {}
+    kept: list[K8sObject] = []
+    notices: list[Notice] = []
+    for obj in objects:
+        chart = getattr(obj, "chart", None)
+        if chart is None or not obj.name:
+            kept.append(obj)
+            continue
+        key = (obj.kind, obj.namespace, obj.name, chart)
+        start = obj.start()
+        seen = first.setdefault(key, start)
+        if seen is start:
+            kept.append(obj)
+            continue
+        notices.append(
+            Notice(
+                start.path,
+                f"{obj.ref} is also rendered from {seen.path}:{seen.line} of chart {chart}: "
+                "Helm cannot install both (the second fails with 'already exists'); only "
+                "the first is checked",
+                start.line,
+                start.column,
+                level="warning",
+            )
+        )
+    return kept, notices
 
 
 def duplicate_definitions(objects: Sequence[K8sObject]) -> list[Notice]:

@@ -26,27 +26,38 @@ from fnmatch import translate
 
 def tidy(path: str) -> str:
     """``path`` without ``.`` components, doubled separators and a trailing separator (``-``
-    is returned as it is; ``.`` stays ``.``). ``..`` and symbolic links are not resolved, so
+    is returned as it is; ``.`` stays ``.``; a relative path starting with ``-`` keeps or gets
+    ``./``). ``..`` and symbolic links are not resolved, so
     the result names the file the kernel opens for ``path``."""
     sep = os.sep
-    if path in ("", "-") or not (
+    if path in ("", "-"):
+        return path
+    if not (
         path.startswith("." + sep)
         or path.endswith(sep)
         or path.endswith(sep + ".")
         or sep + sep in path
         or f"{sep}.{sep}" in path
     ):
-        return path
+        return _not_an_option(path)
     parts = [p for p in path.split(sep) if p not in ("", ".")]
     joined = sep.join(parts)
     if path.startswith(sep):
         return sep + joined
-    return joined or os.curdir
+    return _not_an_option(joined) or os.curdir
+
+
+def _not_an_option(path: str) -> str:
+    """``./-x.yaml`` for a relative path whose first character is ``-``: spelt without
+    ``./`` it would read as an option when pasted into a command line (``ssrisk check
+    -x.yaml``, ``git add -x.yaml``)."""
+    return os.curdir + os.sep + path if path.startswith("-") else path
 
 
 def join(directory: str, name: str) -> str:
-    """``os.path.join`` that spells the current directory's files without ``./``."""
-    return name if directory == os.curdir else os.path.join(directory, name)
+    """``os.path.join`` that spells the current directory's files without ``./`` (but for a
+    name starting with ``-``: ``./-x.yaml``)."""
+    return _not_an_option(name) if directory == os.curdir else os.path.join(directory, name)
 
 
 @dataclass(frozen=True)

@@ -339,3 +339,10 @@ def test_text_names_the_statefulset_of_a_finding_on_a_related_object() -> None:
     assert " pdb-blocks-drain " in pdb and pdb.endswith(" [StatefulSet default/db]")
     own = [x for x in lines if x.startswith(str(related / "statefulset.yaml"))]
     assert own and not any("[StatefulSet" in x for x in own)
+
+
+def test_explanations_count_one_replica_in_the_singular() -> None:
+    single = DATA / "ci" / "single.yaml"  # replicas: 1
+    text = run_cli("check", "--explain", "--select", "ordered-ready-stall", str(single)).out
+    assert "(1\n    replica here)" in text or "(1 replica here)" in text
+    assert "1 replicas" not in text.replace("\n    ", " ")

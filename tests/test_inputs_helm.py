@@ -178,3 +178,15 @@ def test_helm_binary_output_is_split_by_source_comment(
     assert sts.pos("spec", "replicas").line == _line_of(template, "replicas: {{")
     (pdb,) = by_path[(DB / "templates" / "pdb.yaml").resolve()].objects
     assert pdb.start().source == "db/templates/pdb.yaml"
+
+
+def test_an_object_a_chart_renders_twice_is_checked_once() -> None:
+    """A parent chart and its subchart render the same StatefulSet: Helm cannot install both,
+    which is a warning at the second copy, and the StatefulSet is checked (and reported) once."""
+    chart = DATA / "gate" / "subchart-dup"
+    report = run_cli("check", "--format", "json", str(chart)).json()
+    assert report["summary"]["statefulsets"] == 1
+    single = [f for f in report["findings"] if f["rule"] == "single-replica"]
+    assert len(single) == 1
+    (warning,) = [n for n in report["notices"] if "is also rendered from" in n["message"]]
+    assert warning["level"] == "warning" and "already exists" in warning["message"]

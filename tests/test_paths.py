@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA, run_cli
 
+from ssrisk.changed import EXCLUDED
 from ssrisk.paths import Excludes, tidy
 from ssrisk.renderers.helm import describe_renderer
 
@@ -72,8 +73,8 @@ def test_exclude_is_the_same_in_a_commit() -> None:
             "check", "--changed", "--format", "json", "--exclude", pattern, template, cwd=TRIAL
         )
         assert run.code == 0 and _paths(run.out) == [template], (pattern, run.out)
-        (notice,) = json.loads(run.out)["notices"]
-        assert notice["message"].startswith("nothing to check")
+        (notice,) = json.loads(run.out)["notices"]  # it says why, not "nothing to check"
+        assert notice["message"] == EXCLUDED
     # a changed base is built by the overlays the patterns leave in only (prod is clean,
     # staging has one replica)
     base = "zookeeper/base/statefulset.yaml"
@@ -164,3 +165,16 @@ def test_one_spelling_of_paths_in_every_format(tmp_path: Path) -> None:
         assert {p for p in _paths(again.out)} == {
             p if p.startswith("/") else prefix + p for p in _paths(outputs["json"].read_text())
         }
+
+
+def test_a_name_starting_with_a_dash_keeps_its_dot_slash() -> None:
+    """``-db.yaml`` pasted into a command line is an option: whether named or found in a
+    walk, the file is spelt ``./-db.yaml`` (in the JSON report too)."""
+    dash = DATA / "gate" / "dash"
+    for given in ("./-db.yaml", "."):
+        run = run_cli("check", given, cwd=dash)
+        findings = [x for x in run.out.splitlines() if ".yaml:" in x]
+        assert findings and all(x.startswith("./-db.yaml:") for x in findings), run.out
+    report = run_cli("check", "--format", "json", "--", "-db.yaml", cwd=dash).json()
+    assert {f["path"] for f in report["findings"]} == {"./-db.yaml"}
+    assert tidy("-x.yaml") == tidy("./-x.yaml") == "./-x.yaml" and tidy("a/-x.yaml") == "a/-x.yaml"

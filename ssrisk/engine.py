@@ -481,72 +481,20 @@ def _covering(raw: object, lines: str) -> str:
     return f"{base}\n\n{covered}\n{lines}".strip()
 
 
-#: With the default ``--jobs``, a worker is forked per this much idle CPU besides the core this
-#: process is busy on. Idle CPU is measured while this process checks its first StatefulSets
-#: (:func:`idle_cores`), so its own work counts as busy: on a quiet 2-core machine the second
-#: core is idle and measures about 1.0 (a little less with background noise), and 0.75 lets it
-#: take a worker. The threshold exists because a worker forked while another program kept the
-#: second core busy made 10,000 documents 1.4x slower in wall time than one process (measured
-#: on 2 cores): that program then leaves well under 0.75 of the second core idle. The former
-#: signal, the 1-minute load average, counted ssrisk's own previous runs as load, so runs that
-#: follow each other never forked (benchmarks/bench.py: CPU/wall 1.00 on 2 cores).
-IDLE_CORES_PER_WORKER = 0.75
+#: With the default ``--jobs``, a worker is forked per this much idle CPU (cores less the load
+#: average): measured on 2 cores, a worker forked while another program kept the second core
+#: busy made 10,000 documents 1.4x slower in wall time than one process.
+IDLE_CORES_PER_WORKER = 1.5
 
 
-def default_processes(cpus: int, idle: float | None) -> int:
+def default_processes(cpus: int, load_average: float | None) -> int:
     """How many processes the default ``--jobs`` may use: this one, plus a worker for each
-    :data:`IDLE_CORES_PER_WORKER` of ``idle`` CPU (cores idle besides the one this process
-    works on), at most ``cpus``; every core when the idle CPU is unknown."""
-    if idle is None:
+    :data:`IDLE_CORES_PER_WORKER` of idle CPU (``cpus`` less the 1-minute load average; all
+    cores when the load is unknown)."""
+    if load_average is None:
         return max(1, cpus)
-    return max(1, min(cpus, 1 + int(max(0.0, idle) // IDLE_CORES_PER_WORKER)))
-
-
-def idle_cores(cpus: int, idle_jiffies: int, total_jiffies: int) -> float | None:
-    """The cores idle during a window in which ``/proc/stat``'s aggregate ``cpu`` line grew by
-    ``total_jiffies``, ``idle_jiffies`` of them idle or iowait: that share of ``cpus``. This
-    process's own work in the window is busy time, so the figure is what other cores left
-    free. None when the window saw no tick (too short to tell)."""
-    if total_jiffies <= 0:
-        return None
-    return cpus * min(1.0, max(0, idle_jiffies) / total_jiffies)
-
-
-def cpu_jiffies() -> tuple[int, int] | None:
-    """Idle (idle + iowait) and total jiffies of all CPUs so far, from the first line of
-    ``/proc/stat`` (proc(5): ``cpu user nice system idle iowait irq softirq steal guest
-    guest_nice``; guest time is already counted in user, so the total is the first eight);
-    None where it cannot be read (not Linux)."""
-    try:
-        with open("/proc/stat", "rb") as f:
-            fields = f.readline().split()
-        if fields[:1] != [b"cpu"] or len(fields) < 5:
-            return None
-        values = [int(v) for v in fields[1:9]]
-    except (OSError, ValueError):
-        return None
-    return values[3] + values[4], sum(values)
-
-
-def load_average_idle(cpus: int) -> float | None:
-    """The fallback where ``/proc/stat`` cannot be read: cores less the 1-minute load average
-    and less this process's own core; None when the load average is unknown too."""
-    import os
-
-    try:
-        return cpus - 1 - os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
-def measured_idle(cpus: int, start: tuple[int, int] | None) -> float | None:
-    """Idle cores since ``start`` (:func:`cpu_jiffies`), else the load-average estimate."""
-    end = cpu_jiffies() if start is not None else None
-    if start is not None and end is not None:
-        idle = idle_cores(cpus, end[0] - start[0], end[1] - start[1])
-        if idle is not None:
-            return idle
-    return load_average_idle(cpus)
+    idle = cpus - load_average
+    return max(1, min(cpus, 1 + int(idle // IDLE_CORES_PER_WORKER)))
 
 
 def _usable_cpus() -> int:
@@ -556,6 +504,15 @@ def _usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _load_average() -> float | None:
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def worth_forking(seconds_per_statefulset: float, remaining: int) -> bool:
@@ -636,9 +593,7 @@ def _evaluate(
     total = len(statefulsets)
     if settings.simulation_steps is None:
         settings = replace(settings, simulation_steps=simulation_steps(total))
-    cpus = _usable_cpus()
-    # The default decides after the first StatefulSets, from the CPU left idle meanwhile.
-    jobs = settings.jobs or cpus
+    jobs = settings.jobs or default_processes(_usable_cpus(), _load_average())
     jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
     if jobs <= 1 or total < PARALLEL_MIN_STATEFULSETS:
         return _evaluate_range(inventory, rules, settings, statefulsets)
@@ -651,17 +606,12 @@ def _evaluate(
     begin = 0
     if settings.jobs == 0:
         half = PARALLEL_PROBE // 2
-        window = cpu_jiffies()
         parts.append(_evaluate_range(inventory, rules, settings, statefulsets[:half]))
         spent = time.process_time()
         parts.append(_evaluate_range(inventory, rules, settings, statefulsets[half:PARALLEL_PROBE]))
         pace = (time.process_time() - spent) / (PARALLEL_PROBE - half)
         begin = PARALLEL_PROBE
-        if worth_forking(pace, total - begin):
-            jobs = min(jobs, default_processes(cpus, measured_idle(cpus, window)))
-        else:
-            jobs = 1
-        if jobs <= 1:
+        if not worth_forking(pace, total - begin):
             parts.append(_evaluate_range(inventory, rules, settings, statefulsets[begin:]))
             return _joined(parts)
     global _WORK

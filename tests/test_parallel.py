@@ -64,39 +64,17 @@ def test_workers_forked_after_the_probe_give_the_single_process_findings(
     rules = collect_rules(plugin_manager())
     serial = engine.check([str(tmp_path)], rules, Settings(jobs=1))
     monkeypatch.setattr(engine, "PARALLEL_MIN_SECONDS", 0.0)  # always worth it
-    monkeypatch.setattr(engine, "measured_idle", lambda cpus, window: float(cpus))  # idle
     forked = engine.check([str(tmp_path)], rules, Settings(jobs=0))
     assert [f.to_dict() for f in forked.findings] == [f.to_dict() for f in serial.findings]
     assert forked.notices == serial.notices and forked.errors == serial.errors
 
 
 def test_default_jobs_fork_a_worker_only_for_an_idle_core() -> None:
-    from ssrisk.engine import default_processes, idle_cores
+    from ssrisk.engine import default_processes
 
-    # /proc/stat deltas over the first StatefulSets on 2 cores (200 jiffies in all): this
-    # process keeps one core busy, so a quiet machine leaves about 100 idle jiffies.
-    assert idle_cores(2, 100, 200) == 1.0
-    assert default_processes(2, idle_cores(2, 100, 200)) == 2  # quiet: both cores
-    assert default_processes(2, idle_cores(2, 80, 200)) == 2  # some background noise
-    assert default_processes(2, idle_cores(2, 10, 200)) == 1  # another program on core 2
-    assert default_processes(2, idle_cores(2, 0, 200)) == 1
-    assert default_processes(8, idle_cores(8, 140, 200)) == 8  # 5.6 idle cores: 7 workers
-    assert default_processes(8, idle_cores(8, 50, 200)) == 3  # 2 idle cores: 2 workers
-    assert default_processes(1, idle_cores(1, 0, 100)) == 1
-    assert idle_cores(2, 0, 0) is None  # no tick in the window: unknown
-    assert default_processes(4, None) == 4  # idle CPU unknown: every core
-    assert default_processes(2, -1.5) == 1  # load-average fallback on an overloaded machine
-
-
-def test_cpu_jiffies_reads_the_aggregate_line_of_proc_stat() -> None:
-    import os
-
-    from ssrisk.engine import cpu_jiffies
-
-    sample = cpu_jiffies()
-    if not os.path.exists("/proc/stat"):
-        assert sample is None
-        return
-    assert sample is not None
-    idle, total = sample
-    assert 0 <= idle <= total
+    assert default_processes(2, 0.2) == 2  # a quiet 2-core machine: both cores
+    assert default_processes(2, 1.0) == 1  # another program keeps a core busy
+    assert default_processes(2, 3.5) == 1
+    assert default_processes(8, 1.0) == 5  # 7 idle cores: a worker per 1.5 of them
+    assert default_processes(1, 0.0) == 1
+    assert default_processes(4, None) == 4  # load unknown: every core

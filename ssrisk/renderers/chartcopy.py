@@ -35,25 +35,48 @@ class Skipped:
     reason: str
 
 
-def copy_chart(chart_dir: str, into: str) -> tuple[str, list[Skipped]]:
-    """Copy the chart at ``chart_dir`` into a new directory below ``into``.
+class CopyTooLarge(Exception):
+    """A confined copy would hold more files or bytes than its :class:`CopyBudget` allows."""
+
+
+@dataclass
+class CopyBudget:
+    """The files and bytes one or more :func:`copy_confined` calls may copy in all."""
+
+    max_files: int
+    max_bytes: int
+    files: int = 0
+    size: int = 0
+
+    def charge(self, size: int) -> None:
+        """Count one file of ``size`` bytes.
+
+        Raises:
+            CopyTooLarge: the budget is exceeded.
+        """
+        self.files += 1
+        self.size += size
+        if self.files > self.max_files or self.size > self.max_bytes:
+            raise CopyTooLarge(f"more than {self.max_files} files or {self.max_bytes} bytes")
+
+
+def copy_confined(top: str, root: str, dest: str, budget: CopyBudget, place: str) -> list[Skipped]:
+    """Copy the directory ``top`` (a real path inside ``root``) into ``dest``: regular files
+    whose real path stays inside ``root`` and outside ``.git``; a link inside ``root`` is
+    copied as what it names, each directory once (link loops end). ``place`` names ``root``
+    in the reasons ("the chart").
 
     Returns:
-        ``(the copy's path, what was left out)``; the copy has the chart directory's name.
+        What was left out, with paths relative to ``top``.
 
     Raises:
-        RenderError: the chart has more than :data:`MAX_CHART_FILES` files or
-            :data:`MAX_CHART_BYTES` bytes.
+        CopyTooLarge: the copy exceeds ``budget`` (shared by the calls given it).
     """
-    root = os.path.realpath(chart_dir)
-    dest = os.path.join(into, os.path.basename(root) or "chart")
-    os.makedirs(dest)
     skipped: list[Skipped] = []
-    visited = {root}
-    files = 0
-    size = 0
-    for here, dirs, names in os.walk(root, followlinks=True):
-        rel_here = os.path.relpath(here, root)
+    visited = {top}
+    for here, dirs, names in os.walk(top, followlinks=True):
+        rel_here = os.path.relpath(here, top)
+        os.makedirs(os.path.normpath(os.path.join(dest, rel_here)), exist_ok=True)
         keep = []
         for d in sorted(dirs):
             rel = os.path.normpath(os.path.join(rel_here, d))
@@ -62,19 +85,18 @@ def copy_chart(chart_dir: str, into: str) -> tuple[str, list[Skipped]]:
                 skipped.append(Skipped(rel, "a .git directory"))
             elif not is_inside(real, root):
                 skipped.append(
-                    Skipped(rel, f"a symbolic link that leads outside the chart, to {real}")
+                    Skipped(rel, f"a symbolic link that leads outside {place}, to {real}")
                 )
-            elif real not in visited:  # each directory once: link loops end
+            elif real not in visited:
                 visited.add(real)
                 keep.append(d)
         dirs[:] = keep
-        os.makedirs(os.path.join(dest, rel_here), exist_ok=True)
         for name in sorted(names):
             rel = os.path.normpath(os.path.join(rel_here, name))
             real = os.path.realpath(os.path.join(here, name))
             if not is_inside(real, root):
                 skipped.append(
-                    Skipped(rel, f"a symbolic link that leads outside the chart, to {real}")
+                    Skipped(rel, f"a symbolic link that leads outside {place}, to {real}")
                 )
                 continue
             if in_git_dir(real, root) or name == GIT_DIR:
@@ -88,13 +110,33 @@ def copy_chart(chart_dir: str, into: str) -> tuple[str, list[Skipped]]:
             if not stat.S_ISREG(st.st_mode):
                 skipped.append(Skipped(rel, "not a regular file"))
                 continue
-            files += 1
-            size += st.st_size
-            if files > MAX_CHART_FILES or size > MAX_CHART_BYTES:
-                raise RenderError(
-                    f"the chart has more than {MAX_CHART_FILES} files or {MAX_CHART_BYTES} "
-                    "bytes (links included); not rendered"
-                )
+            budget.charge(st.st_size)
             with open(real, "rb") as src, open(os.path.join(dest, rel), "xb") as out:
-                out.write(src.read(MAX_CHART_BYTES + 1))
+                # never more than the budget, even from a file that grew since its stat
+                out.write(src.read(budget.max_bytes + 1))
+    return skipped
+
+
+def copy_chart(chart_dir: str, into: str) -> tuple[str, list[Skipped]]:
+    """Copy the chart at ``chart_dir`` into a new directory below ``into``.
+
+    Returns:
+        ``(the copy's path, what was left out)``; the copy has the chart directory's name.
+
+    Raises:
+        RenderError: the chart has more than :data:`MAX_CHART_FILES` files or
+            :data:`MAX_CHART_BYTES` bytes.
+    """
+    root = os.path.realpath(chart_dir)
+    dest = os.path.join(into, os.path.basename(root) or "chart")
+    os.makedirs(dest)
+    try:
+        skipped = copy_confined(
+            root, root, dest, CopyBudget(MAX_CHART_FILES, MAX_CHART_BYTES), "the chart"
+        )
+    except CopyTooLarge:
+        raise RenderError(
+            f"the chart has more than {MAX_CHART_FILES} files or {MAX_CHART_BYTES} "
+            "bytes (links included); not rendered"
+        ) from None
     return dest, skipped

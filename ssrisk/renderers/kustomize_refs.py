@@ -36,14 +36,13 @@ import base64
 import binascii
 import os
 import re
-import shutil
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..confine import GIT_DIR, in_git_dir, is_inside, refusal
+from ..confine import GIT_DIR, is_inside, refusal
 from ..model import InputError
+from .chartcopy import CopyBudget, CopyTooLarge, copy_confined
 
 #: Fields whose entries may be a directory (a new kustomization root) or, when not local, a
 #: git repository kustomize clones (api/internal/target/kusttarget.go, accumulateResources,
@@ -553,10 +552,6 @@ def included_bases(includes: Mapping[str, Iterable[str]]) -> set[str]:
 # --- the private copy --------------------------------------------------------------------------
 
 
-class CopyTooLarge(Exception):
-    """The directories a kustomization can load hold more than the copy may."""
-
-
 @dataclass
 class TreeCopy:
     """A copy of the kustomization roots of a tree: ``path`` mirrors the tree ``root``."""
@@ -588,48 +583,20 @@ def copy_tree(roots: list[str], root: str, into: str) -> TreeCopy:
     """
     copy = TreeCopy(root, into)
     os.makedirs(into, exist_ok=True)
-    files = size = 0
+    budget = CopyBudget(MAX_COPY_FILES, MAX_COPY_BYTES)
     done: set[str] = set()
     for top in sorted(set(roots), key=len):
         if any(is_inside(top, d) for d in done):
             continue
         done.add(top)
-        visited = {top}
-        for here, dirs, names in os.walk(top, followlinks=True):
-            rel_here = os.path.relpath(here, top)
-            dest_dir = os.path.normpath(os.path.join(copy.copy_of(top), rel_here))
-            os.makedirs(dest_dir, exist_ok=True)
-            keep = []
-            for d in sorted(dirs):
-                real = os.path.realpath(os.path.join(here, d))
-                if d == GIT_DIR or not is_inside(real, root) or in_git_dir(real, root):
-                    copy.skipped.append(os.path.join(here, d))
-                elif real not in visited:
-                    visited.add(real)
-                    keep.append(d)
-            dirs[:] = keep
-            for name in sorted(names):
-                source = os.path.join(here, name)
-                real = os.path.realpath(source)
-                if not is_inside(real, root) or in_git_dir(real, root):
-                    copy.skipped.append(source)
-                    continue
-                try:
-                    st = os.stat(real)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    copy.skipped.append(source)
-                    continue
-                files += 1
-                size += st.st_size
-                if files > MAX_COPY_FILES or size > MAX_COPY_BYTES:
-                    raise CopyTooLarge(
-                        f"the directories it loads hold more than {MAX_COPY_FILES} files or "
-                        f"{MAX_COPY_BYTES} bytes; not built"
-                    )
-                with open(real, "rb") as src, open(os.path.join(dest_dir, name), "xb") as out:
-                    shutil.copyfileobj(src, out)
+        try:
+            left = copy_confined(top, root, copy.copy_of(top), budget, "the checked tree")
+        except CopyTooLarge:
+            raise CopyTooLarge(
+                f"the directories it loads hold more than {MAX_COPY_FILES} files or "
+                f"{MAX_COPY_BYTES} bytes; not built"
+            ) from None
+        copy.skipped.extend(os.path.join(top, s.path) for s in left)
     return copy
 
 

@@ -6,10 +6,12 @@ field that is an ``http(s)://`` URL, generator configurations included), and Go'
 client connects to loopback services directly, whatever the proxy variables say. So on
 Linux each renderer child (``helm``, Helm's embedded engine, ``kustomize``, ``kubectl``,
 and anything they start) runs under a seccomp filter, installed between ``fork`` and
-``exec`` and inherited by every thread and child, that makes ``socket()`` fail with
-``EACCES`` for the IPv4 and IPv6 families (and ``io_uring_setup``, which could open
-sockets without that system call). Local sockets (``AF_UNIX``) stay allowed: they are not
-the network.
+``exec`` and inherited by every thread and child, that makes ``socket()`` and
+``socketpair()`` fail with ``EACCES`` for every address family but ``AF_UNIX`` (IPv4 and
+IPv6, and also raw packet sockets, netlink, VSOCK, Bluetooth, CAN and the rest: an allow
+list, so a family the kernel adds later is denied too), and ``io_uring_setup``, which could
+open sockets without that system call. Local sockets (``AF_UNIX``) stay allowed: they are
+not the network, and Go's and Python's runtimes use them.
 
 The filter is built with ``seccompy`` (pure Python, no libseccomp needed; it also kills a
 process that calls the kernel through another architecture's system call table, which
@@ -42,8 +44,9 @@ def network_guard() -> Callable[[], None] | None:
         if not seccompy.supported():
             return None
         filt = seccompy.Filter(default=seccompy.Action.ALLOW)
-        for family in (socket.AF_INET, socket.AF_INET6):
-            filt.errno("socket", errno.EACCES, args={0: int(family)})
+        only_local = [seccompy.ArgCmp(0, seccompy.CmpOp.NE, int(socket.AF_UNIX))]
+        for call in ("socket", "socketpair"):
+            filt.errno(call, errno.EACCES, args=only_local)
         filt.errno("io_uring_setup", errno.EACCES)
         filt.program  # noqa: B018  (compiled here, in the parent: the child only loads it)
     except Exception:  # an architecture or kernel seccompy does not know

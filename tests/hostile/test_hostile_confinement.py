@@ -197,6 +197,39 @@ def test_the_kernel_refuses_renderer_sockets(server: _Server, tmp_path: Path) ->
     assert "200 OK" in out and server.requests == ["/from-child"]
 
 
+@pytest.mark.skipif(network_guard() is None, reason="no seccomp here")
+def test_the_kernel_refuses_every_socket_family_but_local(tmp_path: Path) -> None:
+    """A renderer child can open no socket of any family but AF_UNIX: raw packet sockets
+    and netlink (which reach the host's interfaces and routing without IP) are refused like
+    IPv4 and IPv6, whatever the family number (a family the kernel adds later too); a
+    local socket and a socket pair still work (runtimes use them)."""
+    families = {
+        "AF_INET": int(socket.AF_INET),
+        "AF_INET6": int(socket.AF_INET6),
+        "AF_PACKET": 17,
+        "AF_NETLINK": 16,
+        "AF_VSOCK": 40,
+        "unknown": 250,
+    }
+    code = (
+        "import socket\n"
+        f"for name, family in {sorted(families.items())!r}:\n"
+        "    try:\n"
+        "        socket.socket(family, socket.SOCK_RAW if name == 'AF_PACKET' else "
+        "socket.SOCK_DGRAM).close()\n"
+        "        print(name, 'opened')\n"
+        "    except OSError as exc:\n"
+        "        print(name, 'refused' if exc.errno == 13 else f'other {exc.errno}')\n"
+        "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()\n"
+        "a, b = socket.socketpair(); a.close(); b.close()\n"
+        "print('AF_UNIX opened')\n"
+    )
+    env = bounded.scrubbed_environment(str(tmp_path))
+    out = bounded.run_bounded([sys.executable, "-c", code], what="t", cwd=str(tmp_path), env=env)
+    seen = dict(line.split(" ", 1) for line in out.splitlines())
+    assert seen == {**{name: "refused" for name in families}, "AF_UNIX": "opened"}, out
+
+
 @needs_kubectl
 def test_a_generator_url_is_refused_and_never_fetched(
     server: _Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

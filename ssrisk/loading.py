@@ -353,13 +353,28 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
     A line that starts with ``---`` in column 0 always ends a document in YAML (block
     scalars must be indented), so this split agrees with a YAML parser on real manifests.
     The ``---`` line itself stays at the start of its chunk so the parser sees it.
+
+    A byte order mark that starts the line after a ``---`` line (files joined with
+    ``cat``, one of them saved with a BOM) is dropped: kubectl's reader
+    (k8s.io/apimachinery pkg/util/yaml, ``YAMLReader.Read``) hands go-yaml each document
+    without its ``---`` line, and go-yaml skips a BOM at the start of its input
+    (``yaml_parser_determine_encoding``), whereas libyaml, reading the whole stream, skips
+    it as a character of the line and so sees the line's content one column to the right of
+    the next line's (a false "did not find expected <document start>"). A BOM anywhere else
+    is left to the parser, as go-yaml would read it. Columns on that line are then counted
+    without the BOM, as an editor shows them.
     """
     starts = [m.start() for m in _DOC_SPLIT.finditer(text) if text.startswith("---", m.start())]
     bounds = [0, *[s for s in starts if s != 0], len(text)]
     line = 0  # lines before ``a``, counted from the previous bound: linear in the text
     for a, b in pairwise(bounds):
         if b > a:
-            yield line, text[a:b]
+            chunk = text[a:b]
+            if chunk.startswith("---"):
+                after = chunk.find("\n") + 1
+                if after and chunk.startswith("\ufeff", after):
+                    chunk = chunk[:after] + chunk[after + 1 :]
+            yield line, chunk
             line += text.count("\n", a, b)
 
 

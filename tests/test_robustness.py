@@ -253,6 +253,25 @@ def test_crlf_and_utf16_files_read_like_the_utf8_original() -> None:
     assert _findings(utf16) == expected
 
 
+def test_a_byte_order_mark_after_a_separator_reads_as_kubectl_reads_it(tmp_path: Path) -> None:
+    """Files joined with ``cat``, the later one saved with a BOM: kubectl reads the document
+    after ``---`` without it (go-yaml skips a BOM at the start of each document it is
+    handed), so its findings are those of the file alone, at the same lines; a BOM in the
+    middle of a document stays what the parser makes of it."""
+    good = GOOD.read_text(encoding="utf-8")
+    lines = good.count("\n")
+    joined = tmp_path / "joined.yaml"
+    joined.write_bytes(good.encode() + b"---\n\xef\xbb\xbf" + good.encode())
+    first = _findings(GOOD)
+    assert first
+    shifted = [(rule, line + lines + 1, col) for rule, line, col in first]
+    assert sorted(_findings(joined)) == sorted(first + shifted)
+    inner = tmp_path / "inner.yaml"
+    inner.write_bytes(b"apiVersion: v1\nkind: ConfigMap\n\xef\xbb\xbfmetadata: {name: a}\n")
+    report = run_cli("check", "--format", "json", str(inner)).json()
+    assert [e["line"] for e in report["errors"]] == [3]
+
+
 def test_legitimate_anchors_and_merge_keys() -> None:
     path = ROBUST / "merge-keys.yaml"
     lf = load_path(str(path))

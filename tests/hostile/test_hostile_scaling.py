@@ -1,6 +1,7 @@
-"""Inputs that used to cost super-linear time: each must cost at most about 12 times as much
-when it is 10 times larger (measured in this process, best of three, so start-up and noise
-do not count), and stay fast.
+"""Inputs that used to cost super-linear time: each must cost at most 15 times as much when
+it is 10 times larger (measured in this process, best of five, so start-up and noise do
+not count; a quadratic cost gives about 100, the costs these inputs had before), and stay
+fast.
 
 The inputs are generated (they are large by design): 40,000 duplicate keys in one mapping
 (took 60 s), 200,000 tiny documents in one file (66 s), template lines of 40 ``{{ "" }}``
@@ -26,8 +27,10 @@ from ssrisk.settings import Settings
 from ssrisk.validation import validate_objects
 
 GOOD = (DATA / "robust" / "good.yaml").read_text()
-#: Allowed cost of a 10x larger input: linear plus the issue's margin, plus 20 ms of noise.
-RATIO = 12
+#: Allowed cost of a 10x larger input: linear, plus a margin for what a larger input costs
+#: the processor's caches and for a machine whose other core is busy (12 failed now and then
+#: on linear code there), plus 20 ms of noise; a quadratic cost gives about 100.
+RATIO = 15
 SLACK_S = 0.02
 
 
@@ -50,12 +53,12 @@ def _cpu_seconds(run: Callable[[], object], times: int = 1) -> float:
 
 def _scales_linearly(make: Callable[[int], Callable[[], object]], small: int) -> None:
     """The input of size ``10 * small`` costs at most :data:`RATIO` times the input of size
-    ``small``: best of three, measured in turns (each small measurement is the mean of ten
+    ``small``: best of five, measured in turns (each small measurement is the mean of ten
     runs, so both sides do the same amount of work and a linear cost gives about 10)."""
     small_run, large_run = make(small), make(small * 10)
     small_run()  # warm caches and imports
     t_small = t_large = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         t_small = min(t_small, _cpu_seconds(small_run, times=10))
         t_large = min(t_large, _cpu_seconds(large_run))
     assert t_large <= RATIO * t_small + SLACK_S, (

@@ -37,6 +37,10 @@ from .common import RenderError, tool_message
 
 #: Default wall-clock limit of one renderer run, in seconds (``--render-timeout``).
 RENDER_TIMEOUT_S = 60.0
+#: Default wall-clock seconds that all renderer runs of one ssrisk run may take together
+#: (``--render-budget``): a repository of many charts that each loop until their timeout
+#: ends after this, not after their number times the timeout.
+RENDER_BUDGET_S = 600.0
 #: Address space a renderer may map (``RLIMIT_AS``), in bytes.
 RENDER_ADDRESS_SPACE_BYTES = 3 * 1024**3
 #: Largest rendered output read from a renderer, in bytes (as for an input file).
@@ -68,6 +72,43 @@ class Limits:
 
     def output(self) -> int:
         return self.output_bytes or RENDER_OUTPUT_BYTES
+
+
+class RenderBudget:
+    """The wall-clock seconds the renderer runs of one ssrisk run may still take together.
+
+    Each run is given at most what is left (and at most its own timeout); its elapsed time
+    is charged when it ends, whatever the outcome. Once nothing is left, no renderer is
+    started: the chart or kustomization is an error saying so.
+    """
+
+    def __init__(self, total_s: float = RENDER_BUDGET_S) -> None:
+        self.total_s = total_s
+        self.spent_s = 0.0
+
+    def left(self) -> float:
+        """Seconds left, never below 0."""
+        return max(0.0, self.total_s - self.spent_s)
+
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` of a renderer run against the budget."""
+        self.spent_s += max(0.0, seconds)
+
+
+_RUN_BUDGET = RenderBudget()
+
+
+def start_run(render_budget_s: float | None = None) -> RenderBudget:
+    """Begin a new ssrisk run's render budget (``--render-budget``; ``None``: the default
+    :data:`RENDER_BUDGET_S`) and return it. The command line calls this once per run."""
+    global _RUN_BUDGET
+    _RUN_BUDGET = RenderBudget(RENDER_BUDGET_S if render_budget_s is None else render_budget_s)
+    return _RUN_BUDGET
+
+
+def run_budget() -> RenderBudget:
+    """The render budget of the current run."""
+    return _RUN_BUDGET
 
 
 def scrubbed_environment(
@@ -154,8 +195,12 @@ def run_bounded(
     ``network`` (``--allow-remote-resources``), the kernel denies the child network sockets
     where it can (:mod:`ssrisk.renderers.nonet`).
 
+    The run's render budget (:func:`start_run`) is charged with its wall-clock time, and it
+    may take at most what is left of it.
+
     Raises:
-        RenderError: it cannot start, ran past its timeout, output or memory limit (it and
+        RenderError: the run's render budget is spent (nothing is started), it cannot
+            start, ran past its timeout, the budget, its output or memory limit (it and
             its process group were killed), or exited non-zero (with the end of its standard
             error, one line per message).
     """
@@ -165,6 +210,16 @@ def run_bounded(
     memory = limits.memory()
     guard = None if network else network_guard()
     output_limit = limits.output()
+    budget = _RUN_BUDGET
+    left = budget.left()
+    if left <= 0:
+        raise RenderError(
+            f"{what} not started: the renderers of this run have taken its whole render "
+            f"budget of {budget.total_s:g} s (--render-budget)"
+        )
+    timeout_s = min(limits.seconds(), left)
+    cut_by_budget = timeout_s < limits.seconds()
+    started = time.monotonic()
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -182,10 +237,16 @@ def run_bounded(
     out = bytearray()
     err = bytearray()
     try:
-        failure = _communicate(proc, stdin, out, err, limits.seconds(), output_limit)
+        failure = _communicate(proc, stdin, out, err, timeout_s, output_limit)
     finally:
         _kill_group(proc)  # also reaps whatever it left behind in its group
+        budget.charge(time.monotonic() - started)
     if failure is not None:
+        if cut_by_budget and failure.startswith("did not finish"):
+            failure = (
+                f"did not finish within the {timeout_s:.3g} s left of this run's render "
+                f"budget of {budget.total_s:g} s (--render-budget)"
+            )
         raise RenderError(f"{what} {failure}; stopped")
     stderr = err.decode("utf-8", "replace")
     if proc.returncode != 0:

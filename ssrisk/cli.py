@@ -180,14 +180,18 @@ def _resolve_outputs(
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command. No parser takes an abbreviated option (``--exc=x`` is
+    not ``--exclude=x``: a file name that is a prefix of an option must not become one), and
+    ``--`` ends the options before the PATHs of ``check`` and ``simulate``."""
     parser = argparse.ArgumentParser(
         prog="ssrisk",
         description="Find StatefulSets that will not fail over the way you think.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"ssrisk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     common.add_argument(
         "--kube-version",
         type=kube_version,
@@ -237,7 +241,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser(
-        "check", parents=[common], help="report failover risks of every StatefulSet in PATHs"
+        "check",
+        parents=[common],
+        allow_abbrev=False,
+        help="report failover risks of every StatefulSet in PATHs",
     )
     p.add_argument(
         "paths",
@@ -318,7 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     s = sub.add_parser(
-        "simulate", parents=[common], help="print the simulated failover timeline of StatefulSets"
+        "simulate",
+        parents=[common],
+        allow_abbrev=False,
+        help="print the simulated failover timeline of StatefulSets",
     )
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument(
@@ -337,10 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: found as for check)",
     )
 
-    r = sub.add_parser("rules", help="list the rules")
+    r = sub.add_parser("rules", allow_abbrev=False, help="list the rules")
     r.add_argument("--format", choices=["text", "json"], default="text")
 
-    e = sub.add_parser("explain", help="print the documentation of a rule")
+    e = sub.add_parser("explain", allow_abbrev=False, help="print the documentation of a rule")
     e.add_argument("rule", metavar="RULE-ID")
     return parser
 
@@ -439,9 +449,44 @@ def _on_sigterm(handler: Any) -> Any:
         return None
 
 
+def ambiguous_option(argv: Sequence[str]) -> str | None:
+    """The first token before ``--`` that starts with ``-`` and is also the name of an
+    entry of the working directory (a file, directory, link or FIFO), else ``None``.
+
+    pre-commit and ``xargs`` append the names of the repository's files to the command
+    line: a committed file named ``--exclude=*.yaml`` would otherwise be read as that
+    option. The entry is looked up with ``lstat`` only (no link followed, nothing opened
+    or read); ``-`` (standard input) is never an option and is not looked up."""
+    import os
+
+    for token in argv:
+        if token == "--":
+            return None
+        if not token.startswith("-") or token == "-":
+            continue
+        try:
+            os.lstat(token)
+        except (OSError, ValueError):  # no such entry, a name too long, a NUL byte
+            continue
+        return token
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    token = ambiguous_option(tokens)
+    if token is not None:
+        from .reporters.escape import printable
+
+        command = next((t for t in tokens if not t.startswith("-")), "check")
+        say(
+            f"ssrisk: error: ambiguous argument {printable(token)}: it is an option and also names "
+            "a file or directory here; put -- before the file names "
+            f"(ssrisk {command if command == 'simulate' else 'check'} [OPTIONS] -- FILE...)"
+        )
+        return ExitCode.ERROR
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(tokens)
     if args.command is None:
         parser.print_help(sys.stderr)
         return ExitCode.ERROR

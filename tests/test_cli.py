@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from conftest import DATA, ROOT, run_cli, run_process
 
@@ -173,3 +175,88 @@ def test_junit_keeps_same_named_objects_of_two_files_apart() -> None:
         assert failed == want, env
     failures = sum(1 for case in suite.iter("testcase") if case.find("failure") is not None)
     assert failures == len(report["findings"])
+
+
+# --- file names that look like options -----------------------------------------------------
+#
+# pre-commit and `git diff --name-only | xargs` put the names of the repository's files on
+# the command line: a committed file named `--exclude=*.yaml` must never become an option.
+
+SINGLE = DATA / "ci" / "single.yaml"  # one error: single-replica at 9:3
+#: Empty files whose names are options that would hide findings or write a file.
+OPTION_NAMES = ("--exclude=*.yaml", "--config=evil.yaml", "--write-baseline=bl.yaml", "-obl.json")
+
+
+def _repo_with_option_names(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    shutil.copy(SINGLE, repo / "db.yaml")
+    shutil.copy(SINGLE, repo / "-db.yaml")
+    (repo / "evil.yaml").write_text("disable: [single-replica]\n", encoding="utf-8")
+    for name in OPTION_NAMES:
+        (repo / name).write_text("", encoding="utf-8")
+    return repo
+
+
+def test_file_names_after_a_double_dash_are_files_for_every_path_command(tmp_path: Path) -> None:
+    repo = _repo_with_option_names(tmp_path)
+    names = sorted(p.name for p in repo.iterdir() if p.name != ".git")
+    for changed in ([], ["--changed"]):
+        run = run_cli("check", *changed, "--", *names, cwd=repo)
+        assert run.code == 1, (changed, run.err)
+        findings = sorted(x.split(": ", 1)[0] for x in run.out.splitlines() if " error " in x)
+        assert findings == ["./-db.yaml:9:3", "db.yaml:9:3"], run.out
+        assert "single-replica" in run.out
+        assert sorted(p.name for p in repo.iterdir() if p.name != ".git") == names
+    # the options before it still apply, after the user's own arguments too
+    run = run_cli(
+        "check", "--changed", "--select", "single-replica", "--format", "json", "--", "-db.yaml",
+        cwd=repo,
+    )  # fmt: skip
+    assert [(f["path"], f["rule"]) for f in run.json()["findings"]] == [
+        ("./-db.yaml", "single-replica")
+    ]
+    sim = run_cli("simulate", "--format", "json", "--", "-db.yaml", cwd=repo)
+    assert sim.code == 0 and sim.json()["results"], sim.err
+
+
+def test_an_option_that_names_an_existing_entry_is_refused_without_reading_it(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    repo = _repo_with_option_names(tmp_path)
+    os.mkfifo(repo / "--values=v.yaml")  # reading it would wait for a writer
+    os.symlink("/nonexistent/evil.yaml", repo / "--context=ctx")  # found by lstat only
+    (repo / "--disable=single-replica").mkdir()
+    for token in (*OPTION_NAMES, "--values=v.yaml", "--context=ctx", "--disable=single-replica"):
+        run = run_cli("check", "--changed", token, "db.yaml", cwd=repo)
+        assert run.code == 2, (token, run.out)
+        assert run.err == (
+            f"ssrisk: error: ambiguous argument {token}: it is an option and also names a file "
+            "or directory here; put -- before the file names (ssrisk check [OPTIONS] -- "
+            "FILE...)\n"
+        )
+        assert run.out == ""
+    assert not (repo / "bl.yaml").exists() and not (repo / "bl.json").exists()
+    # the name is the repository's: printed escaped, on one line
+    (repo / "--set=\x1b]0;x\n.yaml").write_text("", encoding="utf-8")
+    run = run_cli("check", "--set=\x1b]0;x\n.yaml", "db.yaml", cwd=repo)
+    assert run.code == 2 and run.err.startswith(
+        "ssrisk: error: ambiguous argument --set=\\x1b]0;x\\n.yaml: "
+    )
+    assert run.err.count("\n") == 1
+    # after -- nothing is an option, so nothing is ambiguous
+    assert run_cli("check", "--changed", "--", "--values=v.yaml", "db.yaml", cwd=repo).code == 1
+    # an option that names no file here is still an option
+    run = run_cli("check", "--select=single-replica", "db.yaml", cwd=repo)
+    assert run.code == 1 and "single-replica" in run.out
+
+
+def test_an_abbreviated_option_is_not_an_option(tmp_path: Path) -> None:
+    repo = _repo_with_option_names(tmp_path)
+    for token in ("--exc=*.yaml", "--write-base=bl.yaml", "--conf=evil.yaml", "--exit-z"):
+        run = run_cli("check", token, "db.yaml", cwd=repo)
+        assert run.code == 2, (token, run.out)
+        assert "unrecognized arguments" in run.err and token in run.err
+    assert run_cli("--vers").code == 2

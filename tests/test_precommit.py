@@ -262,3 +262,198 @@ def test_a_changed_plain_file_reports_only_its_own_statefulsets(
     code, out = _commit(user_repo, env, {"plain/kv/kv.yaml": ("replicas: 3", "replicas: 1")})
     assert code == 1, out
     assert "plain/kv/kv.yaml:7:3: error single-replica" in out and "legacy" not in out
+
+
+# --- committed files whose names are options -----------------------------------------------
+#
+# pre-commit runs `entry ARGS FILES...`: a file of the commit named `--exclude=*.yaml` must be
+# a file to check, never an option that hides the findings, swaps the configuration or
+# writes a file. The hook's default `args: ["--"]` ends the options; a user's own `args:`
+# end with `--` (README); one that does not is refused as ambiguous rather than obeyed.
+
+SINGLE = (CI / "single.yaml").read_text(encoding="utf-8")  # single-replica error at 9:3
+#: The user's own configuration, pinned with `args: [--config, x.yaml, --]`: it makes the
+#: finding a warning, so its line shows which configuration the run used.
+PINNED = "severity: {single-replica: warning}\nfail-on: warning\n"
+EVIL = "disable: [single-replica]\n"
+
+
+def _hook_config(source: Path, rev: str, args: list[str] | None = None) -> str:
+    lines = [
+        "repos:",
+        f"  - repo: {source}",
+        f"    rev: {rev}",
+        "    hooks:",
+        "      - id: ssrisk",
+        f'        additional_dependencies: ["{HELM_ENGINE}"]',
+    ]
+    if args is not None:
+        lines.append(f"        args: [{', '.join(args)}]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def named_repo(
+    tmp_path_factory: pytest.TempPathFactory, env: dict[str, str], hook_repo: tuple[Path, str]
+) -> Path:
+    """A user's repository with the hook installed as the README shows it (no `args:`) and
+    the user's configuration file `x.yaml`; the hook's environment is the one the other
+    tests use (same revision and dependencies)."""
+    repo = tmp_path_factory.mktemp("named-repo") / "manifests"
+    repo.mkdir()
+    (repo / ".pre-commit-config.yaml").write_text(_hook_config(*hook_repo), encoding="utf-8")
+    (repo / "x.yaml").write_text(PINNED, encoding="utf-8")
+    _git("init", "-q", cwd=repo, env=env)
+    _git("add", "-A", cwd=repo, env=env)
+    _git("commit", "-q", "-m", "hook", cwd=repo, env=env)
+    pre_commit = _tool("pre-commit")
+    for args in (["install"], ["install-hooks"]):
+        p = subprocess.run(
+            [pre_commit, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+        )
+        assert p.returncode == 0, p.stdout + p.stderr
+    return repo
+
+
+def _commit_new(
+    repo: Path, env: dict[str, str], files: dict[str, str]
+) -> tuple[int, str, list[str]]:
+    """Write new files, ``git commit`` them through the hook and put the repository back;
+    returns the commit's exit code, the hook's output and the files the run left behind
+    that git does not track."""
+    base = _git("rev-parse", "HEAD", cwd=repo, env=env).strip()
+    for name, text in files.items():
+        (repo / name).write_text(text, encoding="utf-8")
+    _git("add", "-A", cwd=repo, env=env)
+    p = subprocess.run(
+        ["git", "commit", "-m", "change"], cwd=repo, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    left = _git("ls-files", "-z", "--others", cwd=repo, env=env).split("\0")
+    _git("reset", "-q", "--hard", base, cwd=repo, env=env)
+    _git("clean", "-q", "-f", "-d", cwd=repo, env=env)
+    return p.returncode, p.stdout + p.stderr, [name for name in left if name]
+
+
+@pytest.mark.slow
+def test_a_file_named_exclude_does_not_exclude_the_commit(
+    named_repo: Path, env: dict[str, str]
+) -> None:
+    code, out, left = _commit_new(named_repo, env, {"db.yaml": SINGLE, "--exclude=*.yaml": ""})
+    assert code == 1 and "Failed" in out, out
+    assert "db.yaml:9:3: error single-replica" in out and "excluded" not in out
+    assert left == []
+
+
+@pytest.mark.slow
+def test_a_file_named_config_does_not_replace_the_configuration(
+    named_repo: Path, env: dict[str, str]
+) -> None:
+    code, out, left = _commit_new(
+        named_repo, env, {"db.yaml": SINGLE, "evil.yaml": EVIL, "--config=evil.yaml": ""}
+    )
+    assert code == 1 and "Failed" in out, out
+    assert "db.yaml:9:3: error single-replica" in out
+    assert left == []
+
+
+@pytest.mark.slow
+def test_a_file_named_write_baseline_writes_nothing(named_repo: Path, env: dict[str, str]) -> None:
+    code, out, left = _commit_new(
+        named_repo, env, {"db.yaml": SINGLE, "--write-baseline=bl.yaml": ""}
+    )
+    assert code == 1 and "Failed" in out, out
+    assert "db.yaml:9:3: error single-replica" in out and "wrote" not in out
+    assert left == [] and not (named_repo / "bl.yaml").exists()
+
+
+ATTACK = {
+    "db.yaml": SINGLE,
+    "evil.yaml": EVIL,
+    "--exclude=*.yaml": "",
+    "--config=evil.yaml": "",
+    "--write-baseline=bl.yaml": "",
+}
+
+
+@pytest.mark.slow
+def test_user_arguments_ended_with_a_double_dash_keep_their_configuration(
+    named_repo: Path, env: dict[str, str], hook_repo: tuple[Path, str]
+) -> None:
+    config = _hook_config(*hook_repo, args=["--config", "x.yaml", "--"])
+    code, out, left = _commit_new(named_repo, env, {**ATTACK, ".pre-commit-config.yaml": config})
+    assert code == 1 and "Failed" in out, out
+    # x.yaml made it a warning and fails on warnings: the pinned configuration, not evil.yaml
+    assert "db.yaml:9:3: warning single-replica" in out
+    assert left == []
+
+
+@pytest.mark.slow
+def test_user_arguments_without_a_double_dash_are_refused_not_overridden(
+    named_repo: Path, env: dict[str, str], hook_repo: tuple[Path, str]
+) -> None:
+    config = _hook_config(*hook_repo, args=["--config", "x.yaml"])
+    code, out, left = _commit_new(named_repo, env, {**ATTACK, ".pre-commit-config.yaml": config})
+    assert code == 1 and "Failed" in out, out
+    assert "ssrisk: error: ambiguous argument --config=evil.yaml" in out
+    assert "put -- before the file names" in out
+    assert left == []
+
+
+def test_the_hook_and_the_readme_end_arguments_with_a_double_dash() -> None:
+    """pre-commit appends the user's ``args:`` to ``entry``, then the files: ``entry`` has no
+    ``--`` (it would make the user's options file names), the default ``args`` is ``--``,
+    and every ``args:`` the README shows ends with it."""
+    import re
+
+    import yaml
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    assert "--" not in hook["entry"].split() and hook["args"] == ["--"]
+    readme = (ROOT / "README.md").read_text("utf-8")
+    shown = [
+        h.get("args")
+        for body in re.findall(r"^```yaml\n(.*?)^```", readme, re.M | re.S)
+        if "id: ssrisk" in body
+        for h in (lambda doc: doc["repos"][0]["hooks"] if isinstance(doc, dict) else doc)(
+            yaml.safe_load(body)
+        )
+    ]
+    with_args = [a for a in shown if a is not None]
+    assert with_args and all(a[-1] == "--" for a in with_args), shown
+
+
+def test_the_readme_file_list_command_passes_every_name_as_a_file(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The README's ``git diff -z ... | xargs -0 ssrisk check --changed --``, run as shown
+    in a repository whose last commit adds files named like options."""
+    import re
+
+    bash = _tool("bash")
+    readme = (ROOT / "README.md").read_text("utf-8")
+    (line,) = [
+        x
+        for body in re.findall(r"^```sh\n(.*?)^```", readme, re.M | re.S)
+        for x in body.splitlines()
+        if "| xargs" in x
+    ]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo, env=env)
+    _git("commit", "-q", "--allow-empty", "-m", "base", cwd=repo, env=env)
+    base = _git("rev-parse", "HEAD", cwd=repo, env=env).strip()
+    for name, text in {**ATTACK, "two words.yaml": SINGLE}.items():
+        (repo / name).write_text(text, encoding="utf-8")
+    _git("add", "-A", cwd=repo, env=env)
+    _git("commit", "-q", "-m", "change", cwd=repo, env=env)
+    run_env = dict(env, BASE=base)
+    run_env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    p = subprocess.run(
+        [bash, "-c", line], cwd=repo, env=run_env, capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 123, p.stdout + p.stderr  # xargs: a run exited 1 (findings)
+    assert "db.yaml:9:3: error single-replica" in p.stdout, p.stdout + p.stderr
+    assert "two words.yaml:9:3: error single-replica" in p.stdout
+    assert "./--exclude=*.yaml: notice: empty file" in p.stdout
+    assert not (repo / "bl.yaml").exists()

@@ -27,6 +27,7 @@ from ..model import InputError, Notice
 from .bounded import Limits, run_bounded, scrubbed_environment
 from .chartcopy import Skipped, copy_chart
 from .common import RenderError, display_path, error, rendered, split_by_source
+from .helm_schema import check_chart_schemas
 from .locate import TemplateLocator
 
 RELEASE_NAME = "release-name"
@@ -117,9 +118,13 @@ def render_manifests(
     template's file as shown and its text are put there, read from that copy (never from
     the chart directory, whose links may lead anywhere).
 
+    Before either renderer runs, every ``values.schema.json`` of the copy (subcharts and
+    packed subcharts included) must refer only to itself (:mod:`.helm_schema`).
+
     Raises:
-        RenderError: no renderer is available, a values file cannot be read, the chart does
-            not render (the message is Helm's) or the renderer passed a limit.
+        RenderError: no renderer is available, a values file cannot be read, a schema refers
+            outside itself (``at`` the schema file), the chart does not render (the message
+            is Helm's) or the renderer passed a limit.
     """
     helm = shutil.which("helm")
     if helm is None:
@@ -138,6 +143,8 @@ def render_manifests(
         copy, left_out = copy_chart(chart_dir, os.path.join(tmp, "chart"))
         if skipped is not None:
             skipped.extend(left_out)
+        # Helm's schema compiler would open any file or URL a schema names: refused first
+        check_chart_schemas(copy, chart_dir)
         env = scrubbed_environment(private)
         try:
             if helm is not None:

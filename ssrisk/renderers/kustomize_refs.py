@@ -366,6 +366,9 @@ def _check_entry(
     if GIT_DIR in parts:
         return error(f"{value!r} is inside a .git directory; not built"), None
     full = os.path.join(root, target)
+    refused = refusal(full, root)  # before lexists: the same whether the outside exists
+    if refused is not None:
+        return error(f"{value!r} is {refused}"), None
     if not os.path.lexists(full):
         if _must_exist(entry):
             return InputError(
@@ -375,9 +378,6 @@ def _check_entry(
                 entry.column,
             ), None
         return None, None
-    refused = refusal(full, root)
-    if refused is not None:
-        return error(f"{value!r} is {refused}"), None
     if entry.field in RESOURCE_FIELDS:
         if os.path.isdir(full):
             return None, full
@@ -495,14 +495,16 @@ def _check_files(
     return None
 
 
-def local_references(directory: str) -> list[str]:
+def local_references(directory: str, root: str | None = None) -> list[str]:
     """Local directories the kustomization in ``directory`` includes (the directories named
     by :data:`RESOURCE_FIELDS`), as real paths; remote and file entries are left out, and a
-    kustomization that cannot be read includes nothing. Never raises."""
+    kustomization that cannot be read includes nothing. With the checked tree ``root`` (a
+    real path), a kustomization file that leads out of it or into ``.git`` is not opened and
+    includes nothing. Never raises."""
     from .common import kustomization_file
 
     kfile = kustomization_file(directory)
-    if kfile is None:
+    if kfile is None or (root is not None and refusal(kfile, root) is not None):
         return []
     out: list[str] = []
     try:

@@ -85,7 +85,7 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
     Raises:
         ChangedError: a path that is standard input or a directory.
     """
-    from .confine import tree_of
+    from .confine import refusal, tree_of
 
     excludes = excludes if excludes is not None else Excludes(())
     real = frozenset(os.path.realpath(p) for p in paths)
@@ -104,6 +104,10 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             plan.excluded.append(path)
             continue
         kind, unit = _enclosing_unit(path, root)
+        if kind in ("chart", "kustomization") and refusal(unit, root) is not None:
+            # reached through a link out of the tree: refused like a plain file (by discover)
+            plan.plain.setdefault(os.path.dirname(path) or os.curdir, []).append(path)
+            continue
         if not os.path.lexists(path):
             plan.deleted.append((path, kind))
             if kind not in ("chart", "kustomization"):
@@ -171,23 +175,27 @@ class _KustomizationIndex:
     walk lists directories and reads only kustomization files)."""
 
     def __init__(self, root: str, excludes: Excludes) -> None:
+        from .confine import refusal
         from .loading import DEFAULT_EXCLUDES
+        from .walk import walk
 
         self.root = root
         #: kustomization (real path) -> the kustomizations that include it
         self.included_by: dict[str, set[str]] = {}
-        for here, dirs, _names in os.walk(root, followlinks=False):
+        for here, dirs, _names in walk(root):  # (the walk reports nothing: discovery does)
             dirs[:] = sorted(
                 d for d in dirs if d not in DEFAULT_EXCLUDES and not excludes(os.path.join(here, d))
             )
             marker = kustomization_file(here)
             if marker is None or excludes(os.path.join(here, os.path.basename(marker))):
                 continue  # (a kustomization the patterns leave out includes nothing)
+            if refusal(marker, root) is not None:
+                continue  # never opened: its build reports the refusal
             from .renderers.kustomize import local_references  # (only for a kustomization)
 
             real = os.path.realpath(here)
             self.included_by.setdefault(real, set())
-            for ref in local_references(here):
+            for ref in local_references(here, root):
                 self.included_by.setdefault(ref, set()).add(real)
 
     def builds_of(self, directory: str) -> list[str]:

@@ -86,15 +86,26 @@ def in_git_dir(real_path: str, real_root: str) -> bool:
 def refusal(path: str, root: str) -> str | None:
     """Why ``path`` may not be read from the tree ``root`` (a real path), or ``None``.
 
-    The reason names where the link leads, never what is there.
+    The reason is the same whether what the link leads to exists or not, and never names it
+    (the caller names the path as written in the tree): what lies outside the tree is none of
+    the output's business.
     """
     real = os.path.realpath(path)
     if not is_inside(real, root):
         if is_inside(os.path.abspath(path), root):
-            return (
-                f"a symbolic link that leads outside the checked tree ({root}) to {real}; not read"
-            )
-        return f"outside the checked tree ({root}): {real}; not read"
+            return OUTSIDE_LINK
+        return "outside the checked tree; not read"
     if in_git_dir(real, root):
         return "inside a .git directory (or a link into one); not read"
     return None
+
+
+#: The refusal of a path, as written inside the tree, whose real path leaves it.
+OUTSIDE_LINK = "a symbolic link that leads outside the checked tree; not read"
+
+
+def confined(path: str, root: str) -> bool:
+    """Whether the real path of ``path`` (a directory or file) is inside the tree ``root``
+    (a real path) and outside ``.git``: a chart or kustomization reached through a link out
+    of the tree is refused like a plain file (:func:`refusal`)."""
+    return refusal(path, root) is None

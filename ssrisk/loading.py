@@ -135,6 +135,7 @@ def discover(
     """
     from .confine import refusal, tree_of
     from .paths import Excludes, join, tidy
+    from .walk import TooDeep, walk
 
     files: list[str] = []
     errors: list[InputError] = []
@@ -148,20 +149,23 @@ def discover(
 
     for given in paths:
         raw = tidy(given)
-        if raw != "-" and not os.path.lexists(raw):
-            errors.append(InputError(raw, "no such file or directory"))
-            continue
         tree = tree_of(raw) if raw != "-" else ""
+        if raw != "-" and not os.path.lexists(raw):
+            # (a missing file through a link out of the tree reads as an existing one)
+            errors.append(InputError(raw, refusal(raw, tree) or "no such file or directory"))
+            continue
         if os.path.isdir(raw):
 
             def unlistable(exc: OSError, given: str = raw) -> None:
+                reason = exc.strerror if isinstance(exc, TooDeep) else None
                 errors.append(
                     InputError(
-                        tidy(exc.filename or given), f"cannot list directory: {exc.strerror}"
+                        tidy(exc.filename or given),
+                        reason or f"cannot list directory: {exc.strerror}",
                     )
                 )
 
-            for walked, dirs, names in os.walk(raw, onerror=unlistable, followlinks=False):
+            for walked, dirs, names in walk(raw, onerror=unlistable):
                 root = tidy(walked)  # os.walk(".") gives "./sub"
                 dirs[:] = sorted(
                     d for d in dirs if d not in DEFAULT_EXCLUDES and not left_out(join(root, d))
@@ -172,15 +176,17 @@ def discover(
                         continue
                     if own.holds(full):
                         continue
+                    # refused first: what lies outside the tree (a directory, a pipe, nothing)
+                    # must not change the message
+                    refused = refusal(full, tree)
+                    if refused is not None:
+                        errors.append(InputError(full, refused))
+                        continue
                     if os.path.isdir(full):  # a link to a directory named like a file
                         continue
                     special = _special_file(full)
                     if special is not None:  # reading a FIFO or a device could block forever
                         errors.append(InputError(full, f"not a regular file ({special}); skipped"))
-                        continue
-                    refused = refusal(full, tree)
-                    if refused is not None:
-                        errors.append(InputError(full, refused))
                         continue
                     if full not in seen:
                         seen.add(full)

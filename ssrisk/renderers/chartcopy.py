@@ -21,10 +21,15 @@ from dataclasses import dataclass
 
 from ..confine import GIT_DIR, in_git_dir, is_inside
 from ..loading import MAX_FILE_BYTES
+from ..walk import TooDeep, walk
 from .common import RenderError
 
 MAX_CHART_FILES = 10_000
 MAX_CHART_BYTES = MAX_FILE_BYTES
+#: Directory levels of a confined copy: the copy is a temporary directory, removed by a
+#: recursive walk (``shutil.rmtree``, one Python frame a level), so deeper directories are
+#: left out (reported) rather than copied.
+MAX_COPY_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -74,19 +79,28 @@ def copy_confined(top: str, root: str, dest: str, budget: CopyBudget, place: str
     """
     skipped: list[Skipped] = []
     visited = {top}
-    for here, dirs, names in os.walk(top, followlinks=True):
+    outside = f"a symbolic link that leads outside {place}"  # never where, nor if it exists
+
+    def unlistable(exc: OSError) -> None:
+        rel = os.path.relpath(exc.filename or top, top)
+        reason = exc.strerror if isinstance(exc, TooDeep) else None
+        skipped.append(Skipped(rel, reason or f"cannot be listed: {exc.strerror or exc}"))
+
+    for here, dirs, names in walk(
+        top, followlinks=True, onerror=unlistable, max_depth=MAX_COPY_DEPTH
+    ):
         rel_here = os.path.relpath(here, top)
         os.makedirs(os.path.normpath(os.path.join(dest, rel_here)), exist_ok=True)
         keep = []
         for d in sorted(dirs):
             rel = os.path.normpath(os.path.join(rel_here, d))
             real = os.path.realpath(os.path.join(here, d))
-            if d == GIT_DIR or in_git_dir(real, root):
+            if d == GIT_DIR:
                 skipped.append(Skipped(rel, "a .git directory"))
             elif not is_inside(real, root):
-                skipped.append(
-                    Skipped(rel, f"a symbolic link that leads outside {place}, to {real}")
-                )
+                skipped.append(Skipped(rel, outside))
+            elif in_git_dir(real, root):
+                skipped.append(Skipped(rel, "a .git directory"))
             elif real not in visited:
                 visited.add(real)
                 keep.append(d)
@@ -95,9 +109,7 @@ def copy_confined(top: str, root: str, dest: str, budget: CopyBudget, place: str
             rel = os.path.normpath(os.path.join(rel_here, name))
             real = os.path.realpath(os.path.join(here, name))
             if not is_inside(real, root):
-                skipped.append(
-                    Skipped(rel, f"a symbolic link that leads outside {place}, to {real}")
-                )
+                skipped.append(Skipped(rel, outside))
                 continue
             if in_git_dir(real, root) or name == GIT_DIR:
                 skipped.append(Skipped(rel, "inside a .git directory"))

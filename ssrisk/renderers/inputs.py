@@ -26,10 +26,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
-from ..confine import tree_of
+from ..confine import refusal, tree_of
 from ..loading import DEFAULT_EXCLUDES, MAX_FILE_BYTES, LoadedFile, decode, discover, read_text
 from ..model import InputError
 from ..paths import Excludes, join, tidy
+from ..walk import TooDeep, walk
 from .common import is_chart, kustomization_file, load_stream
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ def plan_inputs(
     rendered_roots: list[str] = []
     walked_kustomizations: list[str] = []
     plain_paths: list[str] = []
+    walk_errors: list[InputError] = []
     excluded = Excludes(excludes)
 
     def excluded_build(d: str, marker: str) -> bool:
@@ -83,16 +85,24 @@ def plan_inputs(
             plain_paths.append(raw)
             continue
         tree = tree_of(raw)
-        if is_chart(raw):
-            plan.charts.append(raw)
-            plan.trees[raw] = tree
-            continue
-        if kustomization_file(raw) is not None:
-            plan.kustomizations.append(raw)
-            plan.trees[raw] = tree
+        if is_chart(raw) or kustomization_file(raw) is not None:
+            refused = _refused_unit(raw, tree)
+            if refused is not None:
+                walk_errors.append(refused)
+            elif is_chart(raw):
+                plan.charts.append(raw)
+                plan.trees[raw] = tree
+            else:
+                plan.kustomizations.append(raw)
+                plan.trees[raw] = tree
             continue
         plain_paths.append(raw)
-        for walked, dirs, _names in os.walk(raw, followlinks=False):
+
+        def too_deep(exc: OSError) -> None:
+            if isinstance(exc, TooDeep):  # (discovery reports directories it cannot list)
+                walk_errors.append(InputError(tidy(exc.filename), str(exc.strerror)))
+
+        for walked, dirs, _names in walk(raw, onerror=too_deep):
             root = tidy(walked)  # os.walk(".") gives "./sub"
             dirs[:] = sorted(
                 d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(join(root, d))
@@ -100,7 +110,14 @@ def plan_inputs(
             for d in list(dirs):
                 sub = join(root, d)
                 kfile = kustomization_file(sub)
-                if is_chart(sub):
+                chart = is_chart(sub)
+                linked_out = (chart or kfile is not None) and refusal(sub, tree) is not None
+                if linked_out:  # refused like a plain file, and never read
+                    dirs.remove(d)
+                    rendered_roots.append(sub)
+                    if not excluded(sub):
+                        walk_errors.append(InputError(sub, refusal(sub, tree) or ""))
+                elif chart:
                     rendered_roots.append(sub)  # never read as plain YAML, even if excluded
                     dirs.remove(d)
                     if not excluded_build(sub, "Chart.yaml"):
@@ -108,7 +125,11 @@ def plan_inputs(
                         plan.trees[sub] = tree
                 elif kfile is not None:
                     rendered_roots.append(sub)  # its files are never read as plain YAML
-                    if not excluded_build(sub, kfile):
+                    if excluded_build(sub, kfile):
+                        pass
+                    elif (refused := _refused_unit(sub, tree)) is not None:
+                        walk_errors.append(refused)
+                    else:
                         walked_kustomizations.append(sub)
                         plan.trees[sub] = tree
                     # keep walking: charts and unrelated kustomizations may sit below
@@ -118,14 +139,32 @@ def plan_inputs(
         from .kustomize_refs import included_bases, local_references
 
         included = included_bases(
-            {os.path.realpath(k): local_references(k) for k in walked_kustomizations}
+            {os.path.realpath(k): local_references(k, plan.trees[k]) for k in walked_kustomizations}
         )
     for k in walked_kustomizations:
         if os.path.realpath(k) not in included:
             plan.kustomizations.append(k)
     # Plain files: everything under the given directories except the rendered trees.
     plan.files, plan.errors = discover(plain_paths, excluded, skip_files, rendered_roots)
+    known = {(e.path, e.message) for e in plan.errors}
+    plan.errors.extend(e for e in walk_errors if (e.path, e.message) not in known)
     return plan
+
+
+def _refused_unit(directory: str, tree: str) -> InputError | None:
+    """The error for a chart or kustomization ``directory`` whose real path (or whose
+    ``Chart.yaml`` or kustomization file) leaves the checked ``tree`` or enters ``.git``:
+    refused like a plain file (:func:`ssrisk.confine.refusal`), before any of it is read."""
+    refused = refusal(directory, tree)
+    if refused is not None:
+        return InputError(directory, refused)
+    marker = os.path.join(directory, "Chart.yaml") if is_chart(directory) else None
+    marker = marker or kustomization_file(directory)
+    if marker is not None:
+        refused = refusal(marker, tree)
+        if refused is not None:
+            return InputError(tidy(marker), refused)
+    return None
 
 
 def load_inputs(
@@ -173,6 +212,7 @@ def _render(plan: InputPlan, settings: Settings) -> list[LoadedFile]:
     from .bounded import Limits
     from .helm import HelmOptions, render_chart
     from .kustomize import render_kustomization
+    from .kustomize_refs import Analyser
 
     namespace = settings.namespace
     loaded: list[LoadedFile] = []
@@ -184,6 +224,7 @@ def _render(plan: InputPlan, settings: Settings) -> list[LoadedFile]:
     )
     for chart in plan.charts:
         loaded.extend(render_chart(chart, namespace, options))
+    analyser = Analyser()  # each kustomization file is read and checked once per run
     for directory in plan.kustomizations:
         loaded.append(
             render_kustomization(
@@ -192,6 +233,7 @@ def _render(plan: InputPlan, settings: Settings) -> list[LoadedFile]:
                 limits,
                 network=settings.allow_remote_resources,
                 tree=plan.trees.get(directory),
+                analyser=analyser,
             )
         )
     return loaded

@@ -340,6 +340,7 @@ def test_kustomize_paths_out_of_the_repository_are_refused(
             ("deploy/alias/kustomization.yaml", None),
             ("deploy/escape/kustomization.yaml", 4),
             ("deploy/escape/kustomization.yaml", 8),
+            ("deploy/linked/base", None),  # walked: refused like a plain file
             ("deploy/linked/kustomization.yaml", 1),
         ], report.json()["errors"]
         assert report.json()["summary"]["statefulsets"] == 1  # linked-base, inside

@@ -1,0 +1,213 @@
+"""Hostile repositories against links out of the tree and very deep directories: a chart or
+kustomization reached through a link to a sibling checkout is refused like a plain file (never
+rendered, nothing of it printed); a refusal reads the same whether the outside target exists or
+not and never prints it; a kustomization file that links out is never opened; a directory
+nested deeper than Python's recursion limit is walked (or reported), never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from checkout import assert_clean, make_checkout
+from conftest import DATA, run_cli
+
+CANARY = "privatecanary9q"
+FORMATS = ["text", "json", "sarif", "github", "junit"]
+STS = (DATA / "robust" / "good.yaml").read_text().replace("name: db", f"name: {CANARY}")
+
+
+def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp_path/repo`` (the pull request) beside ``tmp_path/infra`` (a private checkout with
+    a chart and a kustomization), reached by ``deploy/x`` and ``deploy/k``."""
+    repo = make_checkout(tmp_path, monkeypatch)
+    chart = tmp_path / "infra" / "charts" / "db"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {CANARY}\nversion: 0.1.0\n")
+    (chart / "templates" / "sts.yaml").write_text(STS)
+    kz = tmp_path / "infra" / "kz" / "db"
+    kz.mkdir(parents=True)
+    (kz / "kustomization.yaml").write_text("resources:\n- sts.yaml\n")
+    (kz / "sts.yaml").write_text(STS)
+    (repo / "deploy" / "x").symlink_to("../../infra/charts/db")
+    (repo / "deploy" / "k").symlink_to("../../infra/kz/db")
+    return repo
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_chart_or_kustomization_through_a_link_is_not_rendered(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _workspace(tmp_path, monkeypatch)
+    for args in (
+        ["."],
+        ["deploy"],
+        ["deploy/x"],
+        ["deploy/k"],
+        ["--changed", "deploy/x/templates/sts.yaml"],
+        ["--changed", "deploy/k/sts.yaml"],
+        ["--changed", "deploy/k/kustomization.yaml"],
+    ):
+        run = run_cli("check", *args, "--format", fmt, cwd=repo)
+        assert_clean(run.out, run.err)
+        assert CANARY not in run.out + run.err, (args, run.out)
+        assert "infra" not in run.out + run.err, (args, run.out)
+        assert run.code == 2, (args, run.out)
+        if fmt == "text":
+            assert "a symbolic link that leads outside the checked tree" in run.out, args
+
+
+def test_refusals_read_the_same_for_an_existing_and_a_missing_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
+    (tmp_path / "infra").mkdir()
+    (tmp_path / "infra" / "there.yaml").write_text(STS)
+    outcomes = {}
+    for name, target in (("there", "there.yaml"), ("gone", "missing.yaml")):
+        (repo / "deploy" / f"{name}.yaml").symlink_to(f"../../infra/{target}")
+        chart = repo / f"chart-{name}"
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+        (chart / "templates" / "l.yaml").symlink_to(f"../../../infra/{target}")
+        for args in (
+            ["deploy"],
+            [f"deploy/{name}.yaml"],
+            ["--changed", f"deploy/{name}.yaml"],
+            [f"chart-{name}"],
+        ):
+            run = run_cli("check", *args, cwd=repo)
+            assert_clean(run.out, run.err)
+            assert "infra" not in run.out + run.err, (args, run.out)
+            text = run.out.replace(name, "NAME")
+            outcomes.setdefault(tuple(a.replace(name, "NAME") for a in args), []).append(text)
+    for args, (there, gone) in outcomes.items():
+        if args == ("deploy",):  # each walk meets both links: compare the lines of each
+            continue
+        assert there == gone, args
+
+
+def test_a_kustomization_file_linking_out_is_never_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO outside the tree: opening it would block the run. And a kustomization file
+    outside naming ``../base`` as a base: read, it would hide ``base`` from the walk."""
+    repo = make_checkout(tmp_path, monkeypatch)
+    (tmp_path / "infra").mkdir()
+    os.mkfifo(tmp_path / "infra" / "fifo")
+    (tmp_path / "infra" / "k.yaml").write_text("resources:\n- ../base\n")
+    (repo / "kz" / "base").mkdir(parents=True)
+    (repo / "kz" / "base" / "kustomization.yaml").write_text("resources:\n- sts.yaml\n")
+    (repo / "kz" / "base" / "sts.yaml").write_text(STS)
+    (repo / "kz" / "over").mkdir()
+    (repo / "kz" / "over" / "kustomization.yaml").symlink_to("../../../infra/k.yaml")
+    from ssrisk.changed import _KustomizationIndex
+    from ssrisk.paths import Excludes
+    from ssrisk.renderers.inputs import plan_inputs
+    from ssrisk.renderers.kustomize_refs import local_references
+
+    old = os.getcwd()
+    os.chdir(repo)
+    try:
+        plan = plan_inputs(["."])
+        assert "kz/base" in plan.kustomizations, plan
+        assert "kz/over" not in plan.kustomizations
+        assert any("kz/over" in e.path for e in plan.errors), plan.errors
+        assert local_references("kz/over", str(repo)) == []
+        index = _KustomizationIndex(os.path.realpath(repo), Excludes(()))
+        assert not index.included_by.get(os.path.realpath("kz/base"))
+        (repo / "kz" / "over" / "kustomization.yaml").unlink()
+        (repo / "kz" / "over" / "kustomization.yaml").symlink_to("../../../infra/fifo")
+        assert local_references("kz/over", str(repo)) == []  # (would block)
+        _KustomizationIndex(os.path.realpath(repo), Excludes(()))
+    finally:
+        os.chdir(old)
+
+
+# --- deep directories ------------------------------------------------------------------------
+
+DEPTH = 1_100  # deeper than the recursion limit (os.walk recursed once a level up to 3.11)
+
+
+def _nest(top: Path, depth: int, leaf: str | None = None, text: str = "") -> None:
+    """``depth`` nested directories ``d`` below ``top``, made one level at a time relative
+    to the last (the whole path is longer than PATH_MAX for long names), and ``leaf`` at the
+    bottom."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            nxt = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        if leaf is not None:
+            out = os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+            os.write(out, text.encode())
+            os.close(out)
+    finally:
+        os.close(fd)
+
+
+def _unnest(top: Path) -> None:
+    """Remove what :func:`_nest` made, one level at a time (a recursive removal, as pytest's
+    own clean-up, would hit the recursion limit)."""
+    level = top / "d"
+    while level.is_dir():
+        for entry in level.iterdir():
+            if entry.name != "d":
+                entry.unlink()
+        if (level / "d").is_dir():
+            os.rename(level / "d", top / "d.next")
+            level.rmdir()
+            os.rename(top / "d.next", level)
+        else:
+            level.rmdir()
+
+
+@pytest.mark.parametrize(
+    "where, args",
+    [
+        ("deploy", ["deploy"]),  # discovery and input planning
+        ("chart", ["chart"]),  # the chart copy
+        ("kz", ["--changed", "kz/kustomization.yaml"]),  # the --changed index
+    ],
+)
+def test_deep_directories_are_no_traceback(
+    where: str, args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
+    top = repo / where
+    top.mkdir(exist_ok=True)
+    if where == "chart":
+        (top / "templates").mkdir()
+        (top / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    if where == "kz":
+        (top / "kustomization.yaml").write_text("resources: []\n")
+    _nest(top, DEPTH, "x.yaml", STS)
+    try:
+        run = run_cli("check", *args, cwd=repo)
+    finally:
+        _unnest(top)
+    assert_clean(run.out, run.err)
+    assert "RecursionError" not in run.out + run.err
+    assert run.code in (0, 1, 2), run.out
+
+
+def test_the_walk_is_iterative(tmp_path: Path) -> None:
+    """The walk reaches the bottom of a tree deeper than the recursion limit, in os.walk's
+    order, and says where it stopped when a limit is given."""
+    from ssrisk.walk import TooDeep, walk
+
+    _nest(tmp_path, DEPTH, "x.yaml")
+    try:
+        levels = list(walk(str(tmp_path), max_depth=None))
+        errors: list[OSError] = []
+        short = list(walk(str(tmp_path), onerror=errors.append, max_depth=10))
+    finally:
+        _unnest(tmp_path)
+    assert len(levels) == DEPTH + 1
+    assert levels[-1][2] == ["x.yaml"] and levels[0][1] == ["d"]
+    assert len(short) == 11
+    assert len(errors) == 1 and isinstance(errors[0], TooDeep)

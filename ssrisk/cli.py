@@ -61,7 +61,7 @@ def _jobs(value: str) -> int:
 
 
 def _seconds(value: str) -> float:
-    """``--render-timeout``: a number of seconds > 0 (argparse type)."""
+    """``--render-timeout``, ``--render-budget``: a number of seconds > 0 (argparse type)."""
     try:
         seconds = float(value)
     except ValueError:
@@ -233,6 +233,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,  # None: ssrisk.renderers.bounded.RENDER_TIMEOUT_S
         metavar="SECONDS",
         help="stop a Helm or kustomize render after SECONDS (default 60)",
+    )
+    common.add_argument(
+        "--render-budget",
+        type=_seconds,
+        default=None,  # None: ssrisk.renderers.runbudget.RENDER_BUDGET_S
+        metavar="SECONDS",
+        help="wall-clock SECONDS all renders of this run may take together (default 600)",
     )
     common.add_argument(
         "--allow-remote-resources",
@@ -487,6 +494,9 @@ def _main(argv: Sequence[str] | None) -> int:
         return ExitCode.ERROR
     parser = build_parser()
     args = parser.parse_args(tokens)
+    from .renderers.runbudget import start_run
+
+    start_run(getattr(args, "render_budget", None))
     if args.command is None:
         parser.print_help(sys.stderr)
         return ExitCode.ERROR

@@ -34,13 +34,10 @@ from dataclasses import dataclass
 
 from ..loading import MAX_FILE_BYTES
 from .common import RenderError, tool_message
+from .runbudget import run_budget
 
 #: Default wall-clock limit of one renderer run, in seconds (``--render-timeout``).
 RENDER_TIMEOUT_S = 60.0
-#: Default wall-clock seconds that all renderer runs of one ssrisk run may take together
-#: (``--render-budget``): a repository of many charts that each loop until their timeout
-#: ends after this, not after their number times the timeout.
-RENDER_BUDGET_S = 600.0
 #: Address space a renderer may map (``RLIMIT_AS``), in bytes.
 RENDER_ADDRESS_SPACE_BYTES = 3 * 1024**3
 #: Largest rendered output read from a renderer, in bytes (as for an input file).
@@ -72,43 +69,6 @@ class Limits:
 
     def output(self) -> int:
         return self.output_bytes or RENDER_OUTPUT_BYTES
-
-
-class RenderBudget:
-    """The wall-clock seconds the renderer runs of one ssrisk run may still take together.
-
-    Each run is given at most what is left (and at most its own timeout); its elapsed time
-    is charged when it ends, whatever the outcome. Once nothing is left, no renderer is
-    started: the chart or kustomization is an error saying so.
-    """
-
-    def __init__(self, total_s: float = RENDER_BUDGET_S) -> None:
-        self.total_s = total_s
-        self.spent_s = 0.0
-
-    def left(self) -> float:
-        """Seconds left, never below 0."""
-        return max(0.0, self.total_s - self.spent_s)
-
-    def charge(self, seconds: float) -> None:
-        """Count ``seconds`` of a renderer run against the budget."""
-        self.spent_s += max(0.0, seconds)
-
-
-_RUN_BUDGET = RenderBudget()
-
-
-def start_run(render_budget_s: float | None = None) -> RenderBudget:
-    """Begin a new ssrisk run's render budget (``--render-budget``; ``None``: the default
-    :data:`RENDER_BUDGET_S`) and return it. The command line calls this once per run."""
-    global _RUN_BUDGET
-    _RUN_BUDGET = RenderBudget(RENDER_BUDGET_S if render_budget_s is None else render_budget_s)
-    return _RUN_BUDGET
-
-
-def run_budget() -> RenderBudget:
-    """The render budget of the current run."""
-    return _RUN_BUDGET
 
 
 def scrubbed_environment(
@@ -210,7 +170,7 @@ def run_bounded(
     memory = limits.memory()
     guard = None if network else network_guard()
     output_limit = limits.output()
-    budget = _RUN_BUDGET
+    budget = run_budget()
     left = budget.left()
     if left <= 0:
         raise RenderError(

@@ -35,9 +35,9 @@ from .common import (
     rendered,
 )
 from .kustomize_refs import (
+    Analyser,
     CopyTooLarge,
     TreeCopy,
-    analyse,
     copy_tree,
     local_references,
     read_kustomization,
@@ -187,6 +187,7 @@ def render_kustomization(
     *,
     network: bool = False,
     tree: str | None = None,
+    analyser: Analyser | None = None,
 ) -> LoadedFile:
     """Build ``directory`` and load its objects, pointing each at the file that defines it.
 
@@ -200,6 +201,10 @@ def render_kustomization(
     the network, is not built: each is an error at its file and line. ``tree`` is the
     checked tree (default: :func:`ssrisk.confine.tree_of` the directory). Every file read to
     point findings back (resources, patches, suppression comments) is read from the copy.
+    ``analyser``: the run's :class:`~ssrisk.renderers.kustomize_refs.Analyser`, shared by
+    all its builds, so each kustomization file is read and checked once per run (default:
+    one of its own); a kustomization whose graph holds an include cycle or an error is
+    never handed to kustomize.
 
     Returns:
         A :class:`LoadedFile` named after the directory; a missing tool or a failed build is
@@ -208,7 +213,7 @@ def render_kustomization(
     from ..confine import tree_of
 
     root = tree or tree_of(directory)
-    analysis = analyse(directory, root, remote_ok=network)
+    analysis = (analyser or Analyser()).analyse(directory, root, remote_ok=network)
     if analysis.errors:
         lf = LoadedFile(directory)
         lf.errors.extend(analysis.errors)

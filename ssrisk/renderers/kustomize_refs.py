@@ -20,7 +20,11 @@ way kustomize decodes it (:func:`kustomization_entries`):
   fields, or an ``http(s)://`` URL in any field that names a file (patches, generator
   files, ``crds``, ...; generator and transformer configuration files included), is an
   error at its line unless ``--allow-remote-resources``; the renderer's child is also
-  denied network sockets by the kernel (:mod:`ssrisk.renderers.nonet`).
+  denied network sockets by the kernel (:mod:`ssrisk.renderers.nonet`);
+* an include cycle (a kustomization that includes itself, directly or through others) is
+  one error, at the entry that closes it, naming the cycle: kustomize would reject it
+  ("cycle detected"), so nothing whose graph holds it is built. Each kustomization file is
+  read and checked once per run, whatever number of builds reach it (:class:`Analyser`).
 
 Decoding follows kustomize: ``sigs.k8s.io/yaml`` turns the YAML into JSON (go-yaml v2:
 aliases and merge keys applied, ``!!binary`` base64-decoded) and ``encoding/json`` matches
@@ -276,44 +280,237 @@ class Analysis:
 
 def analyse(directory: str, root: str, *, remote_ok: bool = False) -> Analysis:
     """Check the kustomization in ``directory`` and every local one it loads (see the
-    module), inside the checked tree ``root`` (a real path).
+    module), inside the checked tree ``root`` (a real path); :meth:`Analyser.analyse` with
+    an analyser of its own.
 
     Never raises for bad input: every problem is an error of the result.
     """
-    from ..paths import tidy
-    from .common import display_path, kustomization_file
+    return Analyser().analyse(directory, root, remote_ok=remote_ok)
 
-    out = Analysis()
-    seen: set[str] = set()
-    pending = [directory]
-    while pending:
-        here = pending.pop()
-        real = os.path.realpath(here)
-        if real in seen:
-            continue
-        seen.add(real)
+
+class Analyser:
+    """The reference analysis of one run, shared by every kustomization it builds: each
+    kustomization file is read, decoded and checked once (by real path), each include cycle
+    is found once, so checking every build of a run costs time linear in the kustomization
+    files read and the includes they hold (not builds times graph)."""
+
+    def __init__(self) -> None:
+        self._graphs: dict[tuple[str, bool, bool], _Graph] = {}
+
+    def analyse(self, directory: str, root: str, *, remote_ok: bool = False) -> Analysis:
+        """What building the kustomization in ``directory`` would read, inside the checked
+        tree ``root`` (a real path); paths are shown absolute when ``directory`` is.
+
+        Returns:
+            The errors of every kustomization it loads (when it loads one with errors or an
+            include cycle, at least one of them; those an earlier build of this analyser
+            already returned may be left out, as the run reports each error once), and,
+            when there is none, the kustomization directories to copy (:func:`copy_tree`).
+            Never raises for bad input.
+        """
+        key = (root, remote_ok, os.path.isabs(directory))
+        graph = self._graphs.get(key)
+        if graph is None:
+            graph = self._graphs[key] = _Graph(root, remote_ok, directory)
+        return graph.analyse(directory)
+
+
+@dataclass
+class _Node:
+    """One directory a kustomization loads, read once: its kustomization file as shown
+    (``None``: it has none), whether it is a kustomization root to copy, its own errors
+    and the directories it includes (as named, their real path, the entry naming them)."""
+
+    real: str
+    kfile: str | None = None
+    root: bool = False
+    errors: list[InputError] = field(default_factory=list)
+    includes: list[tuple[str, str, Entry]] = field(default_factory=list)
+
+
+@dataclass
+class _Component:
+    """A strongly connected set of kustomizations (one, or an include cycle): whether a
+    build that reaches it fails, and the errors such a build reports when it has read
+    nothing new (those of the first failing kustomization it reaches)."""
+
+    fails: bool = False
+    errors: list[InputError] = field(default_factory=list)
+
+
+class _Graph:
+    """The kustomizations of one tree read by an :class:`Analyser`: a depth-first walk
+    (Tarjan's strongly connected components) that continues from each new build, so each
+    directory and include is visited once."""
+
+    def __init__(self, root: str, remote_ok: bool, given: str) -> None:
+        self.root = root
+        self.remote_ok = remote_ok
+        self.given = given  # (only whether it is absolute: how paths are shown)
+        self.nodes: dict[str, _Node] = {}
+        self.component: dict[str, _Component] = {}
+        self._index: dict[str, int] = {}
+        self._low: dict[str, int] = {}
+        self._parent: dict[str, tuple[str, Entry] | None] = {}
+
+    def analyse(self, directory: str) -> Analysis:
+        """See :meth:`Analyser.analyse`."""
+        real = os.path.realpath(directory)
+        new: list[InputError] = []
+        if real not in self.component:
+            self._walk(directory, real, new)
+        found = self.component[real]
+        if found.fails:
+            return Analysis(errors=new or list(found.errors))
+        return Analysis(roots=self._roots(real))
+
+    def _roots(self, start: str) -> list[str]:
+        """The kustomization directories ``start`` loads, in the order of a depth-first
+        walk (only for a build that is run: its copy costs as much)."""
+        seen: set[str] = set()
+        pending, out = [start], []
+        while pending:
+            real = pending.pop()
+            if real in seen:
+                continue
+            seen.add(real)
+            node = self.nodes[real]
+            if node.root:
+                out.append(real)
+            pending.extend(include for _, include, _ in node.includes)
+        return out
+
+    def _walk(self, directory: str, real: str, new: list[InputError]) -> None:
+        """Read every directory reachable from ``directory`` not read yet (their errors
+        are added to ``new``), completing the component of each."""
+        stack: list[str] = []  # Tarjan's stack: visited, component not yet complete
+        on_stack: set[str] = set()
+        on_path: set[str] = set()  # the walk's current path (a back edge closes a cycle)
+        #: include edges ``(from, entry, to)`` whose target is on the path, in walk order;
+        #: those of a component are the last ones when it completes
+        back: list[tuple[str, Entry, str]] = []
+        mark: dict[str, int] = {}
+
+        def visit(lexical: str, real: str, parent: tuple[str, Entry] | None) -> None:
+            node = self._read(lexical, real)
+            new.extend(node.errors)
+            self._index[real] = self._low[real] = len(self._index)
+            self._parent[real] = parent
+            mark[real] = len(back)
+            stack.append(real)
+            on_stack.add(real)
+            on_path.add(real)
+            work.append((real, iter(node.includes)))
+
+        work: list[tuple[str, Iterator[tuple[str, str, Entry]]]] = []
+        visit(directory, real, None)
+        while work:
+            here, todo = work[-1]
+            for lexical, include, entry in todo:
+                if include not in self._index:
+                    visit(lexical, include, (here, entry))
+                    break
+                if include in on_stack:
+                    self._low[here] = min(self._low[here], self._index[include])
+                    if include in on_path:
+                        back.append((here, entry, include))
+            else:
+                work.pop()
+                on_path.discard(here)
+                if work:
+                    up = work[-1][0]
+                    self._low[up] = min(self._low[up], self._low[here])
+                if self._low[here] == self._index[here]:
+                    members: list[str] = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        members.append(member)
+                        if member == here:
+                            break
+                    closing = back[mark[here] :]
+                    del back[mark[here] :]
+                    self._complete(members, closing[0] if closing else None, new)
+
+    def _complete(
+        self, members: list[str], closing: tuple[str, Entry, str] | None, new: list[InputError]
+    ) -> None:
+        """Record the component ``members`` (``closing``: its first include that closes a
+        cycle); the components it includes are complete already."""
+        component = _Component()
+        if closing is not None:
+            cycle = self._cycle_error(*closing)
+            new.append(cycle)
+            component.fails, component.errors = True, [cycle]
+        inside = set(members)
+        for real in reversed(members):  # (the order they were read in)
+            node = self.nodes[real]
+            if node.errors and not component.fails:
+                component.fails, component.errors = True, node.errors
+            for _, include, _ in node.includes:
+                below = self.component.get(include) if include not in inside else None
+                if below is not None and below.fails and not component.fails:
+                    component.fails, component.errors = True, below.errors
+        for real in members:
+            self.component[real] = component
+
+    def _cycle_error(self, last: str, entry: Entry, first: str) -> InputError:
+        """The error at ``entry`` of the kustomization ``last``, which includes ``first``,
+        its ancestor on the walk: an include cycle, named from ``first`` to ``first``."""
+        chain = [last]
+        while chain[-1] != first:
+            parent = self._parent[chain[-1]]
+            assert parent is not None  # ``first`` is on the walk's path above ``last``
+            chain.append(parent[0])
+        names = [self._shown_directory(real) for real in reversed(chain)]
+        names.append(names[0])
+        if len(names) > 10:
+            names = [*names[:5], f"... ({len(names) - 1} kustomizations)", *names[-4:]]
+        kfile = self.nodes[last].kfile or last
+        return InputError(
+            kfile,
+            f"{entry.field}: {entry.value.strip()!r} closes an include cycle "
+            f"({' -> '.join(names)}): kustomize rejects it (cycle detected); not built",
+            entry.line,
+            entry.column,
+        )
+
+    def _shown_directory(self, real: str) -> str:
+        kfile = self.nodes[real].kfile
+        return (os.path.dirname(kfile) or os.curdir) if kfile else real
+
+    def _read(self, here: str, real: str) -> _Node:
+        """The directory ``here`` (its real path ``real``) read and checked (see the
+        module), once."""
+        from ..paths import tidy
+        from .common import display_path, kustomization_file
+
+        node = self.nodes.get(real)
+        if node is not None:
+            return node
+        node = self.nodes[real] = _Node(real)
+        root, given = self.root, self.given
         found = kustomization_file(here)
         if found is None:
-            continue
-        kfile = tidy(display_path(os.path.abspath(found), directory))
+            return node
+        kfile = node.kfile = tidy(display_path(os.path.abspath(found), given))
         refused = refusal(kfile, root)
         if refused is None and not is_inside(real, root):
             refused = f"outside the checked tree ({root}); not read"
         if refused is not None:
-            out.errors.append(InputError(kfile, refused))
-            continue
-        out.roots.append(real)
+            node.errors.append(InputError(kfile, refused))
+            return node
+        node.root = True
         try:
-            node = read_kustomization(kfile)
-            for entry in kustomization_entries(node):
-                problem, include = _check_entry(entry, kfile, real, root, remote_ok, directory)
+            for entry in kustomization_entries(read_kustomization(kfile)):
+                problem, include = _check_entry(entry, kfile, real, root, self.remote_ok, given)
                 if problem is not None:
-                    out.errors.append(problem)
+                    node.errors.append(problem)
                 if include is not None:
-                    pending.append(include)
+                    node.includes.append((include, os.path.realpath(include), entry))
         except Unreadable as exc:
-            out.errors.append(_unreadable(kfile, exc))
-    return out
+            node.errors.append(_unreadable(kfile, exc))
+        return node
 
 
 def _unreadable(kfile: str, exc: Unreadable) -> InputError:
@@ -384,9 +581,7 @@ def _check_entry(
         if entry.field in ("generators", "transformers", "validators"):
             from .common import display_path
 
-            shown = display_path(
-                os.path.join(os.path.realpath(given), os.path.relpath(full, here)), given
-            )
+            shown = display_path(full, given)  # (of the kustomization in ``here``)
             return _check_configuration(entry, full, shown, here, root, remote_ok), None
     return None, None
 
@@ -541,13 +736,55 @@ def reaches(includes: Mapping[str, Iterable[str]], start: str, goal: str) -> boo
 def included_bases(includes: Mapping[str, Iterable[str]]) -> set[str]:
     """The kustomizations that another one includes (a base of an overlay), other than
     through an include cycle: a kustomization in a cycle (``resources: [../db]`` in
-    ``db/``) is no base of its own cycle; kustomize refuses the cycle when it builds it,
-    which is reported, never a silent skip."""
-    out: set[str] = set()
-    for parent, children in includes.items():
-        for child in children:
-            if child != parent and child not in out and not reaches(includes, child, parent):
-                out.add(child)
+    ``db/``) is no base of its own cycle; it is built, and the cycle is an error then
+    (:class:`Analyser`), never a silent skip. Linear in the kustomizations and includes."""
+    component = components(includes)
+    return {
+        child
+        for parent, children in includes.items()
+        for child in children
+        if component[child] != component[parent]
+    }
+
+
+def components(includes: Mapping[str, Iterable[str]]) -> dict[str, int]:
+    """The strongly connected component of every kustomization of ``includes``
+    (kustomization -> the kustomizations it names) and of every one named: two have the
+    same number when each includes the other, directly or through others (Tarjan's
+    algorithm without recursion; linear in kustomizations and includes)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    out: dict[str, int] = {}
+    stack: list[str] = []
+    count = 0
+    for start in includes:
+        if start in index:
+            continue
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        work = [(start, iter(includes.get(start, ())))]
+        while work:
+            here, todo = work[-1]
+            for nxt in todo:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    work.append((nxt, iter(includes.get(nxt, ()))))
+                    break
+                if nxt not in out:  # (on the stack)
+                    low[here] = min(low[here], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    up = work[-1][0]
+                    low[up] = min(low[up], low[here])
+                if low[here] == index[here]:
+                    count += 1
+                    while True:
+                        member = stack.pop()
+                        out[member] = count
+                        if member == here:
+                            break
     return out
 
 
@@ -588,7 +825,7 @@ def copy_tree(roots: list[str], root: str, into: str) -> TreeCopy:
     budget = CopyBudget(MAX_COPY_FILES, MAX_COPY_BYTES)
     done: set[str] = set()
     for top in sorted(set(roots), key=len):
-        if any(is_inside(top, d) for d in done):
+        if _within(top, done):
             continue
         done.add(top)
         try:
@@ -600,6 +837,18 @@ def copy_tree(roots: list[str], root: str, into: str) -> TreeCopy:
             ) from None
         copy.skipped.extend(os.path.join(top, s.path) for s in left)
     return copy
+
+
+def _within(path: str, directories: set[str]) -> bool:
+    """Whether ``path`` (a real path) is one of ``directories`` or below one (its
+    ancestors looked up, not every directory compared)."""
+    while True:
+        if path in directories:
+            return True
+        up = os.path.dirname(path)
+        if up == path:
+            return False
+        path = up
 
 
 def refused_references(

@@ -169,3 +169,29 @@ def test_list_items_merging_one_aliased_spec() -> None:
         return run
 
     _scales_linearly(make, 60)
+
+
+def test_junit_report_of_many_statefulsets(tmp_path: Path) -> None:
+    """JUnit has a case per StatefulSet and rule: writing them costs linear time (junitparser
+    recounted the whole suite for each case added: 1,000 sets did not finish in 600 s)."""
+    from ssrisk.reporters.junit import junit_xml
+
+    rules = collect_rules(plugin_manager())
+    settings = Settings(jobs=1)
+
+    def make(n: int) -> Callable[[], object]:
+        path = tmp_path / f"j{n}.yaml"
+        path.write_text(
+            "---\n".join(GOOD.replace("name: db\n", f"name: db{i}\n", 1) for i in range(n))
+        )
+        report = check([str(path)], rules, settings)
+        assert report.statefulsets == n
+
+        def run() -> object:
+            xml = junit_xml(report)
+            assert xml.count("<testcase ") == n * len(report.rules_run)
+            return xml
+
+        return run
+
+    _scales_linearly(make, 20)

@@ -29,6 +29,8 @@ import hashlib
 import json
 import os
 import re
+import secrets
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -309,81 +311,150 @@ def _numbered(key: str, seen: dict[str, int]) -> str:
 
 
 def sarif_log(report: Report, rules: dict[str, Rule]) -> dict[str, Any]:
-    """The SARIF log (a JSON-ready dict) of ``report``; ``rules`` by id give the metadata."""
-    descriptors: list[dict[str, Any]] = [
-        rule_descriptor(r, report.rule_severity.get(r.id)) for r in rules.values()
-    ]
-    index = {d["id"]: i for i, d in enumerate(descriptors)}
-    for f in report.findings:  # a rule the caller did not pass: minimal metadata
-        if f.rule not in index:
-            index[f.rule] = len(descriptors)
-            descriptors.append(_unknown_descriptor(f.rule))
-    lines = _Lines()
-    where = Locations()
-    seen: dict[str, int] = {}
-    results = []
-    for f in report.findings:
-        text = lines.line(f.position.path, f.position.line)
-        location = where.of(f.position.path)
-        k = f.position.kustomization
-        kustomization = where.of(k)["uri"] if k else ""
-        prints = {
-            "primaryLocationLineHash": _numbered(
-                line_hash(location["uri"], f, kustomization), seen
-            ),
-            FINGERPRINT: _numbered(fingerprint(location["uri"], f, text, kustomization), seen),
+    """The SARIF log (a JSON-ready dict) of ``report``; ``rules`` by id give the metadata.
+
+    The whole log, every result's explanation included, is held at once: :class:`SarifReporter`
+    writes the same log one result at a time instead (:func:`write_sarif`)."""
+    log = _Log(report, rules)
+    doc = log.envelope()
+    doc["runs"][0]["results"] = list(log.results())
+    return doc
+
+
+class _Log:
+    """The parts of one SARIF log: the envelope (everything but ``results``) and the results,
+    each made when it is asked for."""
+
+    def __init__(self, report: Report, rules: dict[str, Rule]) -> None:
+        self.report = report
+        self.descriptors: list[dict[str, Any]] = [
+            rule_descriptor(r, report.rule_severity.get(r.id)) for r in rules.values()
+        ]
+        self.index = {d["id"]: i for i, d in enumerate(self.descriptors)}
+        for f in report.findings:  # a rule the caller did not pass: minimal metadata
+            if f.rule not in self.index:
+                self.index[f.rule] = len(self.descriptors)
+                self.descriptors.append(_unknown_descriptor(f.rule))
+        self.where = Locations()
+        # %SRCROOT% is the root of the first path under one, results first: found before the
+        # envelope (which names it) is written, so each result can be made as it is written.
+        for f in report.findings:
+            if self.where.root is not None:
+                break
+            self.where.of(f.position.path)
+            if f.position.kustomization:
+                self.where.of(f.position.kustomization)
+
+    def envelope(self) -> dict[str, Any]:
+        """The log with an empty ``results`` list."""
+        report, where = self.report, self.where
+        notifications = (
+            [
+                _notification(where, "error", e.message, e.path, e.line, e.column)
+                for e in report.errors
+            ]
+            + [
+                _notification(
+                    where,
+                    "warning" if n.level == "warning" else "note",
+                    n.message,
+                    n.path,
+                    n.line,
+                    n.column,
+                )
+                for n in report.notices
+            ]
+            + [
+                {
+                    "level": "note",
+                    "message": {"text": f"{n.message} ({n.statefulsets} StatefulSet(s))"},
+                    "associatedRule": {"id": n.rule},
+                    "properties": {
+                        "explanation": n.explanation,
+                        "references": list(n.references),
+                    },
+                }
+                for n in report.run_notes
+            ]
+        )
+        return {
+            "$schema": SARIF_SCHEMA_URI,
+            "version": "2.1.0",
+            "runs": [
+                {
+                    "tool": {
+                        "driver": {
+                            "name": "ssrisk",
+                            "version": __version__,
+                            "semanticVersion": __version__,
+                            "rules": self.descriptors,
+                            **({"informationUri": source_url()} if source_url() else {}),
+                        }
+                    },
+                    "invocations": [
+                        {
+                            "executionSuccessful": not report.errors,
+                            "toolExecutionNotifications": notifications,
+                        }
+                    ],
+                    "originalUriBaseIds": where.base_ids(),
+                    "columnKind": "unicodeCodePoints",
+                    "results": [],
+                    "properties": {"kubeVersion": report.kube_version},
+                }
+            ],
         }
-        results.append(_result(f, index[f.rule], location, text, prints))
-    notifications = (
-        [_notification(where, "error", e.message, e.path, e.line, e.column) for e in report.errors]
-        + [
-            _notification(
-                where,
-                "warning" if n.level == "warning" else "note",
-                n.message,
-                n.path,
-                n.line,
-                n.column,
-            )
-            for n in report.notices
-        ]
-        + [
-            {
-                "level": "note",
-                "message": {"text": f"{n.message} ({n.statefulsets} StatefulSet(s))"},
-                "associatedRule": {"id": n.rule},
-                "properties": {"explanation": n.explanation, "references": list(n.references)},
+
+    def results(self) -> Iterator[dict[str, Any]]:
+        """The SARIF ``result`` of each finding, in report order, made when it is reached
+        (its explanation is built then)."""
+        lines = _Lines()
+        where = self.where
+        seen: dict[str, int] = {}
+        for f in self.report.findings:
+            text = lines.line(f.position.path, f.position.line)
+            location = where.of(f.position.path)
+            k = f.position.kustomization
+            kustomization = where.of(k)["uri"] if k else ""
+            prints = {
+                "primaryLocationLineHash": _numbered(
+                    line_hash(location["uri"], f, kustomization), seen
+                ),
+                FINGERPRINT: _numbered(fingerprint(location["uri"], f, text, kustomization), seen),
             }
-            for n in report.run_notes
-        ]
+            yield _result(f, self.index[f.rule], location, text, prints)
+
+
+def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
+    """Write the SARIF log of ``report`` to ``out`` as indented JSON (``json.dumps(log,
+    indent=2)``, the same text as :func:`sarif_log` gives), one result at a time: a result
+    and its explanation are made when written and dropped after, so memory does not grow
+    with the number of findings (the lines of the files they point into aside).
+    """
+    from .escape import json_text
+
+    log = _Log(report, rules)
+    doc = log.envelope()
+    if not report.findings:
+        out.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n")
+        return
+    # The envelope is dumped with a placeholder result (a token no input can predict) where
+    # the results go; the text on either side of it is written around them.
+    token = "ssrisk-results-" + secrets.token_hex(16)
+    doc["runs"][0]["results"] = [token]
+    head, sep, tail = json_text(json.dumps(doc, indent=2, ensure_ascii=False)).partition(
+        f'"{token}"'
     )
-    return {
-        "$schema": SARIF_SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "ssrisk",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": descriptors,
-                        **({"informationUri": source_url()} if source_url() else {}),
-                    }
-                },
-                "invocations": [
-                    {
-                        "executionSuccessful": not report.errors,
-                        "toolExecutionNotifications": notifications,
-                    }
-                ],
-                "originalUriBaseIds": where.base_ids(),
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-                "properties": {"kubeVersion": report.kube_version},
-            }
-        ],
-    }
+    if not sep or token in tail:  # (cannot happen: the token is only in the placeholder)
+        raise AssertionError("SARIF placeholder result not found once")
+    del doc
+    indent = head[head.rindex("\n") + 1 :]  # the placeholder's line up to it: its indent
+    out.write(head)
+    encode = json.JSONEncoder(indent=2, ensure_ascii=False).encode
+    for i, result in enumerate(log.results()):
+        text = json_text(encode(result)).replace("\n", "\n" + indent)
+        out.write(f",\n{indent}{text}" if i else text)
+    out.write(tail + "\n")
 
 
 def _region(f: Finding, line_text: str | None) -> dict[str, int]:
@@ -464,11 +535,7 @@ def _notification(
 
 
 class SarifReporter(Reporter):
-    """Writes :func:`sarif_log` as indented JSON."""
+    """Writes the SARIF log as indented JSON, one result at a time (:func:`write_sarif`)."""
 
     def write(self, report: Report, out: TextIO) -> None:
-        from .escape import json_text
-
-        doc = sarif_log(report, self.rules)
-        out.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)))
-        out.write("\n")
+        write_sarif(report, self.rules, out)

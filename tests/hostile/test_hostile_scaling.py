@@ -13,13 +13,15 @@ whose N items merge one anchored spec of N values (each item expanded it again).
 from __future__ import annotations
 
 import gc
+import io
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import DATA
 
-from ssrisk.engine import check
+from ssrisk.engine import Report, check
 from ssrisk.loading import load_text
 from ssrisk.plugins import collect_rules, plugin_manager
 from ssrisk.renderers.locate import TemplateLocator
@@ -195,3 +197,45 @@ def test_junit_report_of_many_statefulsets(tmp_path: Path) -> None:
         return run
 
     _scales_linearly(make, 20)
+
+
+def _report_of_many_sets(tmp_path: Path, n: int) -> Report:
+    path = tmp_path / f"s{n}.yaml"
+    path.write_text("---\n".join(GOOD.replace("name: db\n", f"name: db{i}\n", 1) for i in range(n)))
+    report = check([str(path)], collect_rules(plugin_manager()), Settings(jobs=1))
+    assert report.statefulsets == n and report.findings
+    return report
+
+
+class _Discard(io.TextIOBase):
+    """A text stream that counts what is written to it and keeps none of it."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def write(self, text: str) -> int:
+        self.chars += len(text)
+        return len(text)
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "json"])
+def test_sarif_and_json_reports_of_many_statefulsets(fmt: str, tmp_path: Path) -> None:
+    """Writing the SARIF log or the JSON report costs linear time in the findings."""
+    from ssrisk.plugins import collect_reporters
+
+    reporter = collect_reporters(plugin_manager())[fmt](
+        rules={r.id: r for r in collect_rules(plugin_manager())}
+    )
+
+    def make(n: int) -> Callable[[], object]:
+        report = _report_of_many_sets(tmp_path, n)
+
+        def run() -> object:
+            sink = _Discard()
+            reporter.write(report, sink)
+            assert sink.chars > 1000 * n
+            return sink
+
+        return run
+
+    _scales_linearly(make, 4)

@@ -8,13 +8,15 @@ A case with findings has one ``<failure>`` (``type`` is the highest severity; th
 every finding with its position and explanation); a case whose findings are all suppressed
 is ``<skipped>`` with the reason; an unreadable input is a case ``read <path>`` with an
 ``<error>``. Findings on another object (a PodDisruptionBudget, say) get a case of their own.
-Written with junitparser.
+Written one case at a time (:func:`write_junit`), in the layout junitparser's pretty output
+had.
 """
 
 from __future__ import annotations
 
 import io
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 from . import Reporter
@@ -46,68 +48,130 @@ def _failure_text(findings: list[Finding]) -> str:
     return printable_block("\n\n".join(parts))
 
 
-def junit_xml(report: Report) -> str:
-    """The JUnit XML document of ``report`` (UTF-8 text with an XML declaration)."""
-    from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+def _xml(text: str) -> str:
+    """``text`` escaped for XML character data and double-quoted attribute values (``&``,
+    ``<``, ``"``, ``>``; characters XML 1.0 does not allow were already escaped by
+    :func:`~ssrisk.reporters.escape.printable`)."""
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace(">", "&gt;")
+    )
 
-    suite = TestSuite("ssrisk")
-    suite.add_property("kube_version", report.kube_version)
+
+def _element(tag: str, attrs: dict[str, str], text: str | None = None, depth: int = 3) -> str:
+    """One element on its own line(s), indented by ``depth`` tabs: empty (``<tag .../>``) or
+    holding ``text`` (which may span lines)."""
+    head = "\t" * depth + f"<{tag}" + "".join(f' {k}="{_xml(v)}"' for k, v in attrs.items())
+    if text is None:
+        return head + "/>\n"
+    return f"{head}>{_xml(text)}</{tag}>\n"
+
+
+class _Cases:
+    """The test cases of one report, each ``(key, file)``: every checked StatefulSet and rule
+    that ran, in report order, then the keys of findings on objects not checked as such (a
+    PodDisruptionBudget, say). Iterated once to count and once to write; nothing per case is
+    kept."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        # Keyed by where the checked StatefulSet starts: two files (or two overlays of one
+        # base) can define objects with the same namespace and name.
+        # (Position equality ignores the kustomization, so the key names it separately.)
+        self.by_case: dict[_Key, list[Finding]] = defaultdict(list)
+        for f in report.findings:
+            at = f.checked_at
+            self.by_case[(f.rule, f.obj, at, at.kustomization if at else None)].append(f)
+        self._checked = {(ref, pos, pos.kustomization) for ref, pos in report.checked}
+        self._rules = set(report.rules_run)
+
+    def __iter__(self) -> Iterator[tuple[_Key, str]]:
+        for ref, pos in self.report.checked:
+            for rule_id in self.report.rules_run:
+                yield (rule_id, ref, pos, pos.kustomization), pos.path
+        for key, found in self.by_case.items():
+            rule_id, ref, start, kustomization = key
+            if rule_id not in self._rules or (ref, start, kustomization) not in self._checked:
+                yield key, found[0].position.path
+
+    def outcome(self, key: _Key) -> str:
+        """``failure`` (an unsuppressed finding), ``skipped`` (all suppressed) or ``passed``."""
+        found = self.by_case.get(key)
+        if not found:
+            return "passed"
+        return "skipped" if all(f.suppressed for f in found) else "failure"
+
+
+def write_junit(report: Report, out: TextIO) -> None:
+    """Write the JUnit XML document of ``report`` to ``out`` (UTF-8 text with an XML
+    declaration, tab-indented as junitparser's pretty output was), one test case at a time:
+    a case's failure text (its findings' explanations) is made when it is written and
+    dropped after, and the suite's counts are computed in one pass before. Each piece is
+    made safe for CI logs (:func:`~ssrisk.reporters.escape.safe_lines`) as it is written.
+    """
+    cases = _Cases(report)
+    tests = failures = skipped = 0
+    for key, _path in cases:
+        tests += 1
+        outcome = cases.outcome(key)
+        failures += outcome == "failure"
+        skipped += outcome == "skipped"
+    errors = len(report.errors)
+    tests += errors
+    counts = f'tests="{tests}" failures="{failures}" errors="{errors}" skipped="{skipped}"'
+    head = [
+        '<?xml version="1.0" encoding="utf-8"?>\n',
+        f'<testsuites name="ssrisk" {counts} time="0.0">\n',
+        f'\t<testsuite name="ssrisk" tests="{tests}" errors="{errors}" failures="{failures}" '
+        f'skipped="{skipped}" time="0.0">\n',
+        "\t\t<properties>\n",
+        _element("property", {"name": "kube_version", "value": report.kube_version}),
+    ]
     for note in report.run_notes:  # facts stated once for the run, not per StatefulSet
-        suite.add_property(f"note {note.rule}", f"{note.message} ({note.statefulsets})")
-    # Keyed by where the checked StatefulSet starts: two files (or two overlays of one base)
-    # can define objects with the same namespace and name.
-    # (Position equality ignores the kustomization, so the key names it separately.)
-    by_case: dict[_Key, list[Finding]] = defaultdict(list)
-    for f in report.findings:
-        at = f.checked_at
-        by_case[(f.rule, f.obj, at, at.kustomization if at else None)].append(f)
-    cases: list[tuple[_Key, str]] = []  # (case key, file)
-    seen: set[_Key] = set()
-    for ref, pos in report.checked:
-        for rule_id in report.rules_run:
-            checked: _Key = (rule_id, ref, pos, pos.kustomization)
-            cases.append((checked, pos.path))
-            seen.add(checked)
-    for key, found in by_case.items():
-        if key not in seen:
-            cases.append((key, found[0].position.path))
-    # Cases are added in one call: junitparser's add_testcase recounts every case of the
-    # suite each time (quadratic: 1,000 StatefulSets x 26 rules did not finish in 600 s).
-    testcases: list[TestCase] = []
+        value = f"{note.message} ({note.statefulsets})"
+        head.append(_element("property", {"name": f"note {note.rule}", "value": value}))
+    head.append("\t\t</properties>\n")
+    out.write(safe_lines("".join(head)))
     for key, path in cases:
         rule_id, ref, _start, kustomization = key
-        case = TestCase(
-            _case_name(rule_id, ref, kustomization),
-            classname=printable(path),
-            time=0.0,
-        )
-        found = by_case.get(key, [])
+        attrs = {
+            "name": _case_name(rule_id, ref, kustomization),
+            "classname": printable(path),
+            "time": "0.0",
+        }
+        found = cases.by_case.get(key, [])
         active = [f for f in found if not f.suppressed]
         if active:
             worst = max(active, key=lambda f: f.severity)
-            failure = Failure(printable(f"{worst.position}: {worst.message}"), str(worst.severity))
-            failure.text = _failure_text(active)
-            case.result = [failure]
+            failure = {
+                "message": printable(f"{worst.position}: {worst.message}"),
+                "type": str(worst.severity),
+            }
+            body = _element("failure", failure, _failure_text(active))
         elif found:
             reasons = "; ".join(f.suppression_reason or "no reason given" for f in found)
-            case.result = [Skipped(printable(f"suppressed: {reasons}"))]
-        testcases.append(case)
+            body = _element("skipped", {"message": printable(f"suppressed: {reasons}")})
+        else:
+            out.write(safe_lines(_element("testcase", attrs, depth=2)))
+            continue
+        out.write(safe_lines(_element("testcase", attrs, depth=2)[:-3] + ">\n" + body))
+        out.write("\t\t</testcase>\n")
     for e in report.errors:
-        case = TestCase(printable(f"read {e.path}"), classname=printable(e.path), time=0.0)
-        case.result = [Error(printable(str(e)), "input-error")]
-        testcases.append(case)
-    suite.add_testcases(testcases)  # counts them once
-    xml = JUnitXml("ssrisk")
-    xml.add_testsuite(suite)
-    xml.update_statistics()
-    buf = io.BytesIO()
-    xml.write(buf, pretty=True)
-    return buf.getvalue().decode("utf-8")
+        attrs = {"name": printable(f"read {e.path}"), "classname": printable(e.path), "time": "0.0"}
+        error = _element("error", {"message": printable(str(e)), "type": "input-error"})
+        out.write(safe_lines(_element("testcase", attrs, depth=2)[:-3] + ">\n" + error))
+        out.write("\t\t</testcase>\n")
+    out.write("\t</testsuite>\n</testsuites>\n")
+
+
+def junit_xml(report: Report) -> str:
+    """The JUnit XML document of ``report`` as one string (:func:`write_junit`)."""
+    buf = io.StringIO()
+    write_junit(report, buf)
+    return buf.getvalue()
 
 
 class JunitReporter(Reporter):
-    """Writes :func:`junit_xml`."""
+    """Writes :func:`write_junit`."""
 
     def write(self, report: Report, out: TextIO) -> None:
-        text = safe_lines(junit_xml(report))
-        out.write(text if text.endswith("\n") else text + "\n")
+        write_junit(report, out)

@@ -55,7 +55,7 @@ def _peak_while_writing(fmt: str, report: Report) -> int:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("fmt", ["sarif", "json"])
+@pytest.mark.parametrize("fmt", ["sarif", "json", "junit"])
 def test_memory_per_finding_while_writing(fmt: str, tmp_path: Path) -> None:
     small, large = _report(tmp_path, 20), _report(tmp_path, 200)
     grown = _peak_while_writing(fmt, large) - _peak_while_writing(fmt, small)

@@ -14,6 +14,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import DATA, ROOT, run_cli, shared
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 GATE = DATA / "gate"
 PINNED = GATE / "sarif" / "pinned.yaml"
@@ -322,3 +324,44 @@ def test_help_uri_base_is_a_declared_repository_only(monkeypatch: pytest.MonkeyP
     finally:
         monkeypatch.undo()
         sarif.source_url.cache_clear()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(_JSON)
+def test_results_are_indented_as_the_json_module_indents(value: Any) -> None:
+    from ssrisk.reporters.sarif import _indented
+
+    parts: list[str] = []
+    _indented(value, "\n", parts)
+    assert "".join(parts) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_streamed_sarif_is_the_whole_log_dumped() -> None:
+    """What ``--format sarif`` writes one result at a time is the text of the whole log
+    (:func:`ssrisk.reporters.sarif.sarif_log`) as ``json.dumps(indent=2)`` writes it, byte
+    for byte, on the examples, a repository with a kustomization and suppressions, and
+    manifests with errors (non-ASCII names among them)."""
+    import io
+
+    from ssrisk.engine import check
+    from ssrisk.plugins import collect_rules, plugin_manager
+    from ssrisk.reporters.escape import json_text
+    from ssrisk.reporters.sarif import sarif_log, write_sarif
+    from ssrisk.settings import Settings
+
+    rules = collect_rules(plugin_manager())
+    by_id = {r.id: r for r in rules}
+    paths = [str(ROOT / p) for p in ("examples", "tests/data/inputs/repo", "tests/data/bad")]
+    report = check(paths, rules, Settings(jobs=1))
+    assert len(report.findings) > 20
+    out = io.StringIO()
+    write_sarif(report, by_id, out)
+    whole = json.dumps(sarif_log(report, by_id), indent=2, ensure_ascii=False)
+    assert out.getvalue() == json_text(whole) + "\n"

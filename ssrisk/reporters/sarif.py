@@ -450,11 +450,49 @@ def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
     del doc
     indent = head[head.rindex("\n") + 1 :]  # the placeholder's line up to it: its indent
     out.write(head)
-    encode = json.JSONEncoder(indent=2, ensure_ascii=False).encode
     for i, result in enumerate(log.results()):
-        text = json_text(encode(result)).replace("\n", "\n" + indent)
+        parts: list[str] = []
+        _indented(result, "\n" + indent, parts)
+        text = json_text("".join(parts))
         out.write(f",\n{indent}{text}" if i else text)
     out.write(tail + "\n")
+
+
+#: Scalars and keys as ``json.dumps(..., ensure_ascii=False)`` writes them (the C encoder).
+_SCALAR = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _indented(value: Any, newline: str, parts: list[str]) -> None:
+    """Append to ``parts`` the text ``json.dumps(value, indent=2, ensure_ascii=False)`` gives,
+    each line after the first starting with ``newline`` (a line break and the indent of
+    ``value``'s own line). Python's indenting encoder is written in Python and makes a
+    closure cycle at each call, garbage that only the cyclic collector frees (about 2 KB per
+    SARIF result, held until it runs); this recursion makes none. Dict keys must be strings
+    (``TypeError`` otherwise), as every SARIF key is."""
+    if isinstance(value, dict):
+        if not value:
+            parts.append("{}")
+            return
+        inner = newline + "  "
+        parts.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            if not isinstance(key, str):
+                raise TypeError(f"SARIF key {key!r} is not a string")
+            parts.append(f"{',' if i else ''}{inner}{_SCALAR(key)}: ")
+            _indented(item, inner, parts)
+        parts.append(newline + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            parts.append("[]")
+            return
+        inner = newline + "  "
+        parts.append("[")
+        for i, item in enumerate(value):
+            parts.append(f",{inner}" if i else inner)
+            _indented(item, inner, parts)
+        parts.append(newline + "]")
+    else:
+        parts.append(_SCALAR(value))
 
 
 def _region(f: Finding, line_text: str | None) -> dict[str, int]:

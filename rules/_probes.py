@@ -7,17 +7,30 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ._scan import followed_by
+
 #: Readiness checks answered by the local process alone, with no peer, quorum or leader:
 #: ZooKeeper's ``ruok`` ("imok" does not mean the server joined the quorum: ZooKeeper
 #: Administrator's Guide, "The Four Letter Words"; ``zookeeper-ready`` and ``zkOk.sh`` are
 #: the ruok scripts of the Kubernetes "Running ZooKeeper" tutorial's images), ``pg_isready``,
 #: ``mysqladmin``/``mariadb-admin ping``, Redis ``PING`` and ``rabbitmq-diagnostics ping``
 #: (RabbitMQ "Monitoring", health check stage 1).
-LOCAL_EXEC = re.compile(
-    r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b|\bpg_isready\b"
-    r"|\b(?:mysqladmin|mariadb-admin|redis-cli|valkey-cli|rabbitmq-diagnostics)\b[^|;&]*\bping\b",
-    re.I,
+LOCAL_EXEC = re.compile(r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b|\bpg_isready\b", re.I)
+#: Clients whose ``ping`` (later in the same command: no ``|``, ``;`` or ``&`` between) is
+#: answered by the local server alone.
+PING_CLIENT = re.compile(
+    r"\b(?:mysqladmin|mariadb-admin|redis-cli|valkey-cli|rabbitmq-diagnostics)\b", re.I
 )
+_PING = re.compile(r"\bping\b", re.I)
+
+
+def local_exec(text: str) -> bool:
+    """Whether an exec check's command line (:func:`probe_text`) is answered by the local
+    process alone (:data:`LOCAL_EXEC`, or a :data:`PING_CLIENT`'s ``ping``), in time linear in
+    the command line."""
+    return LOCAL_EXEC.search(text) is not None or followed_by(PING_CLIENT, _PING, text, "|;&")
+
+
 #: HTTP readiness paths a server answers on its own: a root page, Prometheus-style
 #: ``/-/ready`` and ``/-/healthy`` (the Alertmanager and Prometheus web handlers), ``/ping``.
 LOCAL_PATHS = frozenset({"/", "/-/ready", "/-/healthy", "/ping"})

@@ -211,6 +211,11 @@ _CLIENT_COMMANDS["mongodb"] = _CLIENT_COMMANDS["mongo"]
 _SHELLS = re.compile(r"^(?:\S*/)?(?:sh|bash|ash|dash)$")
 
 
+#: A script's ``exec`` command at the start of one of its commands (the blanks before it are
+#: not line breaks: a ``\s*`` there rescanned every following line break from each one).
+_EXEC = re.compile(r"(?:^|[;&|\n])[^\S\n]*exec\s+([^;&|\n]+)")
+
+
 def _program(container: Mapping[str, Any]) -> str:
     """What the container runs, as one line: ``command`` then ``args`` (a shell's ``-c``
     script in their place; empty when both are unset: the image's own entrypoint)."""
@@ -219,7 +224,7 @@ def _program(container: Mapping[str, Any]) -> str:
         words = words[2:]
     script = " ".join(words).strip()
     # a script's last ``exec`` is what keeps running (the docker-entrypoint idiom)
-    execs = re.findall(r"(?:^|[;&|\n]\s*)exec\s+([^;&|\n]+)", script)
+    execs = _EXEC.findall(script)
     return execs[-1].strip() if execs else script
 
 

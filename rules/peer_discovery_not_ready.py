@@ -13,7 +13,7 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
 from ._podspec import containers, is_headless
-from ._probes import LOCAL_EXEC, LOCAL_PATHS, PEER_CHECK, probe_text
+from ._probes import LOCAL_PATHS, PEER_CHECK, local_exec, probe_text
 from ._quorum import quorum_system
 from ._text import paragraph
 
@@ -38,7 +38,7 @@ def readiness_needs_peers(sts: K8sObject) -> tuple[bool | None, str]:
             return True, shown
         local_check = (
             kind == "tcpSocket"
-            or (kind == "exec" and LOCAL_EXEC.search(text) is not None)
+            or (kind == "exec" and local_exec(text))
             or (kind == "httpGet" and text.split("?", 1)[0] in LOCAL_PATHS)
         )
         if local_check:

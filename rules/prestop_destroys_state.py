@@ -13,6 +13,7 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import POD, containers
+from ._scan import followed_by
 from ._text import paragraph
 
 #: Commands that take a member out of its cluster for good (each system's own documentation:
@@ -20,17 +21,32 @@ from ._text import paragraph
 #: rabbitmqctl forget_cluster_node, reset; Redis CLUSTER FORGET / RESET; MongoDB rs.remove();
 #: ZooKeeper reconfig -remove; CockroachDB node decommission; Consul leave).
 MEMBERSHIP = (
-    (re.compile(r"\betcdctl\b.*\bmember\s+remove\b"), "etcdctl member remove"),
-    (re.compile(r"\bnodetool\b.*\bdecommission\b"), "nodetool decommission"),
-    (re.compile(r"\brabbitmqctl\b.*\b(forget_cluster_node|force_reset|reset)\b"), "rabbitmqctl"),
-    (re.compile(r"\bcluster\s+(forget|reset)\b", re.I), "redis-cli cluster forget/reset"),
-    (re.compile(r"\brs\.remove\s*\("), "rs.remove()"),
-    (re.compile(r"\breconfig\b.*-remove\b"), "zookeeper reconfig -remove"),
-    (re.compile(r"\bcockroach\b.*\bnode\s+decommission\b"), "cockroach node decommission"),
-    (re.compile(r"\bconsul\b.*\bleave\b"), "consul leave"),
+    (re.compile(r"\betcdctl\b"), re.compile(r"\bmember\s+remove\b"), "etcdctl member remove"),
+    (re.compile(r"\bnodetool\b"), re.compile(r"\bdecommission\b"), "nodetool decommission"),
+    (
+        re.compile(r"\brabbitmqctl\b"),
+        re.compile(r"\b(forget_cluster_node|force_reset|reset)\b"),
+        "rabbitmqctl",
+    ),
+    (None, re.compile(r"\bcluster\s+(forget|reset)\b", re.I), "redis-cli cluster forget/reset"),
+    (None, re.compile(r"\brs\.remove\s*\("), "rs.remove()"),
+    (re.compile(r"\breconfig\b"), re.compile(r"-remove\b"), "zookeeper reconfig -remove"),
+    (
+        re.compile(r"\bcockroach\b"),
+        re.compile(r"\bnode\s+decommission\b"),
+        "cockroach node decommission",
+    ),
+    (re.compile(r"\bconsul\b"), re.compile(r"\bleave\b"), "consul leave"),
 )
+"""Each as ``(program, then, name)``: the program's name and, later on the same line, what
+it is told to do (matched by :func:`rules._scan.followed_by`, in linear time), or
+``then`` alone."""
 
-_RM = re.compile(r"\brm\s+(-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+)+")
+#: ``rm`` with a recursive flag: a word of letters holding an ``r`` (the lookahead keeps the
+#: scan of a long flag word linear; ``-[a-zA-Z]*[rR][a-zA-Z]*`` backtracked over it).
+_RM = re.compile(r"\brm\s+(-(?=[a-zA-Z]*[rR])[a-zA-Z]+\s+|--recursive\s+)+")
+#: Where a shell command ends.
+_COMMAND_END = re.compile(r";|&&|\|\|")
 
 
 def _command_text(command: Any) -> str:
@@ -42,8 +58,12 @@ def _command_text(command: Any) -> str:
 def _removed_paths(text: str) -> list[str]:
     """Paths given to a recursive ``rm`` in a shell command."""
     out: list[str] = []
-    for m in _RM.finditer(text):
-        rest = text[m.end() :].split(";")[0].split("&&")[0].split("||")[0]
+    for command in _COMMAND_END.split(text):
+        # what follows the first ``rm -r`` of a command holds the words of any later one
+        m = _RM.search(command)
+        if m is None:
+            continue
+        rest = command[m.end() :]
         try:
             words = shlex.split(rest)
         except ValueError:
@@ -67,8 +87,11 @@ def destroyed_state(c: Mapping[str, Any], claims: set[str]) -> str | None:
     if not isinstance(exec_, Mapping):
         return None
     text = _command_text(exec_.get("command"))
-    for pattern, what in MEMBERSHIP:
-        if pattern.search(text):
+    for program, then, what in MEMBERSHIP:
+        if program is None:
+            if then.search(text):
+                return f"its cluster membership ({what})"
+        elif followed_by(program, then, text, "\n"):
             return f"its cluster membership ({what})"
     mounts = [
         str(m.get("mountPath"))

@@ -14,7 +14,9 @@ from ..model import InputError, K8sObject, Position
 
 #: ``helm template`` starts each manifest with this comment (helm pkg/action/action.go,
 #: renderResources: ``fmt.Fprintf(b, "---\n# Source: %s\n%s\n", m.Name, m.Content)``).
-SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
+#: A ``# Source:`` line; its name is the group with trailing whitespace stripped
+#: (:func:`_source_of`: a lazy ``.*?`` before ``\s*$`` rescanned each run of spaces).
+SOURCE_COMMENT = re.compile(r"^# Source: (\S.*)", re.MULTILINE)
 
 
 CHART_FILE = "Chart.yaml"
@@ -127,6 +129,12 @@ def rendered(
     )
 
 
+def _source_of(chunk: str) -> str | None:
+    """The template name of a document's first ``# Source:`` line, if any."""
+    m = SOURCE_COMMENT.search(chunk)
+    return m.group(1).rstrip() if m is not None else None
+
+
 def helm_sources(text: str) -> dict[int, str]:
     """``# Source:`` comments of a rendered stream, by the line offset of their document.
 
@@ -138,9 +146,9 @@ def helm_sources(text: str) -> dict[int, str]:
     if "# Source:" not in text:
         return out
     for offset, chunk in split_documents(text):
-        m = SOURCE_COMMENT.search(chunk)
-        if m is not None:
-            out[offset] = m.group(1)
+        name = _source_of(chunk)
+        if name is not None:
+            out[offset] = name
     return out
 
 
@@ -171,8 +179,7 @@ def split_by_source(text: str) -> dict[str, str]:
     """
     parts: dict[str, list[str]] = {}
     for _offset, chunk in split_documents(text):
-        m = SOURCE_COMMENT.search(chunk)
-        name = m.group(1) if m else ""
+        name = _source_of(chunk) or ""
         body = chunk if chunk.startswith("---") else "---\n" + chunk
         parts.setdefault(name, []).append(body)
     return {name: "".join(chunks) for name, chunks in parts.items()}

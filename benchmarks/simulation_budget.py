@@ -6,9 +6,14 @@ Checks, each in a fresh process with ``--jobs 1`` and ``--format json``:
 - ``tests/data/hostile/simulation/250-one-per-node.yaml``: one StatefulSet of 250 replicas that
   a zone anti-affinity, a hostname spread and a hostPort keep one per node (took 6-19 s);
 - 300 varied StatefulSets written by ``scripts/varied_statefulsets.py`` (took over 15 minutes),
+- sets of 250 replicas whose every filter pass does more work: one anti-affinity term (the
+  baseline), 200 anti-affinity terms, 60 topology spread constraints, 300 node affinity
+  requirements (each took 9 to 20 times as long per counted step, up to 2 minutes a set,
+  before ``budget.filter_pass_steps`` charged for them),
 
 and prints the CPU and wall time of each, the StatefulSets reported "not simulated", and the
-same with the budget lifted (``--unbounded``: slow, for comparison).
+same with the budget lifted (``--unbounded``: slow, for comparison). CPU figures are best
+compared as ratios to the one-term set of the same run.
 
 Usage: ``.venv/bin/python benchmarks/simulation_budget.py [--unbounded]``
 """
@@ -25,7 +30,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WIDE = ROOT / "tests" / "data" / "hostile" / "simulation" / "250-one-per-node.yaml"
+SIMULATION = ROOT / "tests" / "data" / "hostile" / "simulation"
+WIDE = SIMULATION / "250-one-per-node.yaml"
+LONG_PASSES = (
+    ("250, one term", SIMULATION / "250-one-term.yaml"),
+    ("250, 200 anti-affinity", SIMULATION / "250-200-anti-affinity-terms.yaml"),
+    ("250, 60 spread", SIMULATION / "250-60-spread-constraints.yaml"),
+    ("250, 300 node affinity", SIMULATION / "250-300-node-affinity-requirements.yaml"),
+)
 _UNBOUNDED = (
     "import sys; from ssrisk import engine; "
     "engine.SIMULATION_STEPS_PER_SET = engine.SIMULATION_STEPS_PER_RUN = 10**15; "
@@ -61,7 +73,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         varied = Path(tmp) / "varied.yaml"
         varied.write_text("---\n".join(varied_statefulsets.statefulset(i, 250) for i in range(300)))
-        for name, path in (("one set, 250 replicas", WIDE), ("300 varied sets", varied)):
+        inputs = (("one set, 250 replicas", WIDE), ("300 varied sets", varied), *LONG_PASSES)
+        for name, path in inputs:
             for unbounded in (False, True) if args.unbounded else (False,):
                 cpu, wall, sets, stopped = measure(path, unbounded)
                 budget = "no budget" if unbounded else "budget"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ..budget import filter_pass_steps
 from ..cluster import Node, Pod
 from . import (
     inter_pod_affinity,
@@ -90,6 +91,16 @@ class Scheduler:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.pending: dict[str, int] = {}  # pod name -> cluster version at last failure
+        wl = sim.wl
+        spreads = sum(1 for r in wl.hard_rules if r.kind == "spread")
+        checks = (
+            len(wl.hard_rules)
+            - spreads
+            + len(wl.node_selector)
+            + sum(len(term) for term in wl.node_affinity_terms)
+        )
+        #: steps of one filter pass over one node for this set's pods (budget.py)
+        self.pass_steps = filter_pass_steps(checks, spreads)
 
     # --- contexts ---------------------------------------------------------------------------
     def _live_nodes(self) -> list[Node]:
@@ -127,7 +138,7 @@ class Scheduler:
         others: list[OtherPod] = []
         load: dict[str, int] = {}
         for o in ordinals:
-            sim.budget.spend(len(nodes))  # one filter pass per node (budget.py)
+            sim.budget.spend(len(nodes) * self.pass_steps)  # a filter pass per node (budget.py)
             ctx = FilterContext(sim.wl, nodes, list(others), (), self._first_node())
             ok = [n for n in nodes if run_filters(ctx, n) is None]
             if not ok:
@@ -284,7 +295,7 @@ class Scheduler:
     def feasible(self, pod: Pod) -> tuple[list[Node], dict[str, int]]:
         """Nodes that pass every filter for `pod`, and the count of each rejection reason."""
         ctx = self.context(pod)
-        self.sim.budget.spend(len(ctx.nodes))
+        self.sim.budget.spend(len(ctx.nodes) * self.pass_steps)
         reasons: dict[str, int] = {}
         ok: list[Node] = []
         for n in ctx.nodes:
@@ -303,7 +314,7 @@ class Scheduler:
         (room: ports, resources, spreading, pod (anti-)affinity, taints) and which are down.
         """
         ctx = self.context(pod)
-        self.sim.budget.spend(len(ctx.nodes))
+        self.sim.budget.spend(len(ctx.nodes) * self.pass_steps)
         where = [p for p in plugins() if p.NAME in _WHERE]
         pinned_by: list[ModuleType] = []
         down: list[str] = []

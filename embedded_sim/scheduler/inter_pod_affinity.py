@@ -55,4 +55,4 @@ def constraint(ctx: FilterContext) -> str:
             parts.append(f"required anti-affinity allows one pod per {r.topology_key}")
         elif r.kind == "affinity":
             parts.append(f"required pod affinity keeps the pods in one {r.topology_key}")
-    return " and ".join(parts)
+    return " and ".join(dict.fromkeys(parts))  # (a term written twice is said once)

@@ -59,4 +59,5 @@ def filter(ctx: FilterContext, node: Node) -> str | None:
 
 def constraint(ctx: FilterContext) -> str:
     rules = [r for r in ctx.wl.hard_rules if r.kind == "spread"]
-    return " and ".join(f"a {r.topology_key} spread with maxSkew {r.max_skew}" for r in rules)
+    said = dict.fromkeys(f"a {r.topology_key} spread with maxSkew {r.max_skew}" for r in rules)
+    return " and ".join(said)  # (a constraint written twice is said once)

@@ -182,6 +182,10 @@ class _KustomizationIndex:
         self.root = root
         #: kustomization (real path) -> the kustomizations that include it
         self.included_by: dict[str, set[str]] = {}
+        #: the include cycle (strongly connected component) of each, made on first need
+        self._component: dict[str, int] | None = None
+        #: kustomization -> the builds a change in it needs (:meth:`builds_of`)
+        self._tops: dict[str, frozenset[str]] = {}
         for here, dirs, _names in walk(root):  # (the walk reports nothing: discovery does)
             dirs[:] = sorted(
                 d for d in dirs if d not in DEFAULT_EXCLUDES and not excludes(os.path.join(here, d))
@@ -201,29 +205,46 @@ class _KustomizationIndex:
     def builds_of(self, directory: str) -> list[str]:
         """The kustomizations (real paths) to build for a change in ``directory`` (a
         kustomization): those that include it, through any number of overlays, and that
-        nothing includes; the directory itself when nothing includes it."""
-        from .renderers.kustomize_refs import reaches
-
-        includes: dict[str, set[str]] = {}
-        for child, parents_of in self.included_by.items():
-            for parent in parents_of:
-                includes.setdefault(parent, set()).add(child)
+        nothing includes; the directory itself when nothing includes it. A kustomization in
+        an include cycle is built (kustomize reports the cycle): a parent in its own cycle is
+        no overlay of it. Each kustomization's answer is found once per index, so the changes
+        of a run cost time linear in the kustomizations and includes (the include cycles are
+        found once too)."""
         start = os.path.realpath(directory)
-        seen, out, todo = {start}, [], [start]
-        while todo:
-            here = todo.pop()
-            # a kustomization in an include cycle is built (kustomize reports the cycle)
-            parents = {
-                p
-                for p in self.included_by.get(here, set())
-                if p != here and not reaches(includes, here, p)
-            }
-            if not parents:
-                out.append(here)
-            for parent in sorted(parents - seen):
-                seen.add(parent)
-                todo.append(parent)
-        return sorted(out)
+        tops = self._tops
+        todo = [start]
+        while todo:  # (iterative: overlays may nest thousands deep)
+            here = todo[-1]
+            if here in tops:
+                todo.pop()
+                continue
+            parents = self._overlays_of(here)
+            waiting = [p for p in parents if p not in tops]
+            if waiting:
+                todo.extend(waiting)  # (overlays of overlays: acyclic, between cycles)
+                continue
+            tops[here] = (
+                frozenset().union(*(tops[p] for p in parents)) if parents else frozenset({here})
+            )
+            todo.pop()
+        return sorted(tops[start])
+
+    def _overlays_of(self, here: str) -> list[str]:
+        """The kustomizations that include ``here`` and are not in an include cycle with it."""
+        if self._component is None:
+            from .renderers.kustomize_refs import components
+
+            includes: dict[str, set[str]] = {}
+            for child, parents_of in self.included_by.items():
+                for parent in parents_of:
+                    includes.setdefault(parent, set()).add(child)
+            self._component = components(includes)
+        component = self._component
+        return sorted(
+            p
+            for p in self.included_by.get(here, set())
+            if p != here and component.get(p) != component.get(here)
+        )
 
 
 def check_changed(

@@ -719,20 +719,6 @@ def local_references(directory: str, root: str | None = None) -> list[str]:
     return out
 
 
-def reaches(includes: Mapping[str, Iterable[str]], start: str, goal: str) -> bool:
-    """Whether the kustomization ``start`` includes ``goal``, directly or through others
-    (``includes``: kustomization -> the kustomizations it names, real paths)."""
-    seen, todo = {start}, [start]
-    while todo:
-        for nxt in includes.get(todo.pop(), ()):
-            if nxt == goal:
-                return True
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
-
-
 def included_bases(includes: Mapping[str, Iterable[str]]) -> set[str]:
     """The kustomizations that another one includes (a base of an overlay), other than
     through an include cycle: a kustomization in a cycle (``resources: [../db]`` in

@@ -167,3 +167,38 @@ def test_a_base_generator_configuration_is_shown_where_it_is(
     run = run_cli("check", "o", cwd=tree)
     assert run.code == 2 and attempts == [], run.out
     assert run.out.startswith("b/gen.yaml:6:3: error: file: 'http://127.0.0.1:1/s' is remote")
+
+
+def _chain(tree: Path, n: int) -> Callable[[], object]:
+    """k0 <- k1 <- ... <- k(n-1), each overlay including the one before, every kustomization
+    file changed (as pre-commit passes a commit that touches them all), with a two-member
+    include cycle at the bottom: a function that plans the changed run."""
+    from ssrisk.changed import plan_changes
+
+    (tree / ".git").mkdir(parents=True)
+    _kustomization(tree / "c0", "resources:\n- ../c1\n")
+    _kustomization(tree / "c1", "resources:\n- ../c0\n")
+    _kustomization(tree / "k0", "resources:\n- ../c0\n")
+    for i in range(1, n):
+        _kustomization(tree / f"k{i}", f"resources:\n- ../k{i - 1}\n")
+    changed = [
+        str(tree / d / "kustomization.yaml") for d in ("c0", "c1", *(f"k{i}" for i in range(n)))
+    ]
+    return lambda: plan_changes(changed)
+
+
+def test_changes_down_a_chain_of_overlays_cost_linear_time(tmp_path: Path) -> None:
+    """With ``--changed``, each changed kustomization is built through the overlays that
+    nothing includes: found once per kustomization (each change walked every overlay above
+    it and checked each for a cycle with a walk of the graph: cubic in the chain's length).
+    A member of an include cycle is built as well as the overlays above the cycle."""
+    from ssrisk.changed import plan_changes
+
+    _scales_linearly(lambda n: _chain(tmp_path / f"chain{n}", n), 30)
+    tree = tmp_path / "small"
+    plan = _chain(tree, 3)()
+    assert isinstance(plan, type(plan_changes([])))
+    builds = {Path(b).name for b in plan.kustomizations}
+    # c0's change builds k2 (k0 includes c0, and nothing includes k2) and c1 (c0's cycle
+    # partner, which only its cycle includes); c1's change builds c1
+    assert builds == {"k2", "c1"}, builds

@@ -301,30 +301,46 @@ def _archive_schemas(
 ) -> Iterator[tuple[str, bytes]]:
     """``(member path, text)`` of every ``values.schema.json`` in the gzipped chart archive
     ``data`` and in the packed subcharts it holds (their paths joined with ``!``)."""
-    with tarfile.open(fileobj=io.BufferedReader(_Inflated(data, budget)), mode="r|") as tf:
-        for member in tf:
-            if not (member.isreg() or member.type not in tarfile.SUPPORTED_TYPES):
-                continue  # Helm reads no data for links, devices and directories
-            names = {_helm_name(member.name), member.name.replace("\\", "/")}
-            bases = {posixpath.basename(n) for n in names}
-            packed = any(
-                n.lower().endswith(".tgz") and posixpath.basename(posixpath.dirname(n)) == "charts"
-                for n in names
+    raw = io.BufferedReader(_Inflated(data, budget)).read()
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tf:
+        yield from _members_schemas(tf, where, budget, depth)
+        # Python's reader stops at the first header it cannot read (a checksum field that
+        # starts with NUL) as if the archive ended there; Go's, Helm's, reads on: whatever
+        # follows would be loaded unchecked, so nothing but the end blocks' zeros may
+        if raw[tf.offset :].strip(b"\0"):
+            raise RenderError(
+                f"{where or 'the archive'}: holds data past byte {tf.offset} that cannot be "
+                "read as a tar header; its schemas cannot be checked; not rendered"
             )
-            if SCHEMA_FILE not in bases and not packed:
-                continue
-            fh = tf.extractfile(member)
-            body = fh.read() if fh is not None else b""
-            inner = f"{where}{member.name}"
-            if SCHEMA_FILE in bases:
-                yield inner, body
-            if packed:
-                if depth >= MAX_ARCHIVE_DEPTH:
-                    raise RenderError(
-                        f"{inner}: packed subcharts nested more than {MAX_ARCHIVE_DEPTH} "
-                        "deep; not rendered"
-                    )
-                yield from _archive_schemas(io.BytesIO(body), inner + "!", budget, depth + 1)
+
+
+def _members_schemas(
+    tf: tarfile.TarFile, where: str, budget: _Budget, depth: int
+) -> Iterator[tuple[str, bytes]]:
+    """:func:`_archive_schemas` of the members of an open archive."""
+    for member in tf:
+        if not (member.isreg() or member.type not in tarfile.SUPPORTED_TYPES):
+            continue  # Helm reads no data for links, devices and directories
+        names = {_helm_name(member.name), member.name.replace("\\", "/")}
+        bases = {posixpath.basename(n) for n in names}
+        packed = any(
+            n.lower().endswith(".tgz") and posixpath.basename(posixpath.dirname(n)) == "charts"
+            for n in names
+        )
+        if SCHEMA_FILE not in bases and not packed:
+            continue
+        fh = tf.extractfile(member)
+        body = fh.read() if fh is not None else b""
+        inner = f"{where}{member.name}"
+        if SCHEMA_FILE in bases:
+            yield inner, body
+        if packed:
+            if depth >= MAX_ARCHIVE_DEPTH:
+                raise RenderError(
+                    f"{inner}: packed subcharts nested more than {MAX_ARCHIVE_DEPTH} "
+                    "deep; not rendered"
+                )
+            yield from _archive_schemas(io.BytesIO(body), inner + "!", budget, depth + 1)
 
 
 def _packed_subchart(rel: str) -> bool:

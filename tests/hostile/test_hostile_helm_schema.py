@@ -12,6 +12,7 @@ Helm does.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -366,3 +367,48 @@ def test_a_packed_subchart_that_inflates_without_end_is_refused(tmp_path: Path) 
         check_chart_schemas(str(chart), str(chart))
     assert time.monotonic() - started < 5
     assert "big-0.1.0.tgz" in str(raised.value.at), raised.value.at
+
+
+def _tgz_with_unreadable_header(chart_dir: Path, into: Path, hidden: str) -> Path:
+    """``chart_dir`` packed with the header of member ``hidden`` written so that Python's tar
+    reader takes it for the end of the archive and Go's (Helm's) reads it: its checksum field
+    starts with a NUL (Go skips leading NULs and spaces in a number; Python reads 0)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for path in sorted(p for p in chart_dir.rglob("*") if p.is_file()):
+            tf.add(path, arcname=f"{chart_dir.name}/{path.relative_to(chart_dir)}")
+    data = bytearray(raw.getvalue())
+    at = data.find(f"{chart_dir.name}/{hidden}".encode())
+    header = data[at : at + 512]
+    header[148:156] = b" " * 8
+    header[148:156] = b"\0" + b"%06o" % sum(header) + b" "
+    data[at : at + 512] = header
+    target = into / f"{chart_dir.name}-0.1.0.tgz"
+    target.write_bytes(gzip.compress(bytes(data)))
+    return target
+
+
+def test_a_packed_subchart_member_python_cannot_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema hidden from Python's tar reader behind a header it cannot read (Helm's
+    reader loaded it and followed its ``$ref`` to a file outside the tree: "failing loading
+    file:///...: invalid character 'C'", the file's first byte) is refused before rendering:
+    nothing may follow what Python read but the end blocks' zeros."""
+    outside = _outside(tmp_path)
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
+    _chart(repo / "chart", "chart", {"type": "object"})
+    work = tmp_path / "work"
+    work.mkdir()
+    _chart(work / "sub", "sub", {"properties": {"x": {"$ref": f"file://{outside}/canary.txt"}}})
+    (repo / "chart" / "charts").mkdir()
+    archive = _tgz_with_unreadable_header(
+        work / "sub", repo / "chart" / "charts", "values.schema.json"
+    )
+    with tarfile.open(archive) as tf:  # what Python's reader sees: no schema
+        assert not any(m.name.endswith("values.schema.json") for m in tf.getmembers())
+    report, text = _check(repo)
+    _assert_nothing_outside(text)
+    (error,) = _errors(report)
+    assert error["path"] == os.path.join("chart", "charts", archive.name), error
+    assert "cannot be read as a tar header" in str(error["message"])

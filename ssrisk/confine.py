@@ -90,6 +90,8 @@ def refusal(path: str, root: str) -> str | None:
     (the caller names the path as written in the tree): what lies outside the tree is none of
     the output's business.
     """
+    if "\0" in path:  # (a configuration value can hold one; no file name can)
+        return "not a file name (it holds a NUL character); not read"
     real = os.path.realpath(path)
     if not is_inside(real, root):
         if is_inside(os.path.abspath(path), root):

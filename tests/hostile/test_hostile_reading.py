@@ -78,6 +78,26 @@ def test_a_baseline_link_out_of_the_tree_is_not_read(
     assert_clean(run.out, run.err)
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        (".ssrisk.yaml", 'baseline: "a\\0b"\n', ".ssrisk.yaml:1:"),
+        ("pyproject.toml", '[tool.ssrisk]\nbaseline = "a\\u0000b"\n', "[tool.ssrisk] baseline"),
+    ],
+)
+def test_a_configured_file_name_with_a_nul_is_a_configuration_error(
+    name: str, text: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file name holds a NUL, but a configuration value can ("internal error: embedded null
+    byte" stopped the run): it is refused at its key like any name ssrisk will not read."""
+    repo = make_checkout(tmp_path, monkeypatch)
+    (repo / name).write_text(text)
+    run = run_cli("check", "deploy", cwd=repo)
+    assert run.code == 2 and where in run.err and "NUL" in run.err, run.err
+    assert "internal error" not in run.err
+    assert_clean(run.out, run.err)
+
+
 # --- configuration and baseline files ----------------------------------------------------------
 
 

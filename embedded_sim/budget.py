@@ -4,18 +4,17 @@ a result never depends on the machine's speed or load.
 One step is one scheduling filter pass over one node for one pod (scheduler.py: initial
 placement, the assumed shape's search, each scheduling attempt and each Pending reason) of a
 pod with few scheduling constraints, and an event of the event loop costs one step per replica
-(the controllers and the availability tracking look at every pod of the set after each
-event): steps track CPU time to within a factor of about two, about 2 µs each. A pod with
-many constraints makes each filter pass longer, and pays for it (:func:`filter_pass_steps`). A :class:`Budget` is given to a
-:class:`~embedded_sim.Simulator` (all scenarios of one StatefulSet share it); when a run would
-take more steps than the budget has left, the simulation stops and its result says so
-(``ScenarioResult.budget_exhausted``). Work that caches share (a result of the same
-behaviour, the assumed shape's search) is charged as if it ran, so a result never depends on
-what ran before it.
+(the controllers and the availability tracking look at every pod of the set after each event):
+steps track CPU time to within a factor of about two, about 2 µs each. A pod with many
+constraints makes each filter pass longer, and pays for it (:func:`filter_pass_steps`). A
+:class:`Budget` is given to a :class:`~embedded_sim.Simulator` (all scenarios of one
+StatefulSet share it); when a run would take more steps than the budget has left, the
+simulation stops and its result says so (``ScenarioResult.budget_exhausted``). Work that caches
+share (a result of the same behaviour, the assumed shape's search) is charged as if it ran, so
+a result never depends on what ran before it.
 """
 
 from __future__ import annotations
-
 
 #: What one more constraint adds to a filter pass over one node, in sixteenths of a step,
 #: measured on 250 replicas kept one per node (``benchmarks/simulation_budget.py``): a

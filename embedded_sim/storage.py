@@ -31,7 +31,7 @@ back to the cluster profile's `assume_default_storage`, and the result says so.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,6 +205,56 @@ def _pv_class(pv: Mapping[str, Any]) -> str:
         return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
     name = _m(pv.get("spec")).get("storageClassName")
     return name if isinstance(name, str) else ""
+
+
+@dataclass(frozen=True)
+class StorageIndex:
+    """What :func:`resolve_claim` reads of a cluster's StorageClasses and PersistentVolumes,
+    indexed once (:func:`storage_index`), so that each StatefulSet's claims cost time
+    independent of how many there are: a set is handed only the classes and volumes its
+    claims can use (:meth:`inputs`)."""
+
+    #: StorageClass by name (the last of a name, as resolve_claim keeps it)
+    by_name: Mapping[str, Mapping[str, Any]]
+    #: the default StorageClass (the last one annotated as the default)
+    default: Mapping[str, Any] | None
+    #: by class, the first node-local PersistentVolume of it (``_pv_topology``)
+    node_pvs: Mapping[str, Mapping[str, Any]]
+
+    def inputs(
+        self, class_names: Iterable[str | None]
+    ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        """``(classes, volumes)`` to give :func:`resolve_claim` for claims asking for
+        ``class_names`` (``None``: no class): it answers with them as with every class and
+        volume of the cluster."""
+        wanted = list(dict.fromkeys(c or "" for c in class_names))
+        classes = [self.by_name[c] for c in wanted if c in self.by_name]
+        if self.default is not None:
+            classes.append(self.default)  # (last: the default resolve_claim keeps)
+        return classes, [self.node_pvs[c] for c in wanted if c in self.node_pvs]
+
+
+def storage_index(
+    classes: Sequence[Mapping[str, Any]], pvs: Sequence[Mapping[str, Any]]
+) -> StorageIndex:
+    """Index ``classes`` and ``pvs`` as :func:`resolve_claim` reads them, in one pass."""
+    by_name: dict[str, Mapping[str, Any]] = {}
+    default: Mapping[str, Any] | None = None
+    for sc in classes:
+        if not isinstance(sc, Mapping):
+            continue
+        meta = _m(sc.get("metadata"))
+        name = meta.get("name")
+        if isinstance(name, str):
+            by_name[name] = sc
+        ann = _m(meta.get("annotations"))
+        if any(str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
+            default = sc
+    node_pvs: dict[str, Mapping[str, Any]] = {}
+    for pv in pvs:
+        if isinstance(pv, Mapping) and _pv_topology(pv) is not None:
+            node_pvs.setdefault(_pv_class(pv), pv)
+    return StorageIndex(by_name, default, node_pvs)
 
 
 def resolve_claim(

@@ -386,12 +386,14 @@ def _claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
     modes = ctx.sts.get("spec", "volumeClaimTemplates", index, "spec", "accessModes")
     modes_t = tuple(m for m in modes if isinstance(m, str)) if isinstance(modes, list) else ()
     name = ctx.sts.get("spec", "volumeClaimTemplates", index, "metadata", "name")
+    class_name = claim_class_name(template)
+    classes, volumes = ctx.inventory.storage_inputs([class_name])
     return resolve_claim(
-        claim_class_name(template),
+        class_name,
         modes_t or ("ReadWriteOnce",),
         str(name or f"#{index}"),
-        ctx.inventory.storage_class_data(),
-        [o.data for o in ctx.inventory.of_kind("PersistentVolume")],
+        classes,
+        volumes,
         ctx.effective_profile,
     )
 

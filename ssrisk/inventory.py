@@ -9,10 +9,13 @@ import heapq
 import os
 from collections import ChainMap, Counter, defaultdict
 from collections.abc import Iterable, Mapping, MutableMapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .model import K8sObject
 from .selectors import InvalidSelector, is_empty_selector, selector_matches
+
+if TYPE_CHECKING:
+    from .embedded_sim.storage import StorageIndex
 
 DEFAULT_CLASS_ANNOTATIONS = (
     "storageclass.kubernetes.io/is-default-class",
@@ -46,6 +49,7 @@ class Inventory:
         self._pdb_indexes: dict[str | None, tuple[dict[tuple[str, str], list[int]], list[int]]] = {}
         self._views: dict[str, Inventory] = {}
         self._units: _Units | None = None
+        self._storage: StorageIndex | None = None
         #: the unit a view sees from (``None``: the whole inventory)
         self._unit: str | None = None
         for obj in objects:
@@ -93,6 +97,7 @@ class Inventory:
         view._views = {}
         view._unit = unit
         view._units = _Units.none()
+        view._storage = None
         if not hidden:  # the same objects: share the indexes, the PDB ones included
             view.by_kind, view._by_ns, view._by_name = self.by_kind, self._by_ns, self._by_name
             view._pdb_indexes = self._pdb_indexes
@@ -219,6 +224,21 @@ class Inventory:
             else _without_default_annotation(sc.data)
             for sc in self.of_kind("StorageClass")
         ]
+
+    def storage_inputs(
+        self, class_names: Iterable[str | None]
+    ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        """The StorageClasses (:meth:`storage_class_data`) and PersistentVolumes a
+        StatefulSet's claims asking for ``class_names`` can use, for the simulator's
+        ``resolve_claim``, from an index made once per inventory
+        (:class:`~ssrisk.embedded_sim.storage.StorageIndex`): each set costs time independent
+        of how many classes and volumes there are."""
+        if self._storage is None:
+            from .embedded_sim.storage import storage_index
+
+            pvs = [o.data for o in self.of_kind("PersistentVolume")]
+            self._storage = storage_index(self.storage_class_data(), pvs)
+        return self._storage.inputs(class_names)
 
     def _default_reaches(self, sc: K8sObject) -> bool:
         return self._unit is None or unit_covers(sc.unit, self._unit)

@@ -254,6 +254,14 @@ class CheckContext:
         try:
             if self._simulator is None:
                 data = self.sts.data
+                from .embedded_sim.storage import claim_class_name
+
+                templates = self.sts.get("spec", "volumeClaimTemplates")
+                classes, volumes = self.inventory.storage_inputs(
+                    claim_class_name(t)
+                    for t in (templates if isinstance(templates, list) else ())
+                    if isinstance(t, Mapping)
+                )
                 if self.autoscaler() is not None:  # simulate the autoscaler's minimum
                     spec = dict(data.get("spec") or {})
                     spec["replicas"] = self.replicas
@@ -262,8 +270,8 @@ class CheckContext:
                     data,
                     kube_version=self.kube_version,
                     pdbs=[p.data for p in self.pdbs()],
-                    storage_classes=self.inventory.storage_class_data(),
-                    persistent_volumes=[o.data for o in self.inventory.of_kind("PersistentVolume")],
+                    storage_classes=classes,
+                    persistent_volumes=volumes,
                     profile=self.profile,
                     feature_gates=self.feature_gates,
                     max_steps=self.max_steps,

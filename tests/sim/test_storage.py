@@ -42,3 +42,55 @@ def test_node_local_volume_is_never_detached_and_pins_the_pod(scenario: str) -> 
     pending = r.first("pod-pending", "kv-0")
     assert pending is not None and "volume node affinity conflict" in pending.event
     assert not r.recovered and r.manual_action_required
+
+
+def _sc(name: str, default: bool = False, binding: str = "WaitForFirstConsumer") -> dict:
+    ann = {"storageclass.kubernetes.io/is-default-class": "true"} if default else {}
+    return {
+        "kind": "StorageClass",
+        "metadata": {"name": name, "annotations": ann},
+        "provisioner": "kubernetes.io/no-provisioner" if binding else "ebs.csi.aws.com",
+        "volumeBindingMode": binding,
+    }
+
+
+def _pv(name: str, cls: str, local: bool) -> dict:
+    spec: dict = {"storageClassName": cls}
+    spec["local" if local else "csi"] = {"path": "/x"} if local else {"driver": "d"}
+    return {"kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec}
+
+
+_CLASSES = [
+    _sc("fast"), _sc("slow", default=True), _sc("fast", binding="Immediate"),
+    _sc("other", default=True, binding="Immediate"), "not a mapping",
+]  # fmt: skip
+_PVS = [
+    _pv("a", "fast", False), _pv("b", "fast", True), _pv("c", "fast", True),
+    _pv("d", "", True), _pv("e", "gone", True), _pv("f", "slow", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("class_name", [None, "", "fast", "slow", "other", "gone", "nowhere"])
+@pytest.mark.parametrize("with_default", [True, False])
+def test_the_storage_index_answers_as_every_class_and_volume(
+    class_name: str | None, with_default: bool
+) -> None:
+    """A set is handed only the classes and volumes its claims can use (StorageIndex.inputs,
+    made once per inventory): resolve_claim answers with them as with all of them (the
+    last class of a name, the last default, the first node-local volume of a class)."""
+    from ssrisk.embedded_sim.profile import ClusterProfile
+    from ssrisk.embedded_sim.storage import resolve_claim, storage_index
+
+    classes = [
+        c
+        for c in _CLASSES
+        if with_default or not (isinstance(c, dict) and c["metadata"]["annotations"])
+    ]
+    profile = ClusterProfile()
+    every = resolve_claim(class_name, ("ReadWriteOnce",), "data", classes, _PVS, profile)
+    some_classes, some_pvs = storage_index(classes, _PVS).inputs([class_name])
+    assert (
+        resolve_claim(class_name, ("ReadWriteOnce",), "data", some_classes, some_pvs, profile)
+        == every
+    )
+    assert len(some_classes) <= 2 and len(some_pvs) <= 1

@@ -214,7 +214,7 @@ class StorageIndex:
     independent of how many there are: a set is handed only the classes and volumes its
     claims can use (:meth:`inputs`)."""
 
-    #: StorageClass by name (the last of a name, as resolve_claim keeps it)
+    #: StorageClass by name (the last one of a name)
     by_name: Mapping[str, Mapping[str, Any]]
     #: the default StorageClass (the last one annotated as the default)
     default: Mapping[str, Any] | None
@@ -266,35 +266,18 @@ def resolve_claim(
     profile: ClusterProfile,
 ) -> ClaimStorage:
     """How the volumes of a claim template asking for `class_name` behave (see the module)."""
-    by_name: dict[str, Mapping[str, Any]] = {}
-    default: Mapping[str, Any] | None = None
-    for sc in classes:
-        if not isinstance(sc, Mapping):
-            continue
-        meta = _m(sc.get("metadata"))
-        name = meta.get("name")
-        if isinstance(name, str):
-            by_name[name] = sc
-        ann = _m(meta.get("annotations"))
-        if any(str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
-            default = sc
+    index = storage_index(classes, pvs)
+    default = index.default
     if class_name is None and default is not None:
         topo, bmode, basis = classify_class(default, access_modes)
         name = str(_m(default.get("metadata")).get("name", "default"))
         return ClaimStorage(topo, bmode, name, f"the default {basis}")
-    if class_name and class_name in by_name:
-        topo, bmode, basis = classify_class(by_name[class_name], access_modes)
+    if class_name and class_name in index.by_name:
+        topo, bmode, basis = classify_class(index.by_name[class_name], access_modes)
         return ClaimStorage(topo, bmode, class_name, basis)
-    wanted = class_name or ""
-    node_pvs = [
-        (pv, pv_topo)
-        for pv in pvs
-        if isinstance(pv, Mapping)
-        and _pv_class(pv) == wanted
-        and (pv_topo := _pv_topology(pv)) is not None
-    ]
-    if node_pvs:
-        pv, pv_topo = node_pvs[0]
+    pv = index.node_pvs.get(class_name or "")
+    if pv is not None:
+        pv_topo = _pv_topology(pv) or "local"  # (indexed only when it has a topology)
         pv_name = str(_m(pv.get("metadata")).get("name", "?"))
         what = f"class {class_name!r}" if class_name else 'storageClassName ""'
         kind = "local" if pv_topo == "local" else "hostPath"

@@ -88,10 +88,8 @@ def destroyed_state(c: Mapping[str, Any], claims: set[str]) -> str | None:
         return None
     text = _command_text(exec_.get("command"))
     for program, then, what in MEMBERSHIP:
-        if program is None:
-            if then.search(text):
-                return f"its cluster membership ({what})"
-        elif followed_by(program, then, text, "\n"):
+        said = then.search(text) if program is None else followed_by(program, then, text, "\n")
+        if said:
             return f"its cluster membership ({what})"
     mounts = [
         str(m.get("mountPath"))

@@ -78,6 +78,20 @@ def _tgz(chart_dir: Path, into: Path) -> Path:
     return target
 
 
+def _chart_and_sub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, canary: str
+) -> tuple[Path, Path]:
+    """A checkout with a chart ``chart/``, and beside it (in ``work/``, to be packed into
+    the chart) a chart ``sub`` whose schema refers to the file ``canary`` outside the tree."""
+    outside = _outside(tmp_path)
+    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
+    _chart(repo / "chart", "chart", {"type": "object"})
+    work = tmp_path / "work"
+    work.mkdir()
+    _chart(work / "sub", "sub", {"properties": {"x": {"$ref": f"file://{outside}/{canary}"}}})
+    return repo, work
+
+
 def _check(repo: Path, *extra: str) -> tuple[dict[str, object], str]:
     run = run_cli(
         "check", "--format", "json", "--render-timeout", "5", *extra, "chart", "good.yaml", cwd=repo
@@ -199,12 +213,7 @@ def test_a_subchart_directory_schema_is_checked(
 def test_a_packed_subchart_schema_is_checked(
     nested: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    outside = _outside(tmp_path)
-    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
-    _chart(repo / "chart", "chart", {"type": "object"})
-    work = tmp_path / "work"
-    work.mkdir()
-    _chart(work / "sub", "sub", {"properties": {"x": {"$ref": f"file://{outside}/canary.json"}}})
+    repo, work = _chart_and_sub(tmp_path, monkeypatch, "canary.json")
     if nested:  # sub packed inside mid, mid packed inside the chart
         _chart(work / "mid", "mid", None)
         (work / "mid" / "charts").mkdir()
@@ -395,12 +404,7 @@ def test_a_packed_subchart_member_python_cannot_read_is_refused(
     reader loaded it and followed its ``$ref`` to a file outside the tree: "failing loading
     file:///...: invalid character 'C'", the file's first byte) is refused before rendering:
     nothing may follow what Python read but the end blocks' zeros."""
-    outside = _outside(tmp_path)
-    repo = make_checkout(tmp_path, monkeypatch, "good.yaml")
-    _chart(repo / "chart", "chart", {"type": "object"})
-    work = tmp_path / "work"
-    work.mkdir()
-    _chart(work / "sub", "sub", {"properties": {"x": {"$ref": f"file://{outside}/canary.txt"}}})
+    repo, work = _chart_and_sub(tmp_path, monkeypatch, "canary.txt")
     (repo / "chart" / "charts").mkdir()
     archive = _tgz_with_unreadable_header(
         work / "sub", repo / "chart" / "charts", "values.schema.json"

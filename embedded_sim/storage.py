@@ -252,9 +252,17 @@ def storage_index(
             default = sc
     node_pvs: dict[str, Mapping[str, Any]] = {}
     for pv in pvs:
-        if isinstance(pv, Mapping) and _pv_topology(pv) is not None:
-            node_pvs.setdefault(_pv_class(pv), pv)
+        cls = node_local_class(pv) if isinstance(pv, Mapping) else None
+        if cls is not None:
+            node_pvs.setdefault(cls, pv)
     return StorageIndex(by_name, default, node_pvs)
+
+
+def node_local_class(pv: Mapping[str, Any]) -> str | None:
+    """The class of a PersistentVolume that pins its pod to a node (a local or hostPath
+    volume, ``_pv_topology``), as :class:`StorageIndex` files it; ``None`` for any other
+    volume."""
+    return _pv_class(pv) if _pv_topology(pv) is not None else None
 
 
 def resolve_claim(

@@ -18,10 +18,12 @@ configurations" (a majority of master-eligible nodes).
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from ssrisk.inventory import Inventory
 from ssrisk.model import K8sObject
 from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
@@ -288,19 +290,33 @@ def members(ctx: CheckContext, system: str) -> int:
     total = ctx.replicas
     if not keys or system == "annotation":
         return total
-    for other in ctx.inventory.in_namespace("StatefulSet", ctx.sts.namespace):
-        if other is ctx.sts or other.name == ctx.sts.name:
-            continue
+    ns = ctx.sts.namespace
+    group = tuple((k, str(v)) for k, v in keys)
+    inventory = ctx.inventory
+    by_name = inventory.memo(
+        ("quorum-members", ns, group, system),
+        lambda: _member_replicas(inventory, ns, group, system),
+    )
+    return total + sum(by_name.values()) - by_name.get(ctx.sts.name, 0)
+
+
+def _member_replicas(
+    inventory: Inventory, namespace: str | None, group: tuple[tuple[str, str], ...], system: str
+) -> dict[str, int]:
+    """By StatefulSet name, the voting replicas of the sets in ``namespace`` whose template
+    labels read ``group`` and that run ``system`` (computed once per unit for all of them)."""
+    out: dict[str, int] = defaultdict(int)
+    for other in inventory.statefulsets_labelled(namespace, *group[0]):
         tl = other.get("spec", "template", "metadata", "labels")
         if not isinstance(tl, dict) and not hasattr(tl, "get"):
             continue
-        if not all(str(tl.get(k)) == str(v) for k, v in keys):
+        if not all(str(tl.get(k)) == v for k, v in group):
             continue
         replicas = other.get("spec", "replicas")
         if _quorum_system(other) == system:  # a voting member set (not a data-only one)
             ok = isinstance(replicas, int) and not isinstance(replicas, bool)
-            total += replicas if ok else 1
-    return total
+            out[other.name] += replicas if ok else 1
+    return out
 
 
 def allowed_down(ctx: CheckContext, value: int | str | None, replicas: int | None = None) -> int:

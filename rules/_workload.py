@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ssrisk.model import K8sObject
-from ssrisk.selectors import map_selector_matches
 
 from ._podspec import containers, pod_spec
 
@@ -61,10 +60,4 @@ def serves(ctx: CheckContext) -> bool:
 def _serves(ctx: CheckContext) -> bool:
     if declares_ports(ctx.sts):
         return True
-    for svc in ctx.inventory.in_namespace("Service", ctx.sts.namespace):
-        ports = svc.get("spec", "ports")
-        if isinstance(ports, list) and ports:
-            selector = svc.get("spec", "selector")
-            if map_selector_matches(selector, ctx.pod_labels):
-                return True
-    return False
+    return bool(ctx.inventory.serving_services(ctx.sts.namespace, ctx.pod_labels))

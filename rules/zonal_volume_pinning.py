@@ -143,7 +143,7 @@ existing claims; the field is immutable) and spread the replicas over zones.
         ns = ctx.sts.namespace or "default"
         by_zone: dict[str, list[tuple[int, K8sObject, Any]]] = defaultdict(list)
         prefix = f"{claim}-{ctx.sts.name}-"
-        for pv in ctx.inventory.of_kind("PersistentVolume"):
+        for pv in ctx.inventory.volumes_claimed_by_ordinal(ns, prefix):
             ref = pv.get("spec", "claimRef")
             if not isinstance(ref, Mapping) or str(ref.get("namespace") or "default") != ns:
                 continue

@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections import ChainMap, Counter, defaultdict
-from collections.abc import Iterable, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections import Counter, defaultdict
+from collections.abc import (
+    Callable,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .model import K8sObject
-from .selectors import InvalidSelector, is_empty_selector, selector_matches
+from .selectors import InvalidSelector, is_empty_selector, map_selector_matches, selector_matches
 
 if TYPE_CHECKING:
     from .embedded_sim.storage import StorageIndex
@@ -39,6 +47,11 @@ class Inventory:
     Build it once per run with every loaded object; lookups are read-only afterwards. Rules
     see it through :meth:`for_unit`: the objects as the rendered unit of the StatefulSet being
     checked sees them.
+
+    Every lookup reads one index (a *space*: objects by kind, by kind and namespace, by kind
+    and name, or one of the lookup-specific spaces of :data:`_SPACES`) through
+    :meth:`_list`, which a unit's view overrides; so every lookup costs the same however
+    many objects, units and copies of one object the inputs hold.
     """
 
     def __init__(self, objects: Iterable[K8sObject] = ()) -> None:
@@ -46,14 +59,26 @@ class Inventory:
         # indexes, so that every lookup costs the same however large the repository is
         self._by_ns: MutableMapping[tuple[str, str | None], list[K8sObject]] = defaultdict(list)
         self._by_name: MutableMapping[tuple[str, str], list[K8sObject]] = defaultdict(list)
-        self._pdb_indexes: dict[str | None, tuple[dict[tuple[str, str], list[int]], list[int]]] = {}
+        #: every object in load order, and each one's position in it (by ``id``)
+        self._objects: list[K8sObject] = []
+        self._seq: dict[int, int] = {}
+        self._spaces: dict[str, Mapping[Hashable, list[K8sObject]]] = {
+            "kind": cast(Mapping[Hashable, list[K8sObject]], self.by_kind),
+            "ns": cast(Mapping[Hashable, list[K8sObject]], self._by_ns),
+            "name": cast(Mapping[Hashable, list[K8sObject]], self._by_name),
+        }
+        #: for the lookup-specific spaces: the keys each object (by ``id``) is filed under
+        self._space_keys: dict[str, dict[int, tuple[Hashable, ...]]] = {}
         self._views: dict[str, Inventory] = {}
         self._units: _Units | None = None
         self._storage: StorageIndex | None = None
+        self._memo: dict[Hashable, Any] = {}
         #: the unit a view sees from (``None``: the whole inventory)
         self._unit: str | None = None
         for obj in objects:
             kind = obj.kind
+            self._seq[id(obj)] = len(self._objects)
+            self._objects.append(obj)
             self.by_kind[kind].append(obj)
             self._by_ns[(kind, obj.namespace)].append(obj)
             self._by_name[(kind, obj.name)].append(obj)
@@ -74,9 +99,9 @@ class Inventory:
         any object defined in two units and without a default class out of reach, this is the
         inventory itself, at no cost.
 
-        Every lookup method works on the view (they all go through the three indexes, which
-        the view overlays); a new index added to ``__init__`` must be overlaid in
-        :meth:`_view` too.
+        A view is made from parts shared by every unit with the same alternatives (see
+        :class:`_Units`) plus the unit's own objects, so N units that each define a copy of
+        one object cost N views of their own size, not N views of N.
         """
         if self._units is None:
             self._units = _Units(self)
@@ -84,33 +109,46 @@ class Inventory:
             return self
         view = self._views.get(unit)
         if view is None:
-            hidden = self._units.hidden_from(unit) if self._units.shared else {}
-            view = self._views[unit] = self._view(hidden, unit)
+            view = self._views[unit] = _UnitView(self, self._units, unit)
         return view
 
-    def _view(self, hidden: dict[int, K8sObject], unit: str) -> Inventory:
-        """This inventory as ``unit`` sees it, without the ``hidden`` objects (by ``id``; the
-        indexes are overlaid only where a hidden object is listed, so a view costs what it
-        hides)."""
-        view = Inventory.__new__(Inventory)
-        view._pdb_indexes = {}
-        view._views = {}
-        view._unit = unit
-        view._units = _Units.none()
-        view._storage = None
-        if not hidden:  # the same objects: share the indexes, the PDB ones included
-            view.by_kind, view._by_ns, view._by_name = self.by_kind, self._by_ns, self._by_name
-            view._pdb_indexes = self._pdb_indexes
-            return view
-        objs = list(hidden.values())
-        view.by_kind = _overlay(self.by_kind, hidden, {o.kind for o in objs})
-        view._by_ns = _overlay(self._by_ns, hidden, {(o.kind, o.namespace) for o in objs})
-        view._by_name = _overlay(self._by_name, hidden, {(o.kind, o.name) for o in objs})
-        view._units = _Units.none()
-        return view
+    def _space(self, space: str) -> Mapping[Hashable, list[K8sObject]]:
+        index = self._spaces.get(space)
+        if index is None:
+            built: dict[Hashable, list[K8sObject]] = defaultdict(list)
+            keys_of: dict[int, tuple[Hashable, ...]] = {}
+            for obj, keys in _SPACES[space](self):
+                keys_of[id(obj)] = keys
+                for key in keys:
+                    built[key].append(obj)
+            index = self._spaces[space] = built
+            self._space_keys[space] = keys_of
+        return index
+
+    def _list(self, space: str, key: Hashable) -> Sequence[K8sObject]:
+        """The objects filed under ``key`` in ``space``, in load order."""
+        return self._space(space).get(key, ())
+
+    def _keys_of(self, space: str, obj: K8sObject) -> tuple[Hashable, ...]:
+        """The keys ``obj`` is filed under in ``space``."""
+        if space == "kind":
+            return (obj.kind,)
+        if space == "ns":
+            return ((obj.kind, obj.namespace),)
+        if space == "name":
+            return ((obj.kind, obj.name),)
+        self._space(space)
+        return self._space_keys[space].get(id(obj), ())
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, once per ``key`` and inventory (or view): for figures that several
+        StatefulSets of one unit read (the members of a cluster spanning StatefulSets)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(T, self._memo[key])
 
     def of_kind(self, kind: str) -> list[K8sObject]:
-        return self.by_kind.get(kind, [])
+        return list(self._list("kind", kind))
 
     @property
     def statefulsets(self) -> list[K8sObject]:
@@ -122,7 +160,36 @@ class Inventory:
 
     def services_named(self, name: str) -> list[K8sObject]:
         """Every Service called ``name``, in any namespace, in load order."""
-        return list(self._by_name.get(("Service", name), ()))
+        return list(self._list("name", ("Service", name)))
+
+    def serving_services(
+        self, namespace: str | None, pod_labels: Mapping[str, Any]
+    ) -> list[K8sObject]:
+        """Services in ``namespace`` that declare ports and whose selector selects pods with
+        ``pod_labels`` (:func:`~ssrisk.selectors.map_selector_matches`: an empty selector
+        selects nothing), in load order; indexed like :meth:`pdbs_selecting`."""
+        out: list[K8sObject] = []
+        for svc in self._candidates("svc", namespace, pod_labels):
+            if map_selector_matches(svc.get("spec", "selector"), pod_labels):
+                out.append(svc)
+        return out
+
+    def statefulsets_labelled(self, namespace: str | None, key: str, value: str) -> list[K8sObject]:
+        """StatefulSets in ``namespace`` whose pod template's label ``key`` reads ``value``
+        (compared as text), in load order."""
+        if value == "None":  # (a template without the label reads "None" too)
+            return [
+                sts
+                for sts in self.in_namespace("StatefulSet", namespace)
+                if str(_template_labels(sts).get(key)) == value
+            ]
+        return list(self._list("sts-label", (namespace, key, value)))
+
+    def volumes_claimed_by_ordinal(self, namespace: str, prefix: str) -> list[K8sObject]:
+        """PersistentVolumes whose ``spec.claimRef`` is in ``namespace`` (``None``: default)
+        and names ``prefix`` followed by digits (a claim of a StatefulSet's ordinal), in load
+        order; it may also hold volumes whose claim name is ``prefix`` alone."""
+        return list(self._list("pv-claim", (namespace, prefix)))
 
     def pdbs_selecting(
         self, namespace: str | None, pod_labels: Mapping[str, Any], limit: int | None = None
@@ -138,18 +205,10 @@ class Inventory:
         ``limit``, the search stops at that many (the first in load order): when thousands
         of PDBs select the same pods, each StatefulSet then costs ``limit``, not thousands.
         """
-        by_pair, others = self._pdb_index(namespace)
-        lists = [others, *(by_pair.get((str(k), str(v)), ()) for k, v in pod_labels.items())]
-        ordered = self._by_ns.get(("PodDisruptionBudget", namespace), [])
         out: list[K8sObject] = []
-        previous = -1
-        for i in heapq.merge(*lists):  # each list is in load order: so is the merge
-            if i == previous:
-                continue
-            previous = i
+        for pdb in self._candidates("pdb", namespace, pod_labels):
             if limit is not None and len(out) >= limit:
                 break
-            pdb = ordered[i]
             sel = pdb.get("spec", "selector")
             if is_empty_selector(sel):
                 if pdb.api_version == "policy/v1":
@@ -162,35 +221,22 @@ class Inventory:
                 continue
         return out
 
-    def _pdb_index(
-        self, namespace: str | None
-    ) -> tuple[dict[tuple[str, str], list[int]], list[int]]:
-        """Positions of the namespace's PDBs by one required label pair, and the rest."""
-        cached = self._pdb_indexes.get(namespace)
-        if cached is not None:
-            return cached
-        by_pair: dict[tuple[str, str], list[int]] = defaultdict(list)
-        others: list[int] = []
-        pdbs = self._by_ns.get(("PodDisruptionBudget", namespace), [])
-        pairs: list[list[tuple[str, str]] | None] = []
-        seen: Counter[tuple[str, str]] = Counter()
-        for pdb in pdbs:
-            labels = pdb.get("spec", "selector", "matchLabels")
-            if isinstance(labels, Mapping) and labels:
-                mine = sorted((str(k), str(v)) for k, v in labels.items())
-                seen.update(mine)
-                pairs.append(mine)
-            else:
-                pairs.append(None)
-        for i, required in enumerate(pairs):
-            if required is None:
-                others.append(i)
-            else:
-                # every matchLabels pair is required, so any one of them finds the PDB; the
-                # least common one gives the fewest candidates to test
-                by_pair[min(required, key=lambda pair: (seen[pair], pair))].append(i)
-        self._pdb_indexes[namespace] = (by_pair, others)
-        return by_pair, others
+    def _candidates(
+        self, space: str, namespace: str | None, pod_labels: Mapping[str, Any]
+    ) -> Iterator[K8sObject]:
+        """The objects of a selector space (:func:`_selector_space`) that may select pods with
+        ``pod_labels``: those filed under one of the pod's label pairs, and those filed under
+        no pair; each once, in load order."""
+        lists = [
+            self._list(space, (namespace, None)),
+            *(self._list(space, (namespace, (str(k), str(v)))) for k, v in pod_labels.items()),
+        ]
+        seq = self._seq
+        previous: K8sObject | None = None
+        for obj in heapq.merge(*lists, key=lambda o: seq[id(o)]):
+            if obj is not previous:
+                previous = obj
+                yield obj
 
     def storage_class(self, name: str) -> K8sObject | None:
         """The StorageClass ``name`` (the first one loaded, if defined twice)."""
@@ -218,12 +264,12 @@ class Inventory:
     def storage_class_data(self) -> list[Mapping[str, Any]]:
         """The StorageClasses as data for the simulator, which picks the default class by its
         annotation: a default class out of this unit's reach is given without it."""
-        return [
-            sc.data
-            if not is_default_class(sc) or self._default_reaches(sc)
-            else _without_default_annotation(sc.data)
-            for sc in self.of_kind("StorageClass")
-        ]
+        return [self._class_data(sc) for sc in self.of_kind("StorageClass")]
+
+    def _class_data(self, sc: K8sObject) -> Mapping[str, Any]:
+        if not is_default_class(sc) or self._default_reaches(sc):
+            return sc.data
+        return _without_default_annotation(sc.data)
 
     def storage_inputs(
         self, class_names: Iterable[str | None]
@@ -246,23 +292,20 @@ class Inventory:
     def named(self, kind: str, namespace: str | None, name: str) -> K8sObject | None:
         """The object of ``kind`` called ``name`` in ``namespace`` (``None`` for cluster-scoped
         kinds); the first one loaded when it is defined twice."""
-        for obj in self._by_name.get((kind, name), ()):
+        for obj in self._list("name", (kind, name)):
             if obj.namespace == namespace:
                 return obj
         return None
 
     def in_namespace(self, kind: str, namespace: str | None) -> list[K8sObject]:
         """Every object of ``kind`` in ``namespace``, in load order."""
-        return list(self._by_ns.get((kind, namespace), ()))
+        return list(self._list("ns", (kind, namespace)))
 
     def autoscaler_for(self, namespace: str | None, kind: str, name: str) -> K8sObject | None:
         """The HorizontalPodAutoscaler in ``namespace`` whose ``spec.scaleTargetRef`` names the
         ``kind`` object ``name`` (the first one loaded, when several do)."""
-        for hpa in self._by_ns.get(("HorizontalPodAutoscaler", namespace), ()):
-            ref = hpa.get("spec", "scaleTargetRef")
-            if isinstance(ref, Mapping) and ref.get("kind") == kind and ref.get("name") == name:
-                return hpa
-        return None
+        found = self._list("hpa", (namespace, kind, name))
+        return found[0] if found else None
 
     def namespace(self, name: str) -> K8sObject | None:
         """The Namespace object ``name``, when the inputs define it."""
@@ -286,15 +329,405 @@ class Inventory:
 
 
 K = TypeVar("K")
+T = TypeVar("T")
+
+_NO_SIG: frozenset[Identity] = frozenset()
 
 
-def _overlay(
-    index: MutableMapping[K, list[K8sObject]], hidden: dict[int, K8sObject], keys: set[K]
-) -> MutableMapping[K, list[K8sObject]]:
-    """``index`` with the lists under ``keys`` filtered of the ``hidden`` objects (the rest
-    is read through from ``index``, not copied)."""
-    overlay = {key: [o for o in index.get(key, ()) if id(o) not in hidden] for key in keys}
-    return ChainMap(overlay, index)
+def identity(obj: K8sObject) -> Identity:
+    """What makes two objects copies of one: kind, namespace and name."""
+    return (obj.kind, obj.namespace, obj.name)
+
+
+def _template_labels(sts: K8sObject) -> Mapping[str, Any]:
+    labels = sts.get("spec", "template", "metadata", "labels")
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def _selector_space(
+    objs: Iterable[K8sObject], pairs_of: Callable[[K8sObject], list[tuple[str, str]] | None]
+) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
+    """File each object under ``(namespace, pair)`` for the least common, within its
+    namespace, of the label pairs its selector requires (``pairs_of``; any one of them finds
+    it, the least common gives a lookup the fewest candidates), or under ``(namespace,
+    None)`` when it requires none."""
+    items = [(o, pairs_of(o)) for o in objs]
+    seen: Counter[tuple[str | None, tuple[str, str]]] = Counter()
+    for o, pairs in items:
+        seen.update((o.namespace, p) for p in pairs or ())
+    for o, pairs in items:
+        ns = o.namespace
+        if not pairs:
+            yield o, ((ns, None),)
+        else:
+            yield o, ((ns, min(pairs, key=lambda p: (seen[(ns, p)], p))),)
+
+
+def _pdb_pairs(pdb: K8sObject) -> list[tuple[str, str]] | None:
+    labels = pdb.get("spec", "selector", "matchLabels")
+    if isinstance(labels, Mapping) and labels:
+        return sorted((str(k), str(v)) for k, v in labels.items())
+    return None
+
+
+def _service_pairs(svc: K8sObject) -> list[tuple[str, str]] | None:
+    # map_selector_matches reads a missing pod label as "None": a pair of that value is no
+    # sure sign, so it is never the one a Service is filed under
+    sel = svc.get("spec", "selector")
+    if not isinstance(sel, Mapping):
+        return None
+    return sorted((str(k), str(v)) for k, v in sel.items() if str(v) != "None") or None
+
+
+def _serving(inventory: Inventory) -> Iterator[K8sObject]:
+    for svc in inventory.by_kind.get("Service", ()):
+        ports = svc.get("spec", "ports")
+        sel = svc.get("spec", "selector")
+        if isinstance(ports, list) and ports and isinstance(sel, Mapping) and sel:
+            yield svc
+
+
+def _hpa_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
+    for hpa in inventory.by_kind.get("HorizontalPodAutoscaler", ()):
+        ref = hpa.get("spec", "scaleTargetRef")
+        if isinstance(ref, Mapping):
+            kind, name = ref.get("kind"), ref.get("name")
+            if isinstance(kind, str) and isinstance(name, str):
+                yield hpa, ((hpa.namespace, kind, name),)
+
+
+def _sts_label_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
+    for sts in inventory.by_kind.get("StatefulSet", ()):
+        labels = _template_labels(sts)
+        yield sts, tuple((sts.namespace, str(k), str(v)) for k, v in labels.items())
+
+
+def _claim_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
+    for pv in inventory.by_kind.get("PersistentVolume", ()):
+        ref = pv.get("spec", "claimRef")
+        if isinstance(ref, Mapping):
+            name = str(ref.get("name") or "")
+            end = len(name)
+            while end and name[end - 1].isdigit():
+                end -= 1
+            yield pv, ((str(ref.get("namespace") or "default"), name[:end]),)
+
+
+def _unit_dir(unit: str) -> str:
+    """A unit as :func:`unit_covers` compares it."""
+    return unit if unit.startswith("<") else os.path.abspath(unit)
+
+
+def _default_class_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
+    for sc in inventory.by_kind.get("StorageClass", ()):
+        if is_default_class(sc):
+            yield sc, (_unit_dir(sc.unit),)
+
+
+def _node_volume_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
+    from .embedded_sim.storage import node_local_class
+
+    for pv in inventory.by_kind.get("PersistentVolume", ()):
+        cls = node_local_class(pv.data)
+        if cls is not None:
+            yield pv, (cls,)
+
+
+#: The lookup-specific spaces: each files objects of the whole inventory under its keys.
+_SPACES: dict[str, Callable[[Inventory], Iterable[tuple[K8sObject, tuple[Hashable, ...]]]]] = {
+    "pdb": lambda inv: _selector_space(inv.by_kind.get("PodDisruptionBudget", ()), _pdb_pairs),
+    "svc": lambda inv: _selector_space(_serving(inv), _service_pairs),
+    "hpa": _hpa_keys,
+    "sts-label": _sts_label_keys,
+    "pv-claim": _claim_keys,
+    "sc-default": _default_class_keys,
+    "pv-node": _node_volume_keys,
+}
+
+
+class _ViewIndex(Mapping[Hashable, list[K8sObject]]):
+    """One of a view's three main indexes, read through :meth:`_UnitView._list`."""
+
+    def __init__(self, view: _UnitView, space: str) -> None:
+        self._view, self._space_name = view, space
+
+    def __getitem__(self, key: Hashable) -> list[K8sObject]:
+        found = self._view._list(self._space_name, key)
+        if not found:
+            raise KeyError(key)
+        return found
+
+    def __iter__(self) -> Iterator[Hashable]:
+        base = self._view._base._space(self._space_name)
+        return (key for key in base if self._view._list(self._space_name, key))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _UnitView(Inventory):
+    """The inventory as the unit ``unit`` sees it (:meth:`Inventory.for_unit`).
+
+    Each list is the part every unit with the same alternatives sees (``_Units.shared_part``,
+    made once for them) without the objects the unit defines a copy of, merged in load order
+    with the unit's own objects.
+    """
+
+    #: Objects :meth:`_lazy` skips before it makes the shared list.
+    SKIPS = 32
+
+    def __init__(self, base: Inventory, units: _Units, unit: str) -> None:
+        self._base = base
+        self._parts = units
+        self._unit = unit
+        self._sig = units.sig.get(unit, _NO_SIG)
+        self._own = units.by_unit.get(unit, [])
+        self._own_ids = {identity(o) for o in self._own}
+        self._own_index: dict[str, dict[Hashable, list[K8sObject]]] = {}
+        self._cache: dict[tuple[str, Hashable], list[K8sObject]] = {}
+        self._objects = []
+        self._seq = base._seq
+        self._spaces = {}
+        self._space_keys = {}
+        self._views = {}
+        self._units = _Units.none()
+        self._storage = None
+        self._memo = {}
+        self.by_kind = cast(MutableMapping[str, list[K8sObject]], _ViewIndex(self, "kind"))
+        self._by_ns = cast(
+            MutableMapping[tuple[str, str | None], list[K8sObject]], _ViewIndex(self, "ns")
+        )
+        self._by_name = cast(
+            MutableMapping[tuple[str, str], list[K8sObject]], _ViewIndex(self, "name")
+        )
+
+    def for_unit(self, unit: str) -> Inventory:
+        return self._base.for_unit(unit)
+
+    def _space(self, space: str) -> Mapping[Hashable, list[K8sObject]]:
+        return self._base._space(space)
+
+    def _keys_of(self, space: str, obj: K8sObject) -> tuple[Hashable, ...]:
+        return self._base._keys_of(space, obj)
+
+    def _list(self, space: str, key: Hashable) -> list[K8sObject]:
+        cached = self._cache.get((space, key))
+        if cached is not None:
+            return cached
+        shared = self._parts.shared_part(self._base, space, key, self._sig)
+        if self._own_ids:
+            shared = [o for o in shared if identity(o) not in self._own_ids]
+        own = self._own_under(space).get(key, ())
+        if own:
+            seq = self._seq
+            out = list(heapq.merge(shared, own, key=lambda o: seq[id(o)]))
+        else:
+            out = list(shared)
+        self._cache[(space, key)] = out
+        return out
+
+    def _own_under(self, space: str) -> dict[Hashable, list[K8sObject]]:
+        index = self._own_index.get(space)
+        if index is None:
+            index = self._own_index[space] = defaultdict(list)
+            for obj in self._own:
+                for key in self._base._keys_of(space, obj):
+                    index[key].append(obj)
+        return index
+
+    def _candidates(
+        self, space: str, namespace: str | None, pod_labels: Mapping[str, Any]
+    ) -> Iterator[K8sObject]:
+        # lazily: pdbs_selecting stops at its limit, and most lists' first objects are seen
+        lists = [
+            self._lazy(space, (namespace, None)),
+            *(self._lazy(space, (namespace, (str(k), str(v)))) for k, v in pod_labels.items()),
+        ]
+        seq = self._seq
+        previous: K8sObject | None = None
+        for obj in heapq.merge(*lists, key=lambda o: seq[id(o)]):
+            if obj is not previous:
+                previous = obj
+                yield obj
+
+    def _lazy(self, space: str, key: Hashable) -> Iterator[K8sObject]:
+        """:meth:`_list` one object at a time: the whole inventory's list is read as far as
+        it is needed, with the objects this unit does not see skipped; past ``skips`` of
+        them (:attr:`SKIPS`), the list shared by the units of this one's alternatives is made
+        (once for all of them) and read on from there."""
+        cached = self._cache.get((space, key))
+        if cached is not None:
+            yield from cached
+            return
+        parts, sig, unit, own_ids = self._parts, self._sig, self._unit, self._own_ids
+        skipped = 0
+        last = -1
+        seq = self._seq
+        for obj in self._base._list(space, key):
+            ident = identity(obj)
+            if ident in own_ids:
+                seen = obj.unit == unit
+            elif ident in parts.copies:
+                seen = obj.unit == parts.keep(ident, sig)
+            else:
+                seen = parts.sig.get(obj.unit, _NO_SIG).isdisjoint(sig)
+            if seen:
+                last = seq[id(obj)]
+                yield obj
+                continue
+            skipped += 1
+            if skipped > self.SKIPS:
+                for rest in self._list(space, key):
+                    if seq[id(rest)] > last:
+                        yield rest
+                return
+
+    def _reaching_defaults(self) -> list[K8sObject]:
+        """The default StorageClasses of this unit and of the directories above it, in load
+        order."""
+        unit = self._unit
+        assert unit is not None
+        if unit.startswith("<"):
+            return self._list("sc-default", unit)
+        found: list[K8sObject] = []
+        here = os.path.abspath(unit)
+        while True:
+            found.extend(self._list("sc-default", here))
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+        seq = self._seq
+        return sorted(found, key=lambda o: seq[id(o)])
+
+    def default_storage_class(self) -> K8sObject | None:
+        found = self._reaching_defaults()
+        return found[0] if found else None
+
+    def storage_inputs(
+        self, class_names: Iterable[str | None]
+    ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        # what storage_index(self.storage_class_data(), volumes).inputs(class_names) gives,
+        # read from the view's lists instead of made from all of its classes and volumes
+        wanted = list(dict.fromkeys(c or "" for c in class_names))
+        classes: list[Mapping[str, Any]] = []
+        for c in wanted:
+            named = [
+                o for o in self._list("name", ("StorageClass", c)) if o.metadata.get("name") == c
+            ]
+            if named:  # (the last of a name, as storage_index keeps it)
+                classes.append(self._class_data(named[-1]))
+        defaults = self._reaching_defaults()
+        if defaults:
+            classes.append(defaults[-1].data)
+        volumes = [found[0].data for c in wanted if (found := self._list("pv-node", c))]
+        return classes, volumes
+
+
+class _Units:
+    """Which rendered units define the same objects, and whether a default StorageClass is
+    out of some StatefulSet's reach (computed once per inventory, in one pass).
+
+    A unit's alternatives are the units that define a copy of one of its namespaced objects
+    of :data:`ALTERNATIVE_MARKERS`: they are the units sharing one of its *signature*, the
+    set of such objects it defines. What a unit sees of the objects it does not define itself
+    depends on its signature alone, so it is computed once per signature
+    (:meth:`shared_part`).
+    """
+
+    def __init__(self, inventory: Inventory | None) -> None:
+        self.by_unit: dict[str, list[K8sObject]] = defaultdict(list)
+        #: identity -> the units defining it, in load order, for identities defined in more
+        #: than one unit
+        self.copies: dict[Identity, list[str]] = {}
+        #: unit -> the identities of ALTERNATIVE_MARKERS it shares with another unit
+        self.sig: dict[str, frozenset[Identity]] = {}
+        self.shared = False
+        self.scoped_defaults = False
+        self._keep: dict[tuple[Identity, frozenset[Identity]], str | None] = {}
+        self._groups: dict[tuple[str, Hashable], dict[Identity, dict[str, list[K8sObject]]]] = {}
+        self._parts: dict[tuple[frozenset[Identity], str, Hashable], list[K8sObject]] = {}
+        if inventory is None:
+            return
+        defaults = [sc for sc in inventory.of_kind("StorageClass") if is_default_class(sc)]
+        if defaults:
+            default_units = {_unit_dir(sc.unit) for sc in defaults}
+            units = {sts.unit for sts in inventory.statefulsets}
+            self.scoped_defaults = any(not _covered(u, default_units) for u in units)
+        units_of: dict[Identity, dict[str, None]] = defaultdict(dict)
+        for o in inventory._objects:
+            self.by_unit[o.unit].append(o)
+            units_of[identity(o)][o.unit] = None
+        sig: dict[str, set[Identity]] = defaultdict(set)
+        for ident, units_here in units_of.items():
+            if len(units_here) < 2:
+                continue
+            self.copies[ident] = list(units_here)
+            if ident[0] in ALTERNATIVE_MARKERS:
+                for u in units_here:
+                    sig[u].add(ident)
+        self.sig = {u: frozenset(s) for u, s in sig.items()}
+        self.shared = bool(self.copies)
+
+    @classmethod
+    def none(cls) -> _Units:
+        return cls(None)
+
+    def keep(self, ident: Identity, sig: frozenset[Identity]) -> str | None:
+        """The unit whose copies of ``ident`` a unit of signature ``sig`` that defines none
+        sees: the first defining it that is not an alternative (shares no identity of
+        ``sig``), or ``None``."""
+        key = (ident, sig)
+        if key not in self._keep:
+            self._keep[key] = next(
+                (u for u in self.copies[ident] if self.sig.get(u, _NO_SIG).isdisjoint(sig)),
+                None,
+            )
+        return self._keep[key]
+
+    def shared_part(
+        self, inventory: Inventory, space: str, key: Hashable, sig: frozenset[Identity]
+    ) -> list[K8sObject]:
+        """What a unit of signature ``sig`` sees under ``key`` in ``space`` of the objects
+        whose identity it does not define, in load order."""
+        cache_key = (sig, space, key)
+        part = self._parts.get(cache_key)
+        if part is not None:
+            return part
+        groups = self._groups.get((space, key))
+        if groups is None:
+            groups = self._groups[(space, key)] = defaultdict(lambda: defaultdict(list))
+            for o in inventory._list(space, key):
+                groups[identity(o)][o.unit].append(o)
+        part = []
+        for ident, per_unit in groups.items():
+            if ident in self.copies:
+                unit = self.keep(ident, sig)
+                part.extend(per_unit.get(unit, ()) if unit is not None else ())
+            else:
+                ((unit, objs),) = per_unit.items()
+                if self.sig.get(unit, _NO_SIG).isdisjoint(sig):
+                    part.extend(objs)
+        if len(groups) > 1:
+            seq = inventory._seq
+            part.sort(key=lambda o: seq[id(o)])
+        self._parts[cache_key] = part
+        return part
+
+
+def _covered(unit: str, default_units: set[str]) -> bool:
+    """Whether ``unit`` is one of ``default_units`` (as :func:`_unit_dir` gives them) or lies
+    below one."""
+    if unit.startswith("<"):
+        return unit in default_units
+    here = os.path.abspath(unit)
+    while True:
+        if here in default_units:
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
 
 
 def is_default_class(sc: K8sObject) -> bool:
@@ -324,64 +757,6 @@ def unit_covers(outer: str, inner: str) -> bool:
         return False
     a, b = os.path.abspath(outer), os.path.abspath(inner)
     return b == a or b.startswith(a.rstrip(os.sep) + os.sep)
-
-
-class _Units:
-    """Which rendered units define the same objects, and whether a default StorageClass is
-    out of some StatefulSet's reach (computed once per inventory)."""
-
-    def __init__(self, inventory: Inventory | None) -> None:
-        self.by_unit: dict[str, list[K8sObject]] = defaultdict(list)
-        #: identity -> its copies, for identities defined in more than one unit
-        self.copies: dict[Identity, list[K8sObject]] = {}
-        #: unit -> units that define a copy of one of its namespaced objects
-        self.alternatives: dict[str, set[str]] = defaultdict(set)
-        self.shared = False
-        self.scoped_defaults = False
-        if inventory is None:
-            return
-        defaults = [sc for sc in inventory.of_kind("StorageClass") if is_default_class(sc)]
-        if defaults:
-            units = {sts.unit for sts in inventory.statefulsets}
-            self.scoped_defaults = any(
-                not unit_covers(sc.unit, u) for sc in defaults for u in units
-            )
-        seen: dict[Identity, list[K8sObject]] = defaultdict(list)
-        units_of: dict[Identity, set[str]] = defaultdict(set)
-        for objs in inventory.by_kind.values():
-            for o in objs:
-                unit = o.unit
-                identity = (o.kind, o.namespace, o.name)
-                self.by_unit[unit].append(o)
-                seen[identity].append(o)
-                units_of[identity].add(unit)
-        for identity, units in units_of.items():
-            if len(units) < 2:
-                continue
-            self.copies[identity] = seen[identity]
-            if identity[0] in ALTERNATIVE_MARKERS:
-                for u in units:
-                    self.alternatives[u].update(units - {u})
-        self.shared = bool(self.copies)
-
-    @classmethod
-    def none(cls) -> _Units:
-        return cls(None)
-
-    def hidden_from(self, unit: str) -> dict[int, K8sObject]:
-        """Every object (by ``id``) the unit ``unit`` does not see: all objects of its
-        alternatives, and of each object copied into other units every copy but the unit's
-        own (else the first)."""
-        alternatives = self.alternatives.get(unit, set())
-        hidden = {id(o): o for u in alternatives for o in self.by_unit.get(u, ())}
-        for objs in self.copies.values():
-            candidates = [o for o in objs if o.unit not in alternatives]
-            if not candidates:
-                continue
-            own = [o for o in candidates if o.unit == unit]
-            keep = own[0].unit if own else candidates[0].unit
-            hidden.update((id(o), o) for o in candidates if o.unit != keep)
-        return hidden
 
 
 #: Node labels a PersistentVolume's node affinity pins a zone with (the second is the

@@ -306,7 +306,9 @@ def _member_replicas(
     """By StatefulSet name, the voting replicas of the sets in ``namespace`` whose template
     labels read ``group`` and that run ``system`` (computed once per unit for all of them)."""
     out: dict[str, int] = defaultdict(int)
-    for other in inventory.statefulsets_labelled(namespace, *group[0]):
+    # the group's pair with the fewest sets: a release label unique to each set is one
+    candidates = min((inventory.statefulsets_labelled(namespace, k, v) for k, v in group), key=len)
+    for other in candidates:
         tl = other.get("spec", "template", "metadata", "labels")
         if not isinstance(tl, dict) and not hasattr(tl, "get"):
             continue

@@ -46,14 +46,15 @@ class HeadlessServiceMissing(Rule):
             yield self._finding(ctx, at, "serviceName is not set: {lost}", name or "")
             return
         at = ctx.sts.pos("spec", "serviceName")
-        candidates = [
-            s for s in ctx.inventory.services_named(name) if s.namespace == ctx.sts.namespace
-        ]
+        candidates = ctx.inventory.all_named("Service", ctx.sts.namespace, name)
         if not candidates:
             elsewhere = sorted(
                 {s.namespace or "default" for s in ctx.inventory.services_named(name)}
             )
-            where = f" (there is one in namespace {', '.join(elsewhere)})" if elsewhere else ""
+            # (at most three named: thousands of namespaces must not make the message long)
+            shown = ", ".join(elsewhere[:3])
+            more = f" and {len(elsewhere) - 3} more" if len(elsewhere) > 3 else ""
+            where = f" (there is one in namespace {shown}{more})" if elsewhere else ""
             yield self._finding(
                 ctx,
                 at,

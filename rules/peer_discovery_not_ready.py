@@ -190,9 +190,7 @@ class PeerDiscoveryNotReady(Rule):
     def _governing(ctx: CheckContext, name: str) -> K8sObject | None:
         """The headless Service ``name`` of the StatefulSet's namespace that selects its pods
         (headless-service-missing reports the others)."""
-        for svc in ctx.inventory.services_named(name):
-            if svc.namespace != ctx.sts.namespace:
-                continue
+        for svc in ctx.inventory.all_named("Service", ctx.sts.namespace, name):
             if is_headless(svc) and map_selector_matches(
                 svc.get("spec", "selector"), ctx.pod_labels
             ):

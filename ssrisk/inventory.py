@@ -137,6 +137,8 @@ class Inventory:
             return ((obj.kind, obj.namespace),)
         if space == "name":
             return ((obj.kind, obj.name),)
+        if space == "id":
+            return (identity(obj),)
         self._space(space)
         return self._space_keys[space].get(id(obj), ())
 
@@ -255,11 +257,15 @@ class Inventory:
         return self.storage_class(str(name)) if name else None
 
     def default_storage_class(self) -> K8sObject | None:
-        """The default StorageClass for claims of this view's unit (see :meth:`for_unit`)."""
-        for sc in self.of_kind("StorageClass"):
-            if is_default_class(sc) and self._default_reaches(sc):
-                return sc
-        return None
+        """The default StorageClass for claims of this view's unit (see :meth:`for_unit`):
+        of the whole inventory, the first class annotated as the default."""
+
+        def first() -> K8sObject | None:
+            found = [lst[0] for lst in self._space("sc-default").values() if lst]
+            seq = self._seq
+            return min(found, key=lambda o: seq[id(o)]) if found else None
+
+        return self.memo("default-storage-class", first)
 
     def storage_class_data(self) -> list[Mapping[str, Any]]:
         """The StorageClasses as data for the simulator, which picks the default class by its
@@ -292,10 +298,12 @@ class Inventory:
     def named(self, kind: str, namespace: str | None, name: str) -> K8sObject | None:
         """The object of ``kind`` called ``name`` in ``namespace`` (``None`` for cluster-scoped
         kinds); the first one loaded when it is defined twice."""
-        for obj in self._list("name", (kind, name)):
-            if obj.namespace == namespace:
-                return obj
-        return None
+        found = self._list("id", (kind, namespace, name))
+        return found[0] if found else None
+
+    def all_named(self, kind: str, namespace: str | None, name: str) -> list[K8sObject]:
+        """Every object of ``kind`` called ``name`` in ``namespace``, in load order."""
+        return list(self._list("id", (kind, namespace, name)))
 
     def in_namespace(self, kind: str, namespace: str | None) -> list[K8sObject]:
         """Every object of ``kind`` in ``namespace``, in load order."""
@@ -435,6 +443,7 @@ def _node_volume_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[H
 
 #: The lookup-specific spaces: each files objects of the whole inventory under its keys.
 _SPACES: dict[str, Callable[[Inventory], Iterable[tuple[K8sObject, tuple[Hashable, ...]]]]] = {
+    "id": lambda inv: ((o, (identity(o),)) for o in inv._objects),
     "pdb": lambda inv: _selector_space(inv.by_kind.get("PodDisruptionBudget", ()), _pdb_pairs),
     "svc": lambda inv: _selector_space(_serving(inv), _service_pairs),
     "hpa": _hpa_keys,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from hypothesis import strategies as st
 from ssrisk.embedded_sim.storage import storage_index
 from test_hostile_scaling import _scales_linearly
 
+from ssrisk.engine import check
 from ssrisk.inventory import (
     ALTERNATIVE_MARKERS,
     Inventory,
@@ -39,12 +41,14 @@ from ssrisk.inventory import (
 )
 from ssrisk.loading import load_text
 from ssrisk.model import K8sObject
+from ssrisk.plugins import collect_rules, plugin_manager
 from ssrisk.selectors import (
     InvalidSelector,
     is_empty_selector,
     map_selector_matches,
     selector_matches,
 )
+from ssrisk.settings import Settings
 
 UNITS = ["a", "a/b", "c", "c/d/e", "<stdin>"]
 NAMES = ["x", "y", "z"]
@@ -399,6 +403,14 @@ def _many_in_one_namespace(what: str, i: int) -> list[str]:
         return [_PV.format(i=i), _STS.format(**sts)]
     if what == "autoscalers":
         return [_HPA.format(i=i), _STS.format(**sts)]
+    if what == "etcd sets of one instance, each its own release":
+        etcd = _STS.format(**{**sts, "image": "quay.io/coreos/etcd:v3.5.0"})
+        return [etcd.replace("release: r1", f"release: r{i}, app.kubernetes.io/instance: one")]
+    if what == "one Service name in every namespace":
+        return [
+            _SVC.format(svc="db").replace("namespace: ns", f"namespace: n{i}"),
+            _STS.format(**sts).replace("namespace: ns", f"namespace: n{i}"),
+        ]
     raise AssertionError(what)
 
 
@@ -409,6 +421,8 @@ def _many_in_one_namespace(what: str, i: int) -> list[str]:
         "etcd sets of one release",
         "volumes bound to claims",
         "autoscalers",
+        "etcd sets of one instance, each its own release",
+        "one Service name in every namespace",
     ],
 )
 def test_rule_lookups_over_one_namespace_cost_linear_time(what: str) -> None:
@@ -419,7 +433,6 @@ def test_rule_lookups_over_one_namespace_cost_linear_time(what: str) -> None:
     from ssrisk.rules._workload import serves
 
     from ssrisk.rule import CheckContext
-    from ssrisk.settings import Settings
 
     def make(n: int) -> Callable[[], object]:
         objects = _objects(lambda i: _many_in_one_namespace(what, i), n, units=False)
@@ -435,6 +448,7 @@ def test_rule_lookups_over_one_namespace_cost_linear_time(what: str) -> None:
                         members(ctx, "etcd"),
                         ctx.replicas,
                         ctx.inventory.volumes_claimed_by_ordinal("ns", f"data-{sts.name}-"),
+                        ctx.inventory.all_named("Service", sts.namespace, "db"),
                     )
                 )
             return out
@@ -450,3 +464,15 @@ def test_rule_lookups_over_one_namespace_cost_linear_time(what: str) -> None:
     if what == "volumes bound to claims":
         assert all(len(r[3]) == 1 for r in result)
     _scales_linearly(make, 50)
+
+
+def test_a_service_name_in_many_namespaces_makes_a_short_message(tmp_path: Path) -> None:
+    """serviceName naming a Service that exists only in other namespaces: the message named
+    every one of them, so N namespaces made N findings of N names each (4,000, 2 MB of
+    input, wrote 766 MB of text); it names three and counts the rest."""
+    docs = [_SVC.format(svc="db").replace("namespace: ns", f"namespace: n{i}") for i in range(10)]
+    path = tmp_path / "m.yaml"
+    path.write_text("---\n".join([*docs, _STS.format(sts="s", image="nginx", cls="fast")]))
+    report = check([str(path)], collect_rules(plugin_manager()), Settings(jobs=1))
+    [finding] = [f for f in report.findings if f.rule == "headless-service-missing"]
+    assert "namespace n0, n1, n2 and 7 more)" in finding.message

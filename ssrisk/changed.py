@@ -31,7 +31,8 @@ are not reported, and useless suppressions get a warning only in the changed fil
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -440,52 +441,81 @@ class _Changed:
             for o in objs
             if self.built_from_changes(o)
         ]
+        related = ChangedRelated(changed_related)
         out = []
         for sts in inventory.statefulsets:
             if self.built_from_changes(sts):
                 out.append(sts)
                 continue
-            if changed_related:
-                view = inventory.for_unit(sts.unit)
-                if any(relates(sts, r, view) for r in changed_related):
-                    out.append(sts)
+            if changed_related and related.relate_to(sts, inventory.for_unit(sts.unit)):
+                out.append(sts)
         return out
 
 
-def relates(sts: K8sObject, obj: K8sObject, inventory: Inventory) -> bool:
-    """Whether ``obj`` is one of the objects the rules look up for ``sts`` in ``inventory``
-    (the view from the StatefulSet's unit): a PodDisruptionBudget selecting its pods, the
-    Service its ``serviceName`` names, the StorageClass or a PersistentVolume(Claim) of its
-    claim templates, the HorizontalPodAutoscaler that scales it, its Namespace."""
-    kind = obj.kind
-    if kind == "Namespace":
-        return obj.name == sts.namespace
-    if kind == "PodDisruptionBudget":
-        labels = sts.get("spec", "template", "metadata", "labels")
-        return obj.namespace == sts.namespace and any(
-            p is obj for p in inventory.pdbs_selecting(sts.namespace, _mapping(labels))
-        )
-    if kind == "Service":
-        return obj.namespace == sts.namespace and obj.name == sts.get("spec", "serviceName")
-    if kind == "HorizontalPodAutoscaler":
-        return inventory.autoscaler_for(sts.namespace, "StatefulSet", sts.name) is obj
-    claims = [_mapping(t) for t in sts.get("spec", "volumeClaimTemplates") or []]
-    if kind == "StorageClass":
-        return any(
-            inventory.storage_class_for_claim(_mapping(c.get("spec"))) is obj for c in claims
-        )
-    if kind == "PersistentVolume":
-        classes = set()
-        for c in claims:
-            sc = inventory.storage_class_for_claim(_mapping(c.get("spec")))
-            classes.add(
-                sc.name if sc is not None else _mapping(c.get("spec")).get("storageClassName")
-            )
-        return obj.get("spec", "storageClassName") in classes
-    if kind == "PersistentVolumeClaim":
-        prefixes = [f"{_mapping(c.get('metadata')).get('name')}-{sts.name}-" for c in claims]
-        return obj.namespace == sts.namespace and any(obj.name.startswith(p) for p in prefixes)
-    return False
+class ChangedRelated:
+    """Changed objects, indexed by what ties them to a StatefulSet, so that each set costs
+    its own lookups once, not one per changed object (a commit of 2,000 StorageClasses beside
+    2,000 sets took minutes)."""
+
+    def __init__(self, objs: Iterable[K8sObject]) -> None:
+        self.ids: set[int] = set()
+        self.namespaces: set[str] = set()
+        self.pdb_namespaces: set[str | None] = set()
+        self.services: set[tuple[str | None, str]] = set()
+        self.volume_classes: set[str | None] = set()
+        self.other_volume_classes = False
+        self.claims: dict[str | None, list[K8sObject]] = defaultdict(list)
+        self.kinds: set[str] = set()
+        for obj in objs:
+            self.ids.add(id(obj))
+            self.kinds.add(obj.kind)
+            if obj.kind == "Namespace":
+                self.namespaces.add(obj.name)
+            elif obj.kind == "PodDisruptionBudget":
+                self.pdb_namespaces.add(obj.namespace)
+            elif obj.kind == "Service":
+                self.services.add((obj.namespace, obj.name))
+            elif obj.kind == "PersistentVolume":
+                cls = obj.get("spec", "storageClassName")
+                if cls is None or isinstance(cls, str):
+                    self.volume_classes.add(cls)
+            elif obj.kind == "PersistentVolumeClaim":
+                self.claims[obj.namespace].append(obj)
+
+    def relate_to(self, sts: K8sObject, inventory: Inventory) -> bool:
+        """Whether one of the changed objects is one the rules look up for ``sts`` in
+        ``inventory`` (the view from the StatefulSet's unit): a PodDisruptionBudget selecting
+        its pods, the Service its ``serviceName`` names, the StorageClass or a
+        PersistentVolume(Claim) of its claim templates, the HorizontalPodAutoscaler that
+        scales it, its Namespace."""
+        ns = sts.namespace
+        if sts.namespace in self.namespaces:
+            return True
+        service = sts.get("spec", "serviceName")
+        if isinstance(service, str) and (ns, service) in self.services:
+            return True
+        if ns in self.pdb_namespaces:
+            labels = _mapping(sts.get("spec", "template", "metadata", "labels"))
+            if any(id(p) in self.ids for p in inventory.pdbs_selecting(ns, labels)):
+                return True
+        if "HorizontalPodAutoscaler" in self.kinds:
+            hpa = inventory.autoscaler_for(ns, "StatefulSet", sts.name)
+            if hpa is not None and id(hpa) in self.ids:
+                return True
+        claims = [_mapping(t) for t in sts.get("spec", "volumeClaimTemplates") or []]
+        if claims and self.kinds & {"StorageClass", "PersistentVolume"}:
+            for c in claims:
+                spec = _mapping(c.get("spec"))
+                sc = inventory.storage_class_for_claim(spec)
+                if sc is not None and id(sc) in self.ids:
+                    return True
+                cls = sc.name if sc is not None else spec.get("storageClassName")
+                if (cls is None or isinstance(cls, str)) and cls in self.volume_classes:
+                    return True
+        if claims and self.claims.get(ns):
+            prefixes = [f"{_mapping(c.get('metadata')).get('name')}-{sts.name}-" for c in claims]
+            return any(o.name.startswith(p) for o in self.claims[ns] for p in prefixes)
+        return False
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

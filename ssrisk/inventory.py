@@ -20,6 +20,7 @@ from collections.abc import (
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .model import K8sObject
+from .paths import ancestors
 from .selectors import InvalidSelector, is_empty_selector, map_selector_matches, selector_matches
 
 if TYPE_CHECKING:
@@ -211,16 +212,8 @@ class Inventory:
         for pdb in self._candidates("pdb", namespace, pod_labels):
             if limit is not None and len(out) >= limit:
                 break
-            sel = pdb.get("spec", "selector")
-            if is_empty_selector(sel):
-                if pdb.api_version == "policy/v1":
-                    out.append(pdb)
-                continue
-            try:
-                if isinstance(sel, Mapping) and selector_matches(sel, pod_labels):
-                    out.append(pdb)
-            except InvalidSelector:
-                continue
+            if pdb_selects(pdb, pod_labels):
+                out.append(pdb)
         return out
 
     def _candidates(
@@ -230,8 +223,8 @@ class Inventory:
         ``pod_labels``: those filed under one of the pod's label pairs, and those filed under
         no pair; each once, in load order."""
         lists = [
-            self._list(space, (namespace, None)),
-            *(self._list(space, (namespace, (str(k), str(v)))) for k, v in pod_labels.items()),
+            self._lazy(space, (namespace, None)),
+            *(self._lazy(space, (namespace, (str(k), str(v)))) for k, v in pod_labels.items()),
         ]
         seq = self._seq
         previous: K8sObject | None = None
@@ -239,6 +232,11 @@ class Inventory:
             if obj is not previous:
                 previous = obj
                 yield obj
+
+    def _lazy(self, space: str, key: Hashable) -> Iterator[K8sObject]:
+        """:meth:`_list`, read one object at a time (a view reads only as far as it is
+        needed: pdbs_selecting stops at its limit)."""
+        return iter(self._list(space, key))
 
     def storage_class(self, name: str) -> K8sObject | None:
         """The StorageClass ``name`` (the first one loaded, if defined twice)."""
@@ -347,6 +345,18 @@ def identity(obj: K8sObject) -> Identity:
     return (obj.kind, obj.namespace, obj.name)
 
 
+def pdb_selects(pdb: K8sObject, pod_labels: Mapping[str, Any]) -> bool:
+    """Whether the PodDisruptionBudget ``pdb`` selects pods with ``pod_labels`` (see
+    :meth:`Inventory.pdbs_selecting`)."""
+    sel = pdb.get("spec", "selector")
+    if is_empty_selector(sel):
+        return pdb.api_version == "policy/v1"
+    try:
+        return isinstance(sel, Mapping) and selector_matches(sel, pod_labels)
+    except InvalidSelector:
+        return False
+
+
 def _template_labels(sts: K8sObject) -> Mapping[str, Any]:
     labels = sts.get("spec", "template", "metadata", "labels")
     return labels if isinstance(labels, Mapping) else {}
@@ -424,6 +434,12 @@ def _claim_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashabl
 def _unit_dir(unit: str) -> str:
     """A unit as :func:`unit_covers` compares it."""
     return unit if unit.startswith("<") else os.path.abspath(unit)
+
+
+def _unit_dirs(unit: str) -> list[str]:
+    """The units that cover ``unit`` (:func:`unit_covers`), as :func:`_unit_dir` gives them:
+    itself and every directory above it."""
+    return [unit] if unit.startswith("<") else list(ancestors(os.path.abspath(unit)))
 
 
 def _default_class_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
@@ -544,21 +560,6 @@ class _UnitView(Inventory):
                     index[key].append(obj)
         return index
 
-    def _candidates(
-        self, space: str, namespace: str | None, pod_labels: Mapping[str, Any]
-    ) -> Iterator[K8sObject]:
-        # lazily: pdbs_selecting stops at its limit, and most lists' first objects are seen
-        lists = [
-            self._lazy(space, (namespace, None)),
-            *(self._lazy(space, (namespace, (str(k), str(v)))) for k, v in pod_labels.items()),
-        ]
-        seq = self._seq
-        previous: K8sObject | None = None
-        for obj in heapq.merge(*lists, key=lambda o: seq[id(o)]):
-            if obj is not previous:
-                previous = obj
-                yield obj
-
     def _lazy(self, space: str, key: Hashable) -> Iterator[K8sObject]:
         """:meth:`_list` one object at a time: the whole inventory's list is read as far as
         it is needed, with the objects this unit does not see skipped; past ``skips`` of
@@ -593,21 +594,15 @@ class _UnitView(Inventory):
 
     def _reaching_defaults(self) -> list[K8sObject]:
         """The default StorageClasses of this unit and of the directories above it, in load
-        order."""
-        unit = self._unit
-        assert unit is not None
-        if unit.startswith("<"):
-            return self._list("sc-default", unit)
-        found: list[K8sObject] = []
-        here = os.path.abspath(unit)
-        while True:
-            found.extend(self._list("sc-default", here))
-            parent = os.path.dirname(here)
-            if parent == here:
-                break
-            here = parent
-        seq = self._seq
-        return sorted(found, key=lambda o: seq[id(o)])
+        order (found once per view)."""
+
+        def find() -> list[K8sObject]:
+            assert self._unit is not None
+            found = [o for d in _unit_dirs(self._unit) for o in self._list("sc-default", d)]
+            seq = self._seq
+            return sorted(found, key=lambda o: seq[id(o)])
+
+        return self.memo("reaching-defaults", find)
 
     def default_storage_class(self) -> K8sObject | None:
         found = self._reaching_defaults()
@@ -727,16 +722,7 @@ class _Units:
 def _covered(unit: str, default_units: set[str]) -> bool:
     """Whether ``unit`` is one of ``default_units`` (as :func:`_unit_dir` gives them) or lies
     below one."""
-    if unit.startswith("<"):
-        return unit in default_units
-    here = os.path.abspath(unit)
-    while True:
-        if here in default_units:
-            return True
-        parent = os.path.dirname(here)
-        if parent == here:
-            return False
-        here = parent
+    return any(d in default_units for d in _unit_dirs(unit))
 
 
 def is_default_class(sc: K8sObject) -> bool:

@@ -19,9 +19,20 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import translate
+
+
+def ancestors(path: str) -> Iterator[str]:
+    """``path`` and every directory above it, up to the root, as ``os.path.dirname`` spells
+    them (a relative path stops at its first component)."""
+    while True:
+        yield path
+        up = os.path.dirname(path)
+        if up == path or not up:
+            return
+        path = up
 
 
 def tidy(path: str) -> str:

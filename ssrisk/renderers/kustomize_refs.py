@@ -46,6 +46,7 @@ from typing import Any
 
 from ..confine import GIT_DIR, is_inside, refusal
 from ..model import InputError
+from ..paths import ancestors
 from .chartcopy import CopyBudget, CopyTooLarge, copy_confined
 
 #: Fields whose entries may be a directory (a new kustomization root) or, when not local, a
@@ -828,13 +829,7 @@ def copy_tree(roots: list[str], root: str, into: str) -> TreeCopy:
 def _within(path: str, directories: set[str]) -> bool:
     """Whether ``path`` (a real path) is one of ``directories`` or below one (its
     ancestors looked up, not every directory compared)."""
-    while True:
-        if path in directories:
-            return True
-        up = os.path.dirname(path)
-        if up == path:
-            return False
-        path = up
+    return any(p in directories for p in ancestors(path))
 
 
 def refused_references(

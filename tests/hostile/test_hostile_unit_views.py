@@ -37,16 +37,14 @@ from ssrisk.inventory import (
     _UnitView,
     _without_default_annotation,
     is_default_class,
+    pdb_selects,
     unit_covers,
 )
 from ssrisk.loading import load_text
 from ssrisk.model import K8sObject
 from ssrisk.plugins import collect_rules, plugin_manager
 from ssrisk.selectors import (
-    InvalidSelector,
-    is_empty_selector,
     map_selector_matches,
-    selector_matches,
 )
 from ssrisk.settings import Settings
 
@@ -151,21 +149,11 @@ def _seen_from(objects: list[K8sObject], unit: str) -> list[K8sObject]:
 
 
 def _pdbs(seen: list[K8sObject], ns: str | None, labels: Mapping[str, Any]) -> list[K8sObject]:
-    out = []
-    for pdb in seen:
-        if pdb.kind != "PodDisruptionBudget" or pdb.namespace != ns:
-            continue
-        sel = pdb.get("spec", "selector")
-        if is_empty_selector(sel):
-            if pdb.api_version == "policy/v1":
-                out.append(pdb)
-            continue
-        try:
-            if isinstance(sel, Mapping) and selector_matches(sel, labels):
-                out.append(pdb)
-        except InvalidSelector:
-            pass
-    return out
+    return [
+        o
+        for o in seen
+        if o.kind == "PodDisruptionBudget" and o.namespace == ns and pdb_selects(o, labels)
+    ]
 
 
 def _claim_stem(pv: K8sObject) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .budget import Budget, BudgetExhausted
+from .budget import STEP_MEANING, Budget, BudgetExhausted
 from .memo import CACHE, prepare_base, rename
 from .profile import ClusterProfile, NodeSpec, default_nodes
 from .result import PodResult, ScenarioResult, TimelineEvent
@@ -134,8 +134,7 @@ class Simulator:
             verdict=(
                 f"not simulated in full: placing the replicas and running the scenarios took "
                 f"more than the {budget.steps} simulation steps this StatefulSet may take "
-                "(one step is one scheduling filter pass over one node, or one pod looked at "
-                "after an event); nothing about this scenario is concluded"
+                f"({STEP_MEANING}); nothing about this scenario is concluded"
             ),
             assumptions=[],
             placement="not simulated in full",

@@ -4,7 +4,8 @@ a result never depends on the machine's speed or load.
 One step is one scheduling filter pass over one node for one pod (scheduler.py: initial
 placement, the assumed shape's search, each scheduling attempt and each Pending reason) of a
 pod with few scheduling constraints, and an event of the event loop costs one step per replica
-(the controllers and the availability tracking look at every pod of the set after each event):
+(the controllers and the availability tracking look at every pod of the set after each event),
+and a pod the kubelet tries to start costs one step per volume it checks (kubelet.py):
 steps track CPU time to within a factor of about two, about 2 µs each. A pod with many
 constraints makes each filter pass longer, and pays for it (:func:`filter_pass_steps`). A
 :class:`Budget` is given to a :class:`~embedded_sim.Simulator` (all scenarios of one
@@ -21,6 +22,12 @@ from __future__ import annotations
 #: required pod (anti-)affinity term or a node selection requirement is looked at
 #: once per node (about 0.15 µs: one sixteenth); a topologySpreadConstraint also recounts the
 #: set's pods per domain at each attempt (about 0.8 µs: five sixteenths).
+#: What one step is, in the words every notice of an exhausted budget uses.
+STEP_MEANING = (
+    "a step is one scheduling filter pass over one node, one pod looked at after an event, "
+    "or one volume a starting pod waits for"
+)
+
 TERM_SIXTEENTHS = 1
 SPREAD_SIXTEENTHS = 5
 

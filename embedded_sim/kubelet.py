@@ -52,6 +52,10 @@ class Kubelet:
         sim = self.sim
         if not self._live(pod) or pod.terminating or pod.phase != "Pending" or pod.node is None:
             return
+        # One step per volume looked at (budget.py): a pod with V claims is looked at again
+        # after each of its V attaches, V*V in all, which thousands of volumeClaimTemplates
+        # would otherwise make minutes of uncounted work.
+        sim.budget.spend(len(pod.claims))
         waiting = False
         for claim in pod.claims:
             vol = sim.cluster.volumes.get(claim)
@@ -201,11 +205,12 @@ class Kubelet:
         # Volumes of pods deleted from the API while the node was away (force delete, PodGC):
         # the kubelet's pod cleanup finds them orphaned and unmounts them (kubelet_pods.go
         # #HandlePodCleanups) [A: timing as for a terminating pod].
+        in_use = {claim for p in sim.cluster.pods_on(node_name) for claim in p.claims}
         for vol in sorted(sim.cluster.volumes.values(), key=lambda v: v.sort_key):
             if (
                 vol.attached_to == node_name
                 and vol.mounted_on_dead_node
-                and not any(vol.claim in p.claims for p in sim.cluster.pods_on(node_name))
+                and vol.claim not in in_use
             ):
                 sim.loop.after(
                     delay + sim.profile.kubelet_cleanup_s,

@@ -527,11 +527,10 @@ def worth_forking(seconds_per_statefulset: float, remaining: int) -> bool:
 EVALUATION_GC_THRESHOLD = 20_000
 
 
-#: Simulation steps (embedded_sim/budget.py: one scheduling filter pass over one node, or one
-#: pod looked at after an event; about 2 µs each) one StatefulSet may take over all its
-#: scenarios: about four seconds of one core. Ordinary StatefulSets take a few thousand; a
-#: set of 250 replicas that a hostname spread and a zone anti-affinity place one per node takes
-#: about three million.
+#: Simulation steps (embedded_sim/budget.py STEP_MEANING; about 2 µs each) one StatefulSet
+#: may take over all its scenarios: about four seconds of one core. Ordinary StatefulSets take
+#: a few thousand; a set of 250 replicas that a hostname spread and a zone anti-affinity place
+#: one per node takes about three million.
 SIMULATION_STEPS_PER_SET = 2_000_000
 #: Steps one run may take in all (about forty seconds): with more StatefulSets than that
 #: leaves the per-set figure for, each gets an equal share ...

@@ -278,11 +278,12 @@ class CheckContext:
                 )
             result = self._simulator.run(scenario)
             if result.budget_exhausted:
+                from .embedded_sim.budget import STEP_MEANING
+
                 reason = (
                     f"placing its replicas and running its scenarios takes more than the "
                     f"{self.max_steps} simulation steps a StatefulSet may take in this run "
-                    "(a step is one scheduling filter pass over one node, or one pod looked at "
-                    "after an event; README, Limits and hostile input), so the placement was "
+                    f"({STEP_MEANING}; README, Limits and hostile input), so the placement was "
                     "not simulated in full and nothing simulated is assumed"
                 )
                 return SimulationUnavailable(

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .confine import RealPaths, Trees
 from .engine import Report, check_loaded, load_all
 from .inventory import Inventory
 from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
@@ -74,6 +75,13 @@ class ChangePlan:
     deleted: list[tuple[str, str]] = field(default_factory=list)
     #: changed files the exclude patterns leave out (not checked)
     excluded: list[str] = field(default_factory=list)
+    #: the trees of the run's paths and their real paths, each directory looked at once
+    #: (changed files nested deep)
+    trees: Trees = field(default_factory=Trees)
+
+    @property
+    def realpath(self) -> RealPaths:
+        return self.trees.realpath
 
 
 def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> ChangePlan:
@@ -86,11 +94,13 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
     Raises:
         ChangedError: a path that is standard input or a directory.
     """
-    from .confine import refusal, tree_of
+    from .confine import refusal
 
     excludes = excludes if excludes is not None else Excludes(())
-    real = frozenset(os.path.realpath(p) for p in paths)
-    plan = ChangePlan(real)
+    tree_of = Trees()  # (each directory above the changed files looked at once)
+    realpath = tree_of.realpath
+    plan = ChangePlan(frozenset(realpath(p) for p in paths), trees=tree_of)
+    units = _Units(realpath)
     index: _KustomizationIndex | None = None
     for given in paths:
         if given == "-" or os.path.isdir(given):
@@ -104,8 +114,8 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
         if excludes.under(path, root):
             plan.excluded.append(path)
             continue
-        kind, unit = _enclosing_unit(path, root)
-        if kind in ("chart", "kustomization") and refusal(unit, root) is not None:
+        kind, unit = units.enclosing(path, root)
+        if kind in ("chart", "kustomization") and refusal(unit, root, realpath) is not None:
             # reached through a link out of the tree: refused like a plain file (by discover)
             plan.plain.setdefault(os.path.dirname(path) or os.curdir, []).append(path)
             continue
@@ -124,34 +134,58 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
         if kind == "chart":
             plan.charts.setdefault(unit, []).append(path)
             if not _is_template(path, unit):
-                plan.whole.add(os.path.realpath(unit))
+                plan.whole.add(realpath(unit))
         elif kind == "kustomization":
             if index is None or index.root != root:
-                index = _KustomizationIndex(root, excludes)
+                index = _KustomizationIndex(root, excludes, realpath)
             for real_build in index.builds_of(unit):
                 build = display_path(real_build, path)
                 plan.kustomizations.setdefault(build, []).append(path)
                 if os.path.basename(path) in KUSTOMIZATION_FILES:
-                    plan.whole.add(os.path.realpath(build))
+                    plan.whole.add(realpath(build))
         else:
             plan.plain.setdefault(os.path.dirname(path) or os.curdir, []).append(path)
     return plan
 
 
-def _enclosing_unit(path: str, root: str) -> tuple[str, str]:
-    """``("chart", dir)``, ``("kustomization", dir)`` or ``("plain", "")`` for ``path``: the
-    nearest directory at or above the file, not above the tree ``root``, that is a chart or
-    has a kustomization file (directories shown like ``path``)."""
-    here = os.path.dirname(os.path.abspath(path))
-    while True:
-        if is_chart(here):
-            return "chart", display_path(_outermost_chart(here), path)
-        if kustomization_file(here) is not None:
-            return "kustomization", display_path(here, path)
-        parent = os.path.dirname(here)
-        if parent == here or os.path.realpath(here) == root:
-            return "plain", ""
-        here = parent
+class _Units:
+    """The unit enclosing each changed file, each directory looked at once: the changed files
+    of a tree nested D levels deep cost D looks, not D*D."""
+
+    def __init__(self, realpath: RealPaths) -> None:
+        self.realpath = realpath
+        #: (tree, absolute directory) -> ("chart", outermost chart), ("kustomization", the
+        #: directory), or ("plain", "")
+        self._nearest: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def enclosing(self, path: str, root: str) -> tuple[str, str]:
+        """``("chart", dir)``, ``("kustomization", dir)`` or ``("plain", "")`` for ``path``:
+        the nearest directory at or above the file, not above the tree ``root``, that is a
+        chart or has a kustomization file (directories shown like ``path``)."""
+        kind, unit = self._of(os.path.dirname(os.path.abspath(path)), root)
+        return kind, display_path(unit, path) if unit else ""
+
+    def _of(self, directory: str, root: str) -> tuple[str, str]:
+        chain: list[str] = []
+        here = directory
+        while (root, here) not in self._nearest:
+            chain.append(here)
+            if is_chart(here):
+                found = ("chart", _outermost_chart(here))
+                break
+            if kustomization_file(here) is not None:
+                found = ("kustomization", here)
+                break
+            parent = os.path.dirname(here)
+            if parent == here or self.realpath(here) == root:
+                found = ("plain", "")
+                break
+            here = parent
+        else:
+            found = self._nearest[(root, here)]
+        for below in chain:
+            self._nearest[(root, below)] = found
+        return found
 
 
 def _outermost_chart(chart: str) -> str:
@@ -175,7 +209,9 @@ class _KustomizationIndex:
     """The kustomizations of a repository and which include which (read on first need: the
     walk lists directories and reads only kustomization files)."""
 
-    def __init__(self, root: str, excludes: Excludes) -> None:
+    def __init__(
+        self, root: str, excludes: Excludes, realpath: Callable[[str], str] = os.path.realpath
+    ) -> None:
         from .confine import refusal
         from .loading import DEFAULT_EXCLUDES
         from .walk import walk
@@ -194,11 +230,11 @@ class _KustomizationIndex:
             marker = kustomization_file(here)
             if marker is None or excludes(os.path.join(here, os.path.basename(marker))):
                 continue  # (a kustomization the patterns leave out includes nothing)
-            if refusal(marker, root) is not None:
+            if refusal(marker, root, realpath) is not None:
                 continue  # never opened: its build reports the refusal
             from .renderers.kustomize import local_references  # (only for a kustomization)
 
-            real = os.path.realpath(here)
+            real = realpath(here)
             self.included_by.setdefault(real, set())
             for ref in local_references(here, root):
                 self.included_by.setdefault(ref, set()).add(real)
@@ -261,6 +297,7 @@ def check_changed(
     """
     excludes = Excludes(settings.exclude)
     plan = plan_changes(paths, excludes)
+    realpath = plan.realpath
     gone = _deleted(plan, settings, excludes)
     for path in plan.excluded:  # said, so that "nothing to check" is not a surprise
         left_out = LoadedFile(path)
@@ -274,7 +311,7 @@ def check_changed(
         built, build_errors = load_all(units, settings)
         loaded += [_only_changed_notices(lf, plan) for lf in built]
         errors += build_errors
-    seen = {os.path.realpath(lf.path) for lf in loaded}
+    seen = {realpath(lf.path) for lf in loaded}
     changed = _Changed(plan)
     shared = _shared_scopes(loaded, changed)
     wide = []
@@ -282,25 +319,25 @@ def check_changed(
         wide = [
             lf
             for lf in load_all(shared, settings, kinds=frozenset(MODELLED_KINDS))[0]
-            if os.path.realpath(lf.path) not in seen
+            if realpath(lf.path) not in seen
         ]
-        seen.update(os.path.realpath(lf.path) for lf in wide)
+        seen.update(realpath(lf.path) for lf in wide)
     neighbours = [
         f
         for directory in plan.plain
-        for f in _manifests_in(directory, settings, excludes)
-        if os.path.realpath(f) not in seen
+        for f in _manifests_in(directory, settings, excludes, realpath)
+        if realpath(f) not in seen
     ]
     related = wide + (
         load_all(neighbours, settings, kinds=frozenset(MODELLED_KINDS))[0] if neighbours else []
     )
-    seen.update(os.path.realpath(lf.path) for lf in related)
+    seen.update(realpath(lf.path) for lf in related)
     extra: list[LoadedFile] = []
     if context:
         extra = [
             lf
             for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]
-            if os.path.realpath(lf.path) not in seen
+            if realpath(lf.path) not in seen
         ]
     return check_loaded(
         loaded,
@@ -328,8 +365,7 @@ def _shared_scopes(loaded: Sequence[LoadedFile], changed: _Changed) -> list[str]
     StorageClass or PersistentVolume of ``loaded`` may concern: a class named by
     ``storageClassName`` is found by identity anywhere, and a default class serves the claims
     of its directory tree (:meth:`ssrisk.inventory.Inventory.for_unit`)."""
-    from .confine import tree_of
-
+    tree_of = changed.plan.trees
     scopes = {
         display_path(tree_of(o.path), o.path)
         for lf in loaded
@@ -345,12 +381,12 @@ def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[L
     other: a chart is rendered and a kustomization built without the file; for a plain file,
     the other manifests of its directory are checked as if they changed, since what it held
     (a PodDisruptionBudget, a Service) may be what kept their StatefulSets safe."""
-    from .confine import refusal, tree_of
+    from .confine import refusal
 
     out = []
     for path, kind in plan.deleted:
         lf = LoadedFile(path)
-        refused = refusal(path, tree_of(path))
+        refused = refusal(path, plan.trees(path), plan.realpath)
         if refused is not None:  # in .git: refused as if it were there
             lf.errors.append(InputError(path, refused))
             out.append(lf)
@@ -362,9 +398,14 @@ def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[L
         else:
             directory = os.path.dirname(path) or os.curdir
             listed = plan.plain.setdefault(directory, [])
-            others = [f for f in _manifests_in(directory, settings, excludes) if f not in listed]
+            others = [
+                f
+                for f in _manifests_in(directory, settings, excludes, plan.realpath)
+                if f not in listed
+            ]
             listed.extend(others)
-            plan.real = plan.real | {os.path.realpath(f) for f in others}
+            if others:  # (a new set per deleted file would cost the changed files each time)
+                plan.real = plan.real | {plan.realpath(f) for f in others}
             what = (
                 "the other manifests of its directory are checked as if they changed"
                 if others
@@ -375,7 +416,9 @@ def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[L
     return out
 
 
-def _manifests_in(directory: str, settings: Settings, excludes: Excludes) -> list[str]:
+def _manifests_in(
+    directory: str, settings: Settings, excludes: Excludes, realpath: RealPaths
+) -> list[str]:
     """The manifest files of ``directory`` itself (not of its subdirectories) that a walk
     would read."""
     try:
@@ -389,7 +432,7 @@ def _manifests_in(directory: str, settings: Settings, excludes: Excludes) -> lis
             continue
         if excludes(full):
             continue
-        if os.path.isfile(full) and os.path.realpath(full) not in settings.skip_files:
+        if os.path.isfile(full) and realpath(full) not in settings.skip_files:
             out.append(full)
     return out
 
@@ -397,8 +440,8 @@ def _manifests_in(directory: str, settings: Settings, excludes: Excludes) -> lis
 def _only_changed_notices(lf: LoadedFile, plan: ChangePlan) -> LoadedFile:
     """A rendered unit's notices (schema warnings, duplicate keys) about files that did not
     change are not the commit's; its errors (a build that fails) are kept."""
-    if os.path.realpath(lf.path) not in plan.whole:
-        lf.notices = [n for n in lf.notices if os.path.realpath(n.path) in plan.real]
+    if plan.realpath(lf.path) not in plan.whole:
+        lf.notices = [n for n in lf.notices if plan.realpath(n.path) in plan.real]
     return lf
 
 
@@ -413,7 +456,7 @@ class _Changed:
     def realpath(self, path: str) -> str:
         found = self._real.get(path)
         if found is None:
-            found = self._real[path] = os.path.realpath(path)
+            found = self._real[path] = self.plan.realpath(path)
         return found
 
     def is_changed_file(self, path: str) -> bool:

@@ -15,6 +15,8 @@ confined to its own directory (see :mod:`ssrisk.renderers.chartcopy`).
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Callable
 
 GIT_DIR = ".git"
 
@@ -25,51 +27,62 @@ def tree_of(path: str) -> str:
 
     The repository is looked for on the path *as written*, not on its real path: a directory
     link inside the working directory (``deploy -> /elsewhere``) leads out of the tree, so
-    neither its target nor a ``.git`` the target holds can become the tree.
+    neither its target nor a ``.git`` the target holds can become the tree. One path costs
+    a look at each directory above it; :class:`Trees` answers many.
     """
-    absolute = os.path.abspath(path)
-    directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
-    cwd = os.path.realpath(os.getcwd())
-    found = _lexical_repository_root(directory, cwd)
-    if found is not None:
-        return found
-    real = os.path.realpath(directory)
-    if is_inside(directory, cwd) or is_inside(real, cwd):
-        return cwd
-    return real
+    return Trees()(path)
 
 
 def repository_of(directory: str) -> str | None:
     """The real path of the repository holding ``directory`` (the nearest directory at or
     above it, on the path as written, that has a ``.git`` entry), or ``None``."""
-    return _lexical_repository_root(os.path.abspath(directory), os.path.realpath(os.getcwd()))
+    return Trees().repository(os.path.abspath(directory))
 
 
-def _lexical_repository_root(directory: str, cwd: str) -> str | None:
-    """The real path of the nearest directory at or above ``directory`` (an absolute path as
-    written) that has a ``.git``, skipping every directory reached through a symbolic link
-    whose entry is inside the working directory ``cwd`` (the checkout's own links)."""
-    chain = []
-    here = directory
-    while True:
-        chain.append(here)
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    chain.reverse()  # from the file system's root down to the directory
-    untrusted = False
-    candidates = []
-    for here in chain:
-        if not untrusted and os.path.islink(here):
-            entry = os.path.realpath(os.path.dirname(here))
-            untrusted = is_inside(entry, cwd)
-        if not untrusted:
-            candidates.append(here)
-    for here in reversed(candidates):
-        if os.path.lexists(os.path.join(here, GIT_DIR)):
-            return os.path.realpath(here)
-    return None
+class Trees:
+    """:func:`tree_of` for many paths, each directory above them looked at once: the paths of
+    a walk or a changed-file list nested D levels deep cost D looks, not D*D. Made for one
+    run's lookups: the file system is not expected to change under it."""
+
+    def __init__(self) -> None:
+        self.cwd = os.path.realpath(os.getcwd())
+        self.realpath = RealPaths()
+        #: absolute directory as written -> (reached through a link inside the working
+        #: directory, the nearest directory at or above it not so reached that has a .git)
+        self._state: dict[str, tuple[bool, str | None]] = {}
+
+    def __call__(self, path: str) -> str:
+        """The tree of ``path`` (see :func:`tree_of`)."""
+        absolute = os.path.abspath(path)
+        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        found = self.repository(directory)
+        if found is not None:
+            return found
+        real = self.realpath(directory)
+        if is_inside(directory, self.cwd) or is_inside(real, self.cwd):
+            return self.cwd
+        return real
+
+    def repository(self, directory: str) -> str | None:
+        """The real path of the nearest directory at or above ``directory`` (an absolute path
+        as written) that has a ``.git``, skipping every directory reached through a symbolic
+        link whose entry is inside the working directory (the checkout's own links)."""
+        chain = []  # directories not looked at yet, from ``directory`` up
+        here = directory
+        while here not in self._state:
+            chain.append(here)
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+        untrusted, nearest = self._state.get(here, (False, None))
+        for here in reversed(chain):  # from the highest down
+            if not untrusted and os.path.islink(here):
+                untrusted = is_inside(self.realpath(os.path.dirname(here)), self.cwd)
+            if not untrusted and os.path.lexists(os.path.join(here, GIT_DIR)):
+                nearest = here
+            self._state[here] = (untrusted, nearest)
+        return self.realpath(nearest) if nearest is not None else None
 
 
 def is_inside(real_path: str, real_root: str) -> bool:
@@ -83,16 +96,65 @@ def in_git_dir(real_path: str, real_root: str) -> bool:
     return GIT_DIR in rel.split(os.sep)
 
 
-def refusal(path: str, root: str) -> str | None:
+class RealPaths:
+    """Real paths of the entries of one walk, each directory resolved once.
+
+    ``os.path.realpath`` looks at every component of a path (one ``lstat`` each), so resolving
+    every file of a tree nested D levels deep costs D*D calls (800 levels: 7 s). Here a path's
+    real path is its directory's (remembered) joined with its name, unless the name is a
+    symbolic link, which ``os.path.realpath`` resolves. Made for one
+    walk: the file system is not expected to change under it.
+    """
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        """The real path of ``path`` (as :func:`os.path.realpath` gives it)."""
+        known = self._dirs.get(path)
+        if known is not None:
+            return known
+        head, name = os.path.split(path)
+        if not name or name in (os.curdir, os.pardir):
+            return os.path.realpath(path)
+        return self._child(self._dir(head or os.curdir), name)
+
+    def _dir(self, directory: str) -> str:
+        chain: list[tuple[str, str]] = []  # (directory, its name) up to a known one
+        here = directory
+        while here not in self._dirs:
+            head, name = os.path.split(here)
+            if not name or name in (os.curdir, os.pardir) or not head:
+                self._dirs[here] = os.path.realpath(here)
+                break
+            chain.append((here, name))
+            here = head
+        real = self._dirs[here]
+        for here, name in reversed(chain):
+            real = self._dirs[here] = self._child(real, name)
+        return real
+
+    @staticmethod
+    def _child(real_dir: str, name: str) -> str:
+        full = os.path.join(real_dir, name)
+        try:
+            if not stat.S_ISLNK(os.lstat(full).st_mode):
+                return full
+        except OSError:
+            return full  # (nothing there: os.path.realpath keeps the name as it is)
+        return os.path.realpath(full)
+
+
+def refusal(path: str, root: str, realpath: Callable[[str], str] = os.path.realpath) -> str | None:
     """Why ``path`` may not be read from the tree ``root`` (a real path), or ``None``.
 
     The reason is the same whether what the link leads to exists or not, and never names it
     (the caller names the path as written in the tree): what lies outside the tree is none of
-    the output's business.
+    the output's business. A walk passes its :class:`RealPaths` as ``realpath``.
     """
     if "\0" in path:  # (a configuration value can hold one; no file name can)
         return "not a file name (it holds a NUL character); not read"
-    real = os.path.realpath(path)
+    real = realpath(path)
     if not is_inside(real, root):
         if is_inside(os.path.abspath(path), root):
             return OUTSIDE_LINK

@@ -133,7 +133,7 @@ def discover(
     Paths are spelt as :func:`ssrisk.paths.tidy` spells them (``.`` joined with ``db.yaml`` is
     ``db.yaml``), the spelling of every output.
     """
-    from .confine import refusal, tree_of
+    from .confine import Trees, refusal
     from .paths import Excludes, join, tidy
     from .walk import TooDeep, walk
 
@@ -147,6 +147,8 @@ def discover(
     def left_out(directory: str) -> bool:
         return (bool(skipped) and os.path.abspath(directory) in skipped) or excluded(directory)
 
+    tree_of = Trees()  # (a long list of files nested deep: each directory looked at once)
+    realpath = tree_of.realpath
     for given in paths:
         raw = tidy(given)
         tree = tree_of(raw) if raw != "-" else ""
@@ -178,7 +180,7 @@ def discover(
                         continue
                     # refused first: what lies outside the tree (a directory, a pipe, nothing)
                     # must not change the message
-                    refused = refusal(full, tree)
+                    refused = refusal(full, tree, realpath)
                     if refused is not None:
                         errors.append(InputError(full, refused))
                         continue
@@ -194,7 +196,7 @@ def discover(
         elif raw not in seen and not own.holds(raw):
             # (a file named on the command line may be reached through a directory link, or
             # lie in .git: its real path is checked like a walked file's)
-            refused = refusal(raw, tree) if raw != "-" else None
+            refused = refusal(raw, tree, realpath) if raw != "-" else None
             if refused is not None:
                 errors.append(InputError(raw, refused))
                 continue

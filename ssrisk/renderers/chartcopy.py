@@ -19,7 +19,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from ..confine import GIT_DIR, in_git_dir, is_inside
+from ..confine import GIT_DIR, RealPaths, in_git_dir, is_inside
 from ..loading import MAX_FILE_BYTES
 from ..walk import TooDeep, walk
 from .common import RenderError
@@ -78,6 +78,7 @@ def copy_confined(top: str, root: str, dest: str, budget: CopyBudget, place: str
         CopyTooLarge: the copy exceeds ``budget`` (shared by the calls given it).
     """
     skipped: list[Skipped] = []
+    realpath = RealPaths()  # (each directory resolved once: a deep chart is no D*D lstat calls)
     visited = {top}
     outside = f"a symbolic link that leads outside {place}"  # never where, nor if it exists
 
@@ -94,7 +95,7 @@ def copy_confined(top: str, root: str, dest: str, budget: CopyBudget, place: str
         keep = []
         for d in sorted(dirs):
             rel = os.path.normpath(os.path.join(rel_here, d))
-            real = os.path.realpath(os.path.join(here, d))
+            real = realpath(os.path.join(here, d))
             if d == GIT_DIR:
                 skipped.append(Skipped(rel, "a .git directory"))
             elif not is_inside(real, root):
@@ -107,7 +108,7 @@ def copy_confined(top: str, root: str, dest: str, budget: CopyBudget, place: str
         dirs[:] = keep
         for name in sorted(names):
             rel = os.path.normpath(os.path.join(rel_here, name))
-            real = os.path.realpath(os.path.join(here, name))
+            real = realpath(os.path.join(here, name))
             if not is_inside(real, root):
                 skipped.append(Skipped(rel, outside))
                 continue

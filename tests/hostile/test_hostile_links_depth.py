@@ -8,6 +8,7 @@ nested deeper than Python's recursion limit is walked (or reported), never a tra
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,65 @@ def test_the_walk_is_iterative(tmp_path: Path) -> None:
     assert levels[-1][2] == ["x.yaml"] and levels[0][1] == ["d"]
     assert len(short) == 11
     assert len(errors) == 1 and isinstance(errors[0], TooDeep)
+
+
+def _file_per_level(top: Path, depth: int, base: Path) -> list[str]:
+    """A ConfigMap file at every one of ``depth`` nested levels below ``top`` (paths
+    relative to ``base``, shallowest first)."""
+    files = []
+    level = top
+    for i in range(depth):
+        level = level / "a"
+        level.mkdir()
+        (level / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"
+        )
+        files.append(str((level / "cm.yaml").relative_to(base)))
+    return files
+
+
+@pytest.mark.parametrize("how", ["directory", "file list", "--changed", "chart", "deleted"])
+def test_a_deep_tree_looks_at_each_directory_once(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree with a file at each of D levels: each directory above a file is looked at
+    (stat, lstat) a few times, for real paths, the repository, the configuration, the
+    enclosing chart or kustomization and the chart copy, not once per file below it: D*D
+    calls made 800 levels take 7 s to walk, 15 s as a file list and 66 s as --changed."""
+    repo = make_checkout(tmp_path, monkeypatch)
+    depth = 150
+    top = repo / "t"
+    top.mkdir()
+    if how == "chart":
+        (top / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+        (top / "templates").mkdir()
+        files = _file_per_level(top / "templates", depth, repo)
+    else:
+        files = _file_per_level(top, depth, repo)
+    args = {
+        "directory": [top.name],
+        "file list": ["--", *files],
+        "--changed": ["--changed", "--", *files],
+        "chart": ["--changed", "--", *files],
+        "deleted": ["--changed", "--", *files],
+    }[how]
+    if how == "deleted":  # (git diff --name-only lists deleted files too)
+        for f in files:
+            os.unlink(repo / f)
+    calls = 0
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def counted(*a: object, _real: Callable[..., object] = real, **k: object) -> object:
+            nonlocal calls
+            calls += 1
+            return _real(*a, **k)
+
+        monkeypatch.setattr(os, name, counted)
+    done = run_cli("check", *args, cwd=repo)
+    monkeypatch.undo()
+    assert done.code in (0, 1), done.out + done.err
+    assert "no such file" not in done.out + done.err
+    assert f"{depth} file(s)" in done.out or how in ("chart", "deleted"), done.out
+    # a few looks per file and directory (D*D look-ups made 11,000 to 460,000 here)
+    assert calls <= 40 * depth, calls

@@ -650,6 +650,7 @@ class _Units:
         self.scoped_defaults = False
         self._keep: dict[tuple[Identity, frozenset[Identity]], str | None] = {}
         self._groups: dict[tuple[str, Hashable], dict[Identity, dict[str, list[K8sObject]]]] = {}
+        self._lists: dict[tuple[str, Hashable], _SharedList] = {}
         self._parts: dict[tuple[frozenset[Identity], str, Hashable], list[K8sObject]] = {}
         if inventory is None:
             return
@@ -698,6 +699,15 @@ class _Units:
         part = self._parts.get(cache_key)
         if part is not None:
             return part
+        shared = self._lists.get((space, key))
+        if shared is None:
+            shared = self._lists[(space, key)] = _SharedList(self, inventory._list(space, key))
+        if shared.all_alternatives(sig):
+            # (no O(list) walk per signature: a chain of units that all also copy one object
+            # has as many signatures as units, and each would walk every list)
+            part = shared.part_for(self, sig, inventory._seq)
+            self._parts[cache_key] = part
+            return part
         groups = self._groups.get((space, key))
         if groups is None:
             groups = self._groups[(space, key)] = defaultdict(lambda: defaultdict(list))
@@ -717,6 +727,58 @@ class _Units:
             part.sort(key=lambda o: seq[id(o)])
         self._parts[cache_key] = part
         return part
+
+
+class _SharedList:
+    """One list of the inventory (a space's key) sorted by what decides who sees each object
+    (:meth:`_Units.shared_part`), so that a signature sharing an identity with every unit that
+    has one and defines objects here is answered from the objects of units without a
+    signature alone: those units are never anyone's alternatives.
+
+    ``fixed``: objects of units without a signature that every such signature sees (an
+    identity defined once, or first defined by a unit without a signature); ``varying``:
+    objects of units without a signature whose identity a unit with one defines first (seen
+    when :meth:`_Units.keep` keeps their unit).
+    """
+
+    __slots__ = ("common", "fixed", "signed", "varying")
+
+    def __init__(self, units: _Units, objects: Iterable[K8sObject]) -> None:
+        self.fixed: list[K8sObject] = []
+        self.varying: list[K8sObject] = []
+        common: frozenset[Identity] | None = None
+        self.signed = False
+        for o in objects:
+            own = units.sig.get(o.unit)
+            if own is not None:
+                self.signed = True
+                common = own if common is None else common & own
+                continue
+            copies = units.copies.get(identity(o))
+            if copies is None or (copies[0] == o.unit and copies[0] not in units.sig):
+                self.fixed.append(o)
+            elif copies[0] in units.sig:
+                self.varying.append(o)
+            # (else a unit without a signature defines it first: only that one is seen)
+        #: identities every unit with a signature that defines objects here defines
+        self.common = common or _NO_SIG
+
+    def all_alternatives(self, sig: frozenset[Identity]) -> bool:
+        """Whether every unit with a signature that defines objects here is an alternative of
+        a unit of signature ``sig`` (shares one of its identities)."""
+        return not self.signed or not sig.isdisjoint(self.common)
+
+    def part_for(
+        self, units: _Units, sig: frozenset[Identity], seq: Mapping[int, int]
+    ) -> list[K8sObject]:
+        """What :meth:`_Units.shared_part` gives for ``sig`` when :meth:`all_alternatives`
+        (``seq``: the inventory's load order by object id)."""
+        if not self.varying:
+            return self.fixed
+        seen = [o for o in self.varying if units.keep(identity(o), sig) == o.unit]
+        if not seen:
+            return self.fixed
+        return sorted([*self.fixed, *seen], key=lambda o: seq[id(o)])
 
 
 def _covered(unit: str, default_units: set[str]) -> bool:

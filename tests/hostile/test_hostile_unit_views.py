@@ -332,6 +332,13 @@ def _unit_docs(shape: str, i: int) -> list[str]:
         return [_SVC.format(svc=f"db{i // 2}"), _PDB.format(pdb=f"p{i}"), _STS.format(**sts)]
     if shape == "a chain of units sharing Services":
         return [_SVC.format(svc=f"x{i}"), _SVC.format(svc=f"x{i + 1}"), _STS.format(**sts)]
+    if shape == "a chain of units that all copy one Service":
+        return [
+            _SVC.format(svc="db"),
+            _PDB.format(pdb=f"x{i}"),
+            _PDB.format(pdb=f"x{i + 1}"),
+            _STS.format(**sts),
+        ]
     raise AssertionError(shape)
 
 
@@ -343,6 +350,7 @@ VIEW_SHAPES = [
     "a default class in every unit",
     "pairs of units share a Service",
     "a chain of units sharing Services",
+    "a chain of units that all copy one Service",
 ]
 
 

@@ -18,12 +18,10 @@ configurations" (a majority of master-eligible nodes).
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
-from ssrisk.inventory import Inventory
 from ssrisk.model import K8sObject
 from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
@@ -292,33 +290,20 @@ def members(ctx: CheckContext, system: str) -> int:
         return total
     ns = ctx.sts.namespace
     group = tuple((k, str(v)) for k, v in keys)
-    inventory = ctx.inventory
-    by_name = inventory.memo(
-        ("quorum-members", ns, group, system),
-        lambda: _member_replicas(inventory, ns, group, system),
+    tally = ctx.inventory.tally_labelled(
+        ns, group, partial(_member_weight, system), ("quorum-members", system)
     )
-    return total + sum(by_name.values()) - by_name.get(ctx.sts.name, 0)
+    return total + tally.total - tally.weight(ctx.sts.name)
 
 
-def _member_replicas(
-    inventory: Inventory, namespace: str | None, group: tuple[tuple[str, str], ...], system: str
-) -> dict[str, int]:
-    """By StatefulSet name, the voting replicas of the sets in ``namespace`` whose template
-    labels read ``group`` and that run ``system`` (computed once per unit for all of them)."""
-    out: dict[str, int] = defaultdict(int)
-    # the group's pair with the fewest sets: a release label unique to each set is one
-    candidates = min((inventory.statefulsets_labelled(namespace, k, v) for k, v in group), key=len)
-    for other in candidates:
-        tl = other.get("spec", "template", "metadata", "labels")
-        if not isinstance(tl, dict) and not hasattr(tl, "get"):
-            continue
-        if not all(str(tl.get(k)) == v for k, v in group):
-            continue
-        replicas = other.get("spec", "replicas")
-        if _quorum_system(other) == system:  # a voting member set (not a data-only one)
-            ok = isinstance(replicas, int) and not isinstance(replicas, bool)
-            out[other.name] += replicas if ok else 1
-    return out
+def _member_weight(system: str, other: K8sObject) -> int | None:
+    """The voting replicas ``other`` adds to a quorum system ``system`` spanning
+    StatefulSets (``None``: not a voting member set, such as a data-only one)."""
+    if _quorum_system(other) != system:
+        return None
+    replicas = other.get("spec", "replicas")
+    ok = isinstance(replicas, int) and not isinstance(replicas, bool)
+    return replicas if ok else 1
 
 
 def allowed_down(ctx: CheckContext, value: int | str | None, replicas: int | None = None) -> int:

@@ -17,6 +17,7 @@ from collections.abc import (
     MutableMapping,
     Sequence,
 )
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .model import K8sObject
@@ -188,6 +189,64 @@ class Inventory:
             ]
         return list(self._list("sts-label", (namespace, key, value)))
 
+    def tally_labelled(
+        self,
+        namespace: str | None,
+        group: tuple[tuple[str, str], ...],
+        weigh: Callable[[K8sObject], int | None],
+        key: Hashable,
+    ) -> Tally:
+        """The sum of ``weigh(sts)`` (``None``: not counted), in all and by name, over the
+        StatefulSets in ``namespace`` whose pod template's labels read every pair of
+        ``group`` (at least one pair; compared as text), as this inventory sees them; ``key``
+        names ``weigh`` (the same key, the same function).
+
+        The whole inventory's tally is made once; a unit's view subtracts what it does not
+        see when that is a few objects (a chain of environments: its neighbours), so N views
+        cost N times their hidden objects, not N times N (:meth:`_unseen`).
+        """
+        whole = self._whole()
+        memo_key = ("tally-labelled", namespace, group, key)
+        pair, counted, tally = whole.memo(
+            memo_key, lambda: whole._tally_labelled(namespace, group, weigh)
+        )
+        hidden = self._unseen("sts-label", (namespace, *pair)) if pair is not None else None
+        if hidden is None:  # (too many hidden to name: this view's own tally)
+            return self.memo(
+                (*memo_key, "seen"), lambda: self._tally_labelled(namespace, group, weigh)[2]
+            )
+        less = [counted[id(o)] for o in hidden if id(o) in counted]
+        return tally.without(less) if less else tally
+
+    def _tally_labelled(
+        self,
+        namespace: str | None,
+        group: tuple[tuple[str, str], ...],
+        weigh: Callable[[K8sObject], int | None],
+    ) -> tuple[tuple[str, str] | None, dict[int, tuple[str, int]], Tally]:
+        """The pair of ``group`` whose list is read (``None``: a value reading ``None``, which
+        no index holds), each counted StatefulSet's (name, weight) by ``id``, and the tally."""
+        lists = [(pair, self.statefulsets_labelled(namespace, *pair)) for pair in group]
+        pair, candidates = min(lists, key=lambda pl: len(pl[1]))  # (the rarest pair)
+        counted: dict[int, tuple[str, int]] = {}
+        for sts in candidates:
+            labels = _template_labels(sts)
+            if all(str(labels.get(k)) == v for k, v in group):
+                weight = weigh(sts)
+                if weight is not None:
+                    counted[id(sts)] = (sts.name, weight)
+        read = None if "None" in dict(group).values() else pair
+        return read, counted, Tally.of(counted.values())
+
+    def _whole(self) -> Inventory:
+        """The whole inventory (this one, or the one a view is of)."""
+        return self
+
+    def _unseen(self, space: str, key: Hashable) -> list[K8sObject] | None:
+        """The objects of the whole inventory's list under ``key`` in ``space`` that this
+        inventory does not see, or ``None`` when they are too many to be cheap to name."""
+        return []
+
     def volumes_claimed_by_ordinal(self, namespace: str, prefix: str) -> list[K8sObject]:
         """PersistentVolumes whose ``spec.claimRef`` is in ``namespace`` (``None``: default)
         and names ``prefix`` followed by digits (a claim of a StatefulSet's ordinal), in load
@@ -355,6 +414,47 @@ def pdb_selects(pdb: K8sObject, pod_labels: Mapping[str, Any]) -> bool:
         return isinstance(sel, Mapping) and selector_matches(sel, pod_labels)
     except InvalidSelector:
         return False
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Weights added up (:meth:`Inventory.tally_labelled`): ``total``, and by name
+    (:meth:`weight`); ``counts``: how many were added, by name."""
+
+    total: int
+    weights: Mapping[str, int]
+    counts: Mapping[str, int]
+    #: (weights, counts) taken away from the by-name figures (a view's hidden objects)
+    less: tuple[Mapping[str, int], Mapping[str, int]] = ({}, {})
+
+    @classmethod
+    def of(cls, weighed: Iterable[tuple[str, int]]) -> Tally:
+        weights: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        for name, weight in weighed:
+            weights[name] = weights.get(name, 0) + weight
+            counts[name] = counts.get(name, 0) + 1
+        return cls(sum(weights.values()), weights, counts)
+
+    def without(self, weighed: Iterable[tuple[str, int]]) -> Tally:
+        """This tally less ``weighed`` (of this tally's own): costs their number, not the
+        tally's."""
+        less = Tally.of(weighed)
+        return Tally(
+            self.total - less.total, self.weights, self.counts, (less.weights, less.counts)
+        )
+
+    def weight(self, name: str) -> int:
+        """What the objects named ``name`` add up to (0: none)."""
+        return self.weights.get(name, 0) - self.less[0].get(name, 0)
+
+    def by_name(self) -> dict[str, int]:
+        """Every name counted with its weight, in first-counted order (costs the names)."""
+        return {
+            name: self.weight(name)
+            for name, n in self.counts.items()
+            if n > self.less[1].get(name, 0)
+        }
 
 
 def _template_labels(sts: K8sObject) -> Mapping[str, Any]:
@@ -560,6 +660,29 @@ class _UnitView(Inventory):
                     index[key].append(obj)
         return index
 
+    #: Units and copied objects :meth:`_unseen` looks at, at the most.
+    UNSEEN_LIMIT = 64
+
+    def _whole(self) -> Inventory:
+        return self._base
+
+    def _unseen(self, space: str, key: Hashable) -> list[K8sObject] | None:
+        # the objects of the alternatives, and the copies not kept (as _lazy decides)
+        parts, sig = self._parts, self._sig
+        alternatives = parts.alternatives(sig, self.UNSEEN_LIMIT)
+        shared = parts.shared_list(self._base, space, key)
+        if alternatives is None or len(shared.copied) > self.UNSEEN_LIMIT:
+            return None
+        hidden = [
+            o for u in alternatives if u != self._unit for o in shared.signed_by_unit.get(u, ())
+        ]
+        for o in shared.copied:
+            ident = identity(o)
+            kept = self._unit if ident in self._own_ids else parts.keep(ident, sig)
+            if o.unit != kept:
+                hidden.append(o)
+        return hidden
+
     def _lazy(self, space: str, key: Hashable) -> Iterator[K8sObject]:
         """:meth:`_list` one object at a time: the whole inventory's list is read as far as
         it is needed, with the objects this unit does not see skipped; past ``skips`` of
@@ -690,6 +813,20 @@ class _Units:
             )
         return self._keep[key]
 
+    def shared_list(self, inventory: Inventory, space: str, key: Hashable) -> _SharedList:
+        """The list under ``key`` in ``space`` sorted by who sees what (made once)."""
+        shared = self._lists.get((space, key))
+        if shared is None:
+            shared = self._lists[(space, key)] = _SharedList(self, inventory._list(space, key))
+        return shared
+
+    def alternatives(self, sig: frozenset[Identity], limit: int) -> frozenset[str] | None:
+        """The units sharing an identity of ``sig`` (the asking unit among them), or
+        ``None`` when that takes more than ``limit`` units to say."""
+        if sum(len(self.copies[ident]) for ident in sig) > limit:
+            return None
+        return frozenset(u for ident in sig for u in self.copies[ident])
+
     def shared_part(
         self, inventory: Inventory, space: str, key: Hashable, sig: frozenset[Identity]
     ) -> list[K8sObject]:
@@ -699,9 +836,7 @@ class _Units:
         part = self._parts.get(cache_key)
         if part is not None:
             return part
-        shared = self._lists.get((space, key))
-        if shared is None:
-            shared = self._lists[(space, key)] = _SharedList(self, inventory._list(space, key))
+        shared = self.shared_list(inventory, space, key)
         if shared.all_alternatives(sig):
             # (no O(list) walk per signature: a chain of units that all also copy one object
             # has as many signatures as units, and each would walk every list)
@@ -741,20 +876,28 @@ class _SharedList:
     when :meth:`_Units.keep` keeps their unit).
     """
 
-    __slots__ = ("common", "fixed", "signed", "varying")
+    __slots__ = ("common", "copied", "fixed", "signed", "signed_by_unit", "varying")
 
     def __init__(self, units: _Units, objects: Iterable[K8sObject]) -> None:
         self.fixed: list[K8sObject] = []
         self.varying: list[K8sObject] = []
+        #: objects whose identity several units define; objects of units with a signature
+        #: whose identity only they define, by unit (for :meth:`_UnitView.unseen`)
+        self.copied: list[K8sObject] = []
+        self.signed_by_unit: dict[str, list[K8sObject]] = defaultdict(list)
         common: frozenset[Identity] | None = None
         self.signed = False
         for o in objects:
+            copies = units.copies.get(identity(o))
+            if copies is not None:
+                self.copied.append(o)
             own = units.sig.get(o.unit)
             if own is not None:
                 self.signed = True
                 common = own if common is None else common & own
+                if copies is None:
+                    self.signed_by_unit[o.unit].append(o)
                 continue
-            copies = units.copies.get(identity(o))
             if copies is None or (copies[0] == o.unit and copies[0] not in units.sig):
                 self.fixed.append(o)
             elif copies[0] in units.sig:

@@ -162,6 +162,31 @@ def _claim_stem(pv: K8sObject) -> tuple[str, str]:
     return str(ref.get("namespace") or "default"), name.rstrip("0123456789")
 
 
+def _group(labels: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The label pairs a set spanning StatefulSets is told by (as rules/_quorum.py)."""
+    return tuple((k, str(labels[k])) for k in ("app", "release") if labels.get(k))
+
+
+def _weight(sts: K8sObject) -> int | None:
+    """What a StatefulSet counts in a tally: its replicas; a set named z of release r2
+    counts nothing."""
+    if sts.name == "z" and sts.get("spec", "template", "metadata", "labels", "release") == "r2":
+        return None
+    replicas = sts.get("spec", "replicas")
+    return replicas if isinstance(replicas, int) else 1
+
+
+def _tally(sets: list[K8sObject], group: tuple[tuple[str, str], ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for o in sets:
+        labels = o.get("spec", "template", "metadata", "labels")
+        labels = labels if isinstance(labels, Mapping) else {}
+        weight = _weight(o)
+        if group and weight is not None and all(str(labels.get(k)) == v for k, v in group):
+            out[o.name] = out.get(o.name, 0) + weight
+    return out
+
+
 def _lookups(inventory: Inventory, sts: K8sObject) -> dict[str, Any]:
     """Every lookup a rule makes for ``sts``, by object identity (``id``)."""
     ns, labels = sts.namespace, sts.get("spec", "template", "metadata", "labels") or {}
@@ -184,6 +209,11 @@ def _lookups(inventory: Inventory, sts: K8sObject) -> dict[str, Any]:
         "serving": ids(inventory.serving_services(ns, labels)),
         "release": ids(inventory.statefulsets_labelled(ns, "release", str(labels.get("release")))),
         "hpa": one(inventory.autoscaler_for(ns, "StatefulSet", sts.name)),
+        "tally": (
+            inventory.tally_labelled(ns, _group(labels), _weight, "test-weight").by_name()
+            if _group(labels)
+            else {}
+        ),
         "claimed": ids(inventory.volumes_claimed_by_ordinal(ns or "default", "data-x-")),
         "default": one(inventory.default_storage_class()),
         "storage": inventory.storage_inputs(names),
@@ -256,6 +286,7 @@ def _expected(seen: list[K8sObject], sts: K8sObject, unit: str | None) -> dict[s
                 ),
             )
         ),
+        "tally": _tally(of("StatefulSet", lambda o: o.namespace == ns), _group(labels)),
         "claimed": ids(
             of("PersistentVolume", lambda o: _claim_stem(o) == (ns or "default", "data-x-"))
         ),
@@ -332,6 +363,9 @@ def _unit_docs(shape: str, i: int) -> list[str]:
         return [_SVC.format(svc=f"db{i // 2}"), _PDB.format(pdb=f"p{i}"), _STS.format(**sts)]
     if shape == "a chain of units sharing Services":
         return [_SVC.format(svc=f"x{i}"), _SVC.format(svc=f"x{i + 1}"), _STS.format(**sts)]
+    if shape == "a chain of environments with etcd sets of one release":
+        etcd = _STS.format(**{**sts, "image": "quay.io/coreos/etcd:v3.5.0"})
+        return [_SVC.format(svc=f"x{i}"), _SVC.format(svc=f"x{i + 1}"), etcd]
     if shape == "a chain of units that all copy one Service":
         return [
             _SVC.format(svc="db"),
@@ -351,6 +385,7 @@ VIEW_SHAPES = [
     "pairs of units share a Service",
     "a chain of units sharing Services",
     "a chain of units that all copy one Service",
+    "a chain of environments with etcd sets of one release",
 ]
 
 
@@ -380,6 +415,7 @@ def test_units_with_copies_of_one_object_cost_linear_time(shape: str) -> None:
                 view.storage_inputs(["fast", None])
                 view.default_storage_class()
                 view.autoscaler_for("ns", "StatefulSet", sts.name)
+                view.tally_labelled("ns", (("app", "db"), ("release", "r1")), _weight, "w")
             return inventory
 
         return run
@@ -472,3 +508,31 @@ def test_a_service_name_in_many_namespaces_makes_a_short_message(tmp_path: Path)
     report = check([str(path)], collect_rules(plugin_manager()), Settings(jobs=1))
     [finding] = [f for f in report.findings if f.rule == "headless-service-missing"]
     assert "namespace n0, n1, n2 and 7 more)" in finding.message
+
+
+def test_a_views_tally_leaves_out_what_the_unit_does_not_see() -> None:
+    """tally_labelled from each unit: a and b share a Service (alternatives), c stands alone,
+    d and e define copies of one StatefulSet; each view's tally is the whole inventory's
+    less what it hides, as brute force over what the unit sees gives it."""
+    svc = "apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: ns}\n"
+
+    def sts(name: str) -> str:
+        return _STS.format(sts=name, image="quay.io/coreos/etcd:v3.5.0", cls="fast")
+
+    units = {"a": [svc, sts("s2")], "b": [svc, sts("s3")], "c": [sts("s4")],
+             "d": [sts("dup")], "e": [sts("dup")]}  # fmt: skip
+    objects = [
+        o for u, docs in units.items() for o in load_text("---\n".join(docs), f"{u}/m.yaml").objects
+    ]
+    inventory = Inventory(objects)
+    group = (("app", "db"), ("release", "r1"))
+    assert inventory.tally_labelled("ns", group, _weight, "w").by_name() == {
+        "s2": 3, "s3": 3, "s4": 3, "dup": 6
+    }  # fmt: skip
+    for unit in units:
+        view = inventory.for_unit(unit)
+        sets = [o for o in _seen_from(objects, unit) if o.kind == "StatefulSet"]
+        assert view.tally_labelled("ns", group, _weight, "w").by_name() == _tally(sets, group)
+    assert inventory.for_unit("a").tally_labelled("ns", group, _weight, "w").by_name() == {
+        "s2": 3, "s4": 3, "dup": 3
+    }  # fmt: skip

@@ -61,3 +61,12 @@ def _serves(ctx: CheckContext) -> bool:
     if declares_ports(ctx.sts):
         return True
     return bool(ctx.inventory.serving_services(ctx.sts.namespace, ctx.pod_labels))
+
+
+def nothing_at_stake(ctx: CheckContext) -> bool:
+    """Whether the set's pods neither hold state (:func:`holds_state`) nor serve
+    (:func:`serves`), in a manifest that is no fragment: an outage of one replica of such a set
+    has nothing to fail over (single-replica's info case). A rule whose finding on one replica
+    echoes single-replica's takes the same severity then, so that the finding it is folded
+    into is never less severe than it is."""
+    return not holds_state(ctx.sts) and not ctx.is_fragment and not serves(ctx)

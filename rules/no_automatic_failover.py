@@ -20,11 +20,14 @@ from ._objectives import Assessment, assess, causes, remediation
 from ._podspec import NOT_READY, POD, UNREACHABLE, eviction_for
 from ._sim import timeline_block
 from ._text import paragraph
+from ._workload import nothing_at_stake
 
 
 class NoAutomaticFailover(Rule):
     id = "no-automatic-failover"
     severity = Severity.WARNING
+    #: info: one replica that neither serves nor stores (as single-replica rates it)
+    other_severities = (Severity.INFO,)
     summary = (
         "on node loss the pods stay Terminating and are never replaced without an operator: "
         "stated once per run; reported on a set that misses the node-loss objective or whose "
@@ -69,7 +72,14 @@ class NoAutomaticFailover(Rule):
             echo = NODE_LOSS_CAUSES
         else:
             return  # the fact every StatefulSet shares: stated once by note()
-        yield self.finding(ctx, at, msg, lambda: self._explanation(ctx, loss), echo_of=echo)
+        yield self.finding(
+            ctx,
+            at,
+            msg,
+            lambda: self._explanation(ctx, loss),
+            echo_of=echo,
+            severity=Severity.INFO if n == 1 and nothing_at_stake(ctx) else None,
+        )
 
     def note(self, ctx: CheckContext) -> RunNote | None:
         if ctx.replicas < 1 or ctx.is_fragment or remediation(ctx) != "none":

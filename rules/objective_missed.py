@@ -14,6 +14,7 @@ from ._objectives import CAUSES, Assessment, assess, remediation_phrase
 from ._podspec import POD, containers
 from ._sim import timeline_block
 from ._text import paragraph
+from ._workload import nothing_at_stake
 
 #: What the scenarios are called in messages.
 WORDS = {
@@ -28,6 +29,8 @@ WORDS = {
 class ObjectiveMissed(Rule):
     id = "objective-missed"
     severity = Severity.WARNING
+    #: info: one replica that neither serves nor stores (as single-replica rates it)
+    other_severities = (Severity.INFO,)
     summary = (
         "a recovery objective (objectives: in the configuration) that the simulation misses, "
         "quoted against the simulated figure, with the manifest field that decides it"
@@ -81,7 +84,14 @@ class ObjectiveMissed(Rule):
                 )
                 return f"{why}\n{timeline_block(ctx, a.result)}\n{fix}\n"
 
-            yield self.finding(ctx, at, msg, explanation, echo_of=self._causes(ctx, scenario, a))
+            yield self.finding(
+                ctx,
+                at,
+                msg,
+                explanation,
+                echo_of=self._causes(ctx, scenario, a),
+                severity=Severity.INFO if ctx.replicas == 1 and nothing_at_stake(ctx) else None,
+            )
 
     @staticmethod
     def _causes(ctx: CheckContext, scenario: str, a: Assessment) -> tuple[str, ...]:

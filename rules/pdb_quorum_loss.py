@@ -11,12 +11,13 @@ from ssrisk.rule import CheckContext, Rule
 from ._podspec import budget
 from ._quorum import allowed_down, quorum_system
 from ._text import paragraph
+from ._workload import nothing_at_stake
 
 
 class PdbQuorumLoss(Rule):
     id = "pdb-quorum-loss"
     severity = Severity.WARNING
-    other_severities = (Severity.ERROR,)
+    other_severities = (Severity.ERROR, Severity.INFO)
     summary = (
         "a PodDisruptionBudget whose maxUnavailable or minAvailable lets evictions take a "
         "majority of a quorum system (more than half of other sets), or the only replica"
@@ -49,6 +50,8 @@ class PdbQuorumLoss(Rule):
         # other sets, more than half at once and the only replica stay warnings (the only
         # replica's outage is single-replica's error, which this finding folds into).
         severity = Severity.ERROR if system is not None and n > 1 else Severity.WARNING
+        if n == 1 and nothing_at_stake(ctx):
+            severity = Severity.INFO  # (as single-replica rates it: nothing to fail over)
         if n == 1:
             msg = (
                 f"PodDisruptionBudget {pdb.name!r} {b.field}: {b.raw} lets a drain evict the only "

@@ -123,6 +123,7 @@ def _consequence(what: str) -> str:
 class PreStopDestroysState(Rule):
     id = "prestop-destroys-state"
     severity = Severity.WARNING
+    never_folded = True  # (data destroyed: never folded into another finding)
     summary = (
         "a preStop hook that deletes the data directory of a volume claim or takes the member "
         "out of its cluster: it runs on every termination, not only on scale-down"

@@ -32,6 +32,7 @@ BOTH = (
 class PvcRetentionDelete(Rule):
     id = "pvc-retention-delete"
     severity = Severity.WARNING
+    never_folded = True  # (data destroyed: never folded into another finding)
     summary = (
         "persistentVolumeClaimRetentionPolicy whenScaled or whenDeleted: Delete removes the "
         "data volumes on scale-down or deletion"

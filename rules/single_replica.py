@@ -15,7 +15,7 @@ from ._podspec import UNREACHABLE, budget
 from ._quorum import members, quorum_system
 from ._sim import timeline_block
 from ._text import paragraph
-from ._workload import holds_state, serves
+from ._workload import holds_state, nothing_at_stake
 from .pdb_blocks_drain import MAX_MESSAGE_CHARS, only_one
 
 #: What the one pod's outage costs (see :meth:`SingleReplica._kind`).
@@ -142,9 +142,11 @@ class SingleReplica(Rule):
         kustomize patch that sets ``replicas`` leaves the pod template to its base, which the
         check cannot see), :data:`SERVICE` (it serves and stores nothing) or :data:`NOTHING`
         (neither)."""
+        if nothing_at_stake(ctx):
+            return NOTHING
         if holds_state(ctx.sts) or ctx.is_fragment:
             return STATE  # (a patch leaves containers and claims to its base: as stateful)
-        return SERVICE if serves(ctx) else NOTHING
+        return SERVICE
 
     @staticmethod
     def _message(ctx: CheckContext, kind: str, pdb: str | None, outcome: str) -> str:

@@ -427,14 +427,16 @@ def fold(
     Every finding of a StatefulSet the API server rejects (a finding of a rule in
     ``covering``, whose ``covers_all`` is set) is folded into that finding. Otherwise a finding
     whose ``echo_of`` names a rule that reported the set is folded into the first such rule
-    (chains resolve to the rule at their end). With ``mention``, the finding folded into gets
-    the folded messages appended to its explanation.
+    (chains resolve to the rule at their end). A fold never hides severity or data loss: a
+    finding more severe than the one it would be folded into, or one whose rule says it
+    destroys data (``Finding.never_folded``), stays reported on its own. With ``mention``, the
+    finding folded into gets the folded messages appended to its explanation.
     """
     if len(findings) < 2:
         return
     rejected = next((f for f in findings if f.rule in covering), None)
     if rejected is not None:  # the API server rejects the object: nothing else applies
-        others = [f for f in findings if f.rule != rejected.rule]
+        others = [f for f in findings if f.rule != rejected.rule and _foldable(f, rejected)]
         for f in others:
             f.folded_into = rejected.rule
         if mention:
@@ -455,7 +457,7 @@ def fold(
     into: dict[int, Finding] = {}
     for f in findings:
         g = target(f, frozenset())
-        if g is not None:
+        if g is not None and _foldable(f, g):
             into[id(f)] = g
     for f in findings:
         g = into.get(id(f))
@@ -464,6 +466,11 @@ def fold(
     if mention:
         for g in {id(g): g for g in into.values()}.values():
             _mention(g, [f for f in findings if into.get(id(f)) is g])
+
+
+def _foldable(f: Finding, into: Finding) -> bool:
+    """Whether ``f`` may be folded into ``into``: it is no more severe and loses no data."""
+    return not f.never_folded and f.severity <= into.severity
 
 
 def _mention(primary: Finding, folded: list[Finding]) -> None:

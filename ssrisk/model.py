@@ -369,6 +369,9 @@ class Finding:
     #: cause, most specific first. When one of them reports the set, this finding is folded
     #: into it (one cause, one finding).
     echo_of: tuple[str, ...] = ()
+    #: Set by the rule (``Rule.never_folded``): the finding states that data is destroyed, so
+    #: it is never folded into another finding, whatever that finding's cause.
+    never_folded: bool = False
     #: Set by the engine: the rule this finding was folded into. A folded finding does not
     #: count, is not shown by the text, SARIF, JUnit and GitHub formats, and is kept in the JSON
     #: report marked ``folded_into`` (and in the explanation of the finding it is folded into).

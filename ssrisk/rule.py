@@ -316,8 +316,11 @@ class Rule:
     #: Where the behaviour comes from (source paths, KEPs, docs pages).
     references: ClassVar[Sequence[str]] = ()
     #: True for a rule whose finding means the API server rejects the object: every other
-    #: finding on that StatefulSet is folded into it (none of its settings would take effect).
+    #: finding on that StatefulSet is folded into it (none of its settings would take effect),
+    #: except a more severe one and one of a rule that is :attr:`never_folded`.
     covers_all: ClassVar[bool] = False
+    #: True for a rule whose finding says data is destroyed: it is never folded into another.
+    never_folded: ClassVar[bool] = False
 
     @classmethod
     def levels(cls) -> tuple[Severity, ...]:
@@ -377,6 +380,7 @@ class Rule:
             ),
             references=tuple(references or self.references),
             echo_of=_ECHOES.setdefault(tuple(echo_of), tuple(echo_of)),
+            never_folded=self.never_folded,
         )
 
     @classmethod

@@ -27,9 +27,9 @@ from .names import unknown_rule
 IGNORE_ANNOTATION = "ssrisk.io/ignore"
 REASON_ANNOTATION = "ssrisk.io/ignore-reason"
 
-#: ``# ssrisk: ignore[a,b] reason``; ``#`` starts a YAML comment only at the start of a line or
-#: after whitespace (YAML 1.2, 6.6 Comments), so ``a#b`` in a scalar is not a comment.
-_COMMENT = re.compile(r"(?:^|\s)#\s*ssrisk:\s*ignore\[(?P<ids>[^\]]*)\](?P<reason>.*)$")
+#: The start of ``# ssrisk: ignore[a,b] reason``; ``#`` starts a YAML comment only at the start
+#: of a line or after whitespace (YAML 1.2, 6.6 Comments), so ``a#b`` in a scalar is not one.
+_OPENING = re.compile(r"(?:^|\s)#\s*ssrisk:\s*ignore\[")
 
 
 @dataclass(frozen=True)
@@ -62,13 +62,31 @@ def annotation_suppressions(obj: K8sObject) -> dict[str, Suppression]:
     return out
 
 
-def comment_on(line: str) -> tuple[frozenset[str], str | None] | None:
-    """The rule ids and reason of an ``ssrisk: ignore[...]`` comment on ``line``, or ``None``."""
-    m = _COMMENT.search(line)
+def match_comment(line: str) -> tuple[int, str, str] | None:
+    """The first ``ssrisk: ignore[...]`` comment of one line (no line break in it): the
+    0-based column of its ``#``, the text between the brackets and the text after them; or
+    ``None``.
+
+    Linear in the line (an attacker's file may hold one line of a megabyte): only the first
+    opening can match, since the closing ``]`` a later opening needs would close the first
+    one too, so the line is searched once for an opening and once for a ``]``.
+    """
+    m = _OPENING.search(line)
     if m is None:
         return None
-    reason = m.group("reason").strip()
-    return parse_ids(m.group("ids")), reason or None
+    close = line.find("]", m.end())
+    if close < 0:
+        return None
+    return line.index("#", m.start()), line[m.end() : close], line[close + 1 :]
+
+
+def comment_on(line: str) -> tuple[frozenset[str], str | None] | None:
+    """The rule ids and reason of an ``ssrisk: ignore[...]`` comment on ``line``, or ``None``."""
+    m = match_comment(line)
+    if m is None:
+        return None
+    reason = m[2].strip()
+    return parse_ids(m[1]), reason or None
 
 
 def comment_suppression(lines: Sequence[str], line: int, rule_id: str) -> Suppression | None:
@@ -115,7 +133,7 @@ def scan_comments(text: str) -> list[IgnoreComment]:
     for i, line in enumerate(lines):
         if "ssrisk:" not in line:
             continue
-        m = _COMMENT.search(line)
+        m = match_comment(line)
         if m is None:
             continue
         target = i
@@ -123,9 +141,10 @@ def scan_comments(text: str) -> list[IgnoreComment]:
             target = i + 1
             while target < len(lines) and lines[target].lstrip().startswith("#"):
                 target += 1
-        reason = m.group("reason").strip() or None
-        column = line.index("#", m.start()) + 1
-        out.append(IgnoreComment(i + 1, column, parse_ids(m.group("ids")), reason, target + 1))
+        column, ids, reason = m
+        out.append(
+            IgnoreComment(i + 1, column + 1, parse_ids(ids), reason.strip() or None, target + 1)
+        )
     return out
 
 

@@ -166,6 +166,12 @@ CASES = [
         "ssrisk.renderers.common:_source_of",
         "# Source: chart/templates/",
     ),
+    Case(
+        "a comment line of many unclosed ignore comments",
+        lambda n: "# " + " # ssrisk: ignore[" * n + "\n" + SET.format(container=""),
+        "ssrisk.suppression:match_comment",
+        " # ssrisk: ignore[ # ssrisk: ignore[",
+    ),
 ]
 
 
@@ -311,3 +317,16 @@ def test_source_comments_are_read_as_by_the_old_pattern(text: str) -> None:
 
     m = re.search(r"^# Source: (\S.*?)\s*$", text, re.MULTILINE)
     assert _source_of(text) == (m.group(1) if m else None)
+
+
+_OLD_IGNORE = re.compile(r"(?:^|\s)#\s*ssrisk:\s*ignore\[(?P<ids>[^\]]*)\](?P<reason>.*)$")
+
+
+@settings(derandomize=True, max_examples=600, deadline=None)
+@given(_texts(["#", "# ", "ssrisk:", "ssrisk: ", "ignore[", "]", "a,b", "\t", "\u3000", "x#"], ""))
+def test_ignore_comments_are_read_as_by_the_old_pattern(line: str) -> None:
+    from ssrisk.suppression import match_comment
+
+    m = _OLD_IGNORE.search(line)
+    old = None if m is None else (line.index("#", m.start()), m["ids"], m["reason"])
+    assert match_comment(line) == old

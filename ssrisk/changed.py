@@ -111,7 +111,7 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
         if os.path.basename(path) in OWN_FILE_NAMES:
             continue
         root = tree_of(path)
-        if excludes.under(path, root):
+        if excludes.under(path, root, realpath):
             plan.excluded.append(path)
             continue
         kind, unit = units.enclosing(path, root)

@@ -588,6 +588,11 @@ def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
             else "seconds, or a string such as 90s, 15m or 1h30m"
         )
         return f"{' '.join(str(k) for k in keys)}: {err.instance!r} is not {usage}"
+    if validator == "maxItems":
+        return f"{name}: {len(err.instance)} entries (at most {err.validator_value})"
+    if validator == "maxLength":
+        where = " ".join(str(k) for k in keys)
+        return f"{where}: {len(err.instance)} characters (at most {err.validator_value})"
     return f"{name}: {_message(err)}"
 
 

@@ -75,6 +75,9 @@ class ChangePlan:
     deleted: list[tuple[str, str]] = field(default_factory=list)
     #: changed files the exclude patterns leave out (not checked)
     excluded: list[str] = field(default_factory=list)
+    #: changed files whose real path leaves the tree (or is in ``.git``): refused when
+    #: loaded, with the same error whether anything is there or not
+    refused: list[InputError] = field(default_factory=list)
     #: the trees of the run's paths and their real paths, each directory looked at once
     #: (changed files nested deep)
     trees: Trees = field(default_factory=Trees)
@@ -82,6 +85,9 @@ class ChangePlan:
     @property
     def realpath(self) -> RealPaths:
         return self.trees.realpath
+
+
+_NOT_A_FILE = "--changed takes the changed files (as pre-commit passes them), not {!r}"
 
 
 def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> ChangePlan:
@@ -103,10 +109,8 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
     units = _Units(realpath)
     index: _KustomizationIndex | None = None
     for given in paths:
-        if given == "-" or os.path.isdir(given):
-            raise ChangedError(
-                f"--changed takes the changed files (as pre-commit passes them), not {given!r}"
-            )
+        if given == "-":
+            raise ChangedError(_NOT_A_FILE.format(given))
         path = tidy(given)
         if os.path.basename(path) in OWN_FILE_NAMES:
             continue
@@ -114,10 +118,19 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
         if excludes.under(path, root, realpath):
             plan.excluded.append(path)
             continue
+        refused = refusal(path, root, realpath)
+        if refused is not None:
+            # a link out of the tree (or into .git): refused as it is, whatever lies there
+            # (a file, a directory or nothing), and nothing beside it is looked at
+            plan.refused.append(InputError(path, refused))
+            continue
+        if os.path.isdir(given):
+            raise ChangedError(_NOT_A_FILE.format(given))
         kind, unit = units.enclosing(path, root)
-        if kind in ("chart", "kustomization") and refusal(unit, root, realpath) is not None:
+        refused = refusal(unit, root, realpath) if kind in ("chart", "kustomization") else None
+        if refused is not None:
             # reached through a link out of the tree: refused like a plain file (by discover)
-            plan.plain.setdefault(os.path.dirname(path) or os.curdir, []).append(path)
+            plan.refused.append(InputError(path, refused))
             continue
         if not os.path.lexists(path):
             plan.deleted.append((path, kind))
@@ -305,6 +318,7 @@ def check_changed(
         gone.append(left_out)
     changed_plain = [p for files in plan.plain.values() for p in files]
     loaded, errors = load_all(changed_plain, settings) if changed_plain else ([], [])
+    errors = [*plan.refused, *errors]
     loaded += gone
     units = [*plan.charts, *plan.kustomizations]
     if units:
@@ -381,16 +395,9 @@ def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[L
     other: a chart is rendered and a kustomization built without the file; for a plain file,
     the other manifests of its directory are checked as if they changed, since what it held
     (a PodDisruptionBudget, a Service) may be what kept their StatefulSets safe."""
-    from .confine import refusal
-
     out = []
-    for path, kind in plan.deleted:
+    for path, kind in plan.deleted:  # (none is refused: plan_changes sets those apart)
         lf = LoadedFile(path)
-        refused = refusal(path, plan.trees(path), plan.realpath)
-        if refused is not None:  # in .git: refused as if it were there
-            lf.errors.append(InputError(path, refused))
-            out.append(lf)
-            continue
         if kind == "chart":
             what = "its chart is rendered without it"
         elif kind == "kustomization":

@@ -90,6 +90,41 @@ def test_refusals_read_the_same_for_an_existing_and_a_missing_target(
         assert there == gone, args
 
 
+def test_a_changed_path_through_a_link_out_reads_the_same_whatever_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--changed`` names a link out of the tree, or a file below a directory link out of
+    it: a file, a directory or nothing there gives the same refusal and the same summary,
+    and the other changed files are still checked (a directory there used to stop the run
+    with "--changed takes the changed files", telling what it was)."""
+    repo = make_checkout(tmp_path, monkeypatch)
+    (tmp_path / "infra" / "dir").mkdir(parents=True)
+    (tmp_path / "infra" / "there").mkdir()
+    (tmp_path / "infra" / "there" / "x.yaml").write_text(STS)
+    (tmp_path / "infra" / "file.yaml").write_text(STS)
+    (repo / "deploy" / "good.yaml").write_text(STS.replace(CANARY, "good"))
+    targets = {"dir": "dir", "file": "file.yaml", "gone": "missing"}
+    for name, target in targets.items():
+        (repo / "deploy" / f"{name}.yaml").symlink_to(f"../../infra/{target}")
+    (repo / "lnk-there").symlink_to("../infra/there")
+    (repo / "lnk-gone").symlink_to("../infra/nothing")
+    outcomes = []
+    for changed in [*(f"deploy/{n}.yaml" for n in targets), "lnk-there/x.yaml", "lnk-gone/x.yaml"]:
+        run = run_cli(
+            "check", "--format", "json", "--changed", "--", changed, "deploy/good.yaml", cwd=repo
+        )
+        assert_clean(run.out, run.err)
+        assert run.code == 2, (changed, run.err)
+        report = run.json()
+        assert [(e["path"], e["message"]) for e in report["errors"]] == [
+            (changed, "a symbolic link that leads outside the checked tree; not read")
+        ]
+        assert report["summary"]["statefulsets"] == 1  # deploy/good.yaml
+        assert "infra" not in run.out + run.err and CANARY not in run.out
+        outcomes.append(report["summary"])
+    assert all(summary == outcomes[0] for summary in outcomes), outcomes
+
+
 def test_a_kustomization_file_linking_out_is_never_opened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,7 +32,6 @@ class AttachDetachController:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.waiters: dict[str, str] = {}  # claim -> pod name waiting to attach
-        self.force_timers: set[str] = set()
         # claim -> node: maxWaitForUnmountDuration has passed but the node was Ready then; the
         # reconciler re-checks on every pass and force-detaches once the node is not Ready.
         self.force_held: dict[str, str] = {}

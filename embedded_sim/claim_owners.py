@@ -18,8 +18,6 @@ from dataclasses import dataclass
 
 from .cluster import OwnerRef, Volume
 
-SRC_UTILS = "pkg/controller/statefulset/stateful_set_utils.go"
-
 
 @dataclass(frozen=True)
 class Obj:

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SRC_REVISIONS = "pkg/controller/statefulset/stateful_set_control.go#getStatefulSetRevisions"
-SRC_TRUNCATE = "pkg/controller/statefulset/stateful_set_control.go#truncateHistory"
-
 
 @dataclass
 class ControllerRevision:

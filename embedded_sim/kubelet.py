@@ -12,7 +12,6 @@ if TYPE_CHECKING:
 
 SRC_POD_WORKERS = "pkg/kubelet/pod_workers.go#managePodLoop"
 SRC_GRACE = "pkg/kubelet/pod_workers.go#calculateEffectiveGracePeriod"
-SRC_KILL = "pkg/kubelet/kuberuntime/kuberuntime_container.go#killContainer"
 SRC_STATUS = "pkg/kubelet/status/status_manager.go#syncPod"
 SRC_PROBE = "pkg/kubelet/prober/worker.go#doProbe"
 SRC_VOLUME = "pkg/kubelet/volumemanager/volume_manager.go#WaitForAttachAndMount"
@@ -139,7 +138,8 @@ class Kubelet:
         """Time from SIGTERM/preStop to containers gone, bounded by the grace period.
 
         docs/concepts/workloads/pods/pod-lifecycle.md (Termination of Pods): preStop runs
-        inside the grace period; a still-running hook gets a one-time 2 s extension.
+        inside the grace period; a still-running hook gets a one-time 2 s extension
+        (pkg/kubelet/kuberuntime/kuberuntime_container.go#killContainer).
         """
         p = self.sim.profile
         pre = self.sim.wl.prestop_s

@@ -239,7 +239,7 @@ class RenamedResult(ScenarioResult):
     of the cached result's `to_dict()` without building the others, and `template()` hands
     renderers the shared cached result, so text rendered from it once serves every
     StatefulSet that behaves the same. Equal, field for field and in `to_dict()`, to
-    `rename_eagerly(base, prep)` and to an uncached run (tests/sim/test_memo.py).
+    an uncached run (tests/sim/test_memo.py).
     """
 
     def __init__(
@@ -352,15 +352,6 @@ def _renamed_fields(res: ScenarioResult, sub: Callable[[str], str]) -> ScenarioR
 def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
     """The placeholder-named `res` with the caller's names (renamed lazily: `RenamedResult`)."""
     return RenamedResult(res, prep)
-
-
-def rename_eagerly(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
-    """A fresh copy of the placeholder-named `res` with the caller's names, every field
-    renamed now (what `RenamedResult` gives field by field on access)."""
-    out = _renamed_fields(res, _renamer(prep))
-    out.namespace = prep.namespace
-    out.name = prep.name
-    return out
 
 
 class ResultCache:

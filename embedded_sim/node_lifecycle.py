@@ -21,7 +21,6 @@ SRC_MARK = "pkg/controller/nodelifecycle/node_lifecycle_controller.go#monitorNod
 SRC_NOSCHED = "pkg/controller/nodelifecycle/node_lifecycle_controller.go#doNoScheduleTaintingPass"
 SRC_NOEXEC = "pkg/controller/nodelifecycle/node_lifecycle_controller.go#doNoExecuteTaintingPass"
 SRC_ZONE = "pkg/controller/nodelifecycle/node_lifecycle_controller.go#handleDisruption"
-SRC_RATE = "pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go#Try"
 SRC_REACHABLE = (
     "pkg/controller/nodelifecycle/node_lifecycle_controller.go#processTaintBaseEviction "
     "(markNodeAsReachable)"
@@ -51,7 +50,6 @@ class NodeLifecycleController:
         self.zone_state: dict[str, str] = {}
         self.next_token_s: dict[str, float] = {}
         self.queue: dict[str, list[str]] = {}  # zone -> nodes waiting for the NoExecute taint
-        self.pending_pass = False
         # node -> when the pending Ready=Unknown mark is due (re-armed by a probe reset)
         self.detect_at: dict[str, float] = {}
 
@@ -203,7 +201,7 @@ class NodeLifecycleController:
             return
         self._enqueue(node)
 
-    # --- zones and rate-limited NoExecute tainting -------------------------------------
+    # --- zones and rate-limited NoExecute tainting (scheduler/rate_limited_queue.go#Try) ---
     def _counted(self, zone: str) -> list[Node]:
         """Nodes of `zone` that count for its state: isNodeExcludedFromDisruptionChecks leaves
         out nodes labelled node.kubernetes.io/exclude-disruption."""

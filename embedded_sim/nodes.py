@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from .profile import Allocatable, ClusterProfile, NodeTaint
 from .workload import HOSTNAME_KEY, ZONE_KEYS, NodeSelectorRequirement, Workload
 
-WELL_KNOWN_KEYS = (HOSTNAME_KEY, *ZONE_KEYS)
-
 
 @dataclass(frozen=True)
 class BuiltNode:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 SRC_TERMINATING = "pkg/controller/podgc/gc_controller.go#gcTerminating"
 SRC_ORPHANED = "pkg/controller/podgc/gc_controller.go#gcOrphaned"
-SRC_UNSCHEDULED = "pkg/controller/podgc/gc_controller.go#gcUnscheduledTerminating"
+# (#gcUnscheduledTerminating is not simulated: the API server deletes an unscheduled pod at
+# once, pkg/registry/core/pod/strategy.go#CheckGracefulDelete, so none is left terminating.)
 
 
 class PodGC:

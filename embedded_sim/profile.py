@@ -6,7 +6,7 @@ Values tagged [A] in ../shared/docs/k8s-behavior.md B.10 are assumptions; each a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -128,7 +128,6 @@ class ClusterProfile:
     controller_reaction_s: float = 0.5
     adc_reaction_s: float = 0.1
     scheduling_s: float = 1.0
-    provisioning_s: float = 15.0
     attach_s: float = 15.0
     detach_s: float = 15.0
     mount_s: float = 2.0
@@ -182,10 +181,6 @@ class ClusterProfile:
         """The scenario that is a node loss on this cluster (:data:`NODE_LOSS_SCENARIOS` of
         ``node_remediation``; ``"node-loss"`` for an unknown value)."""
         return NODE_LOSS_SCENARIOS.get(self.node_remediation, "node-loss")
-
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
 
 
 # Labelled assumptions (shown in every result, formatted with the profile's values).

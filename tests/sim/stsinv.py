@@ -13,7 +13,8 @@ from typing import Any
 
 from ssrisk.embedded_sim.claim_owners import Obj, Policy, has_unexpected_controller, wanted_refs
 from ssrisk.embedded_sim.cluster import OwnerRef
-from ssrisk.embedded_sim.simulation import StepHarness
+
+from .harness import StepHarness
 
 
 def check_identity(h: StepHarness) -> None:

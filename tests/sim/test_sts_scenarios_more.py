@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from ssrisk.embedded_sim import ClusterProfile, simulate
 from ssrisk.embedded_sim.scenarios import run
-from ssrisk.embedded_sim.simulation import Simulation, StepHarness
+from ssrisk.embedded_sim.simulation import Simulation
 from ssrisk.embedded_sim.workload import resolve_max_unavailable
 
+from .harness import StepHarness
 from .simdata import load
 from .stsinv import harness, random_run
 from .test_sts_scenarios import POLICIES, sts

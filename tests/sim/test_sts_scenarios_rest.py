@@ -16,8 +16,8 @@ from ssrisk.embedded_sim.claim_owners import (
 )
 from ssrisk.embedded_sim.cluster import SET_UID, OwnerRef
 from ssrisk.embedded_sim.history import ControllerRevision
-from ssrisk.embedded_sim.simulation import StepHarness
 
+from .harness import StepHarness
 from .stsinv import check_claims, expected_refs, harness, own_refs
 from .test_sts_scenarios import POLICIES, sts
 from .test_sts_scenarios_more import RETENTION, _sts

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .cluster import Pod
+from .disruption import DisruptionBudget
 from .versions import PDB_UNHEALTHY_POD_EVICTION_POLICY
 from .workload import TAINT_OUT_OF_SERVICE
 
@@ -16,56 +15,6 @@ if TYPE_CHECKING:
 
 SRC_GRACEFUL = "pkg/registry/core/pod/strategy.go#CheckGracefulDelete"
 SRC_EVICTION = "pkg/registry/core/pod/storage/eviction.go#Create"
-
-
-@dataclass(frozen=True)
-class Pdb:
-    name: str
-    min_available: Any
-    max_unavailable: Any
-    unhealthy_policy: str
-
-    @staticmethod
-    def parse(raw: Mapping[str, Any]) -> Pdb:
-        meta = raw.get("metadata") if isinstance(raw.get("metadata"), Mapping) else {}
-        spec = raw.get("spec") if isinstance(raw.get("spec"), Mapping) else {}
-        assert isinstance(meta, Mapping) and isinstance(spec, Mapping)
-        name = meta.get("name")
-        pol = spec.get("unhealthyPodEvictionPolicy")
-        return Pdb(
-            name=name if isinstance(name, str) else "pdb",
-            min_available=spec.get("minAvailable"),
-            max_unavailable=spec.get("maxUnavailable"),
-            unhealthy_policy=pol if isinstance(pol, str) else "IfHealthyBudget",
-        )
-
-    def desired_healthy(self, expected: int) -> int:
-        """pkg/controller/disruption/disruption.go#getExpectedPodCount (percentages round up)."""
-
-        def scaled(v: Any) -> int | None:
-            if isinstance(v, bool):
-                return None
-            if isinstance(v, (int, float)):
-                return int(v)
-            if isinstance(v, str) and v.strip().endswith("%"):
-                try:
-                    return math.ceil(float(v.strip()[:-1]) * expected / 100.0)
-                except ValueError:
-                    return None
-            if isinstance(v, str):
-                try:
-                    return int(v)
-                except ValueError:
-                    return None
-            return None
-
-        mu = scaled(self.max_unavailable)
-        if mu is not None:
-            return max(0, expected - mu)
-        ma = scaled(self.min_available)
-        if ma is not None:
-            return max(0, ma)
-        return 0
 
 
 class ApiError(Exception):
@@ -93,7 +42,7 @@ class EvictionOutcome:
 
 
 class ApiServer:
-    def __init__(self, sim: Simulation, pdbs: list[Pdb]) -> None:
+    def __init__(self, sim: Simulation, pdbs: list[DisruptionBudget]) -> None:
         self.sim = sim
         self.pdbs = pdbs
         self.calls: dict[str, int] = dict.fromkeys(VERBS, 0)
@@ -211,24 +160,26 @@ class ApiServer:
             for p in sim.cluster.pods.values()
             if p.running_and_ready() and not p.terminating and sim.stsc.in_range(p.ordinal)
         )
-        desired = pdb.desired_healthy(expected)
-        allowed = max(0, healthy - desired)
+        counted, desired = pdb.expected_and_desired(expected)
+        allowed = pdb.allowed(healthy, expected)
         if not pod.running_and_ready():
             policy_on = sim.vd.gates.get(PDB_UNHEALTHY_POD_EVICTION_POLICY, False)
-            if policy_on and pdb.unhealthy_policy == "AlwaysAllow":
-                self.delete_pod(
-                    pod, SRC_EVICTION, f"evicted (unhealthy, PDB {pdb.name} AlwaysAllow)"
-                )
-                return EvictionOutcome(True, 201, "evicted")
-            if healthy >= desired and desired > 0:
-                self.delete_pod(pod, SRC_EVICTION, f"evicted (unhealthy, PDB {pdb.name} healthy)")
+            if pdb.evicts_unready(healthy, expected, policy_on):
+                always = policy_on and pdb.unhealthy_policy == "AlwaysAllow"
+                how = "AlwaysAllow" if always else "healthy"
+                self.delete_pod(pod, SRC_EVICTION, f"evicted (unhealthy, PDB {pdb.name} {how})")
                 return EvictionOutcome(True, 201, "evicted")
         if allowed <= 0:
             return EvictionOutcome(
                 False,
                 429,
                 f"Cannot evict pod as it would violate the pod's disruption budget {pdb.name} "
-                f"(currentHealthy {healthy}, desiredHealthy {desired}, disruptionsAllowed 0)",
+                f"(currentHealthy {healthy}, desiredHealthy {desired}, disruptionsAllowed 0"
+                + (
+                    ", expectedPods 0: it sets neither minAvailable nor maxUnavailable)"
+                    if counted <= 0
+                    else ")"
+                ),
             )
         self.delete_pod(pod, SRC_EVICTION, f"evicted through the Eviction API (PDB {pdb.name})")
         return EvictionOutcome(True, 201, "evicted")

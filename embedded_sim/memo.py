@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, cast
 
-from .apiserver import Pdb
+from .disruption import DisruptionBudget
 from .profile import ClusterProfile
 from .result import PodResult, ScenarioResult, TimelineEvent
 from .simulation import resolve_storage
@@ -155,7 +155,7 @@ def prepare_base(
         sts, prof.default_not_ready_toleration_s, prof.default_unreachable_toleration_s
     )
     pdb_list = [x for x in pdbs if isinstance(x, Mapping)]
-    parsed = [Pdb.parse(x) for x in pdb_list]
+    parsed = [DisruptionBudget.from_object(x) for x in pdb_list]
     names = (wl.name, wl.namespace, *(p.name for p in parsed))
     if any("\x00" in n for n in names):
         return None
@@ -169,10 +169,7 @@ def prepare_base(
         float(horizon_s),
         _workload_key(wl),
         storage,
-        tuple(
-            (_freeze(p.min_available), _freeze(p.max_unavailable), p.unhealthy_policy)
-            for p in parsed
-        ),
+        tuple((p.key, p.readable) for p in parsed),
     )
     return Prepared(
         key=CACHE.canonical(_HashedKey(key)),

@@ -486,24 +486,11 @@ def _pod_requests(containers: list[Any], init: list[Any], overhead: Mapping[str,
 
 
 def resolve_max_unavailable(raw: Any, replicas: int) -> int:
-    """stateful_set_utils.go#getStatefulSetMaxUnavailable: percentages round down, minimum 1."""
-    if isinstance(raw, bool):
-        return 1
-    if isinstance(raw, (int, float)):
-        return max(1, int(raw))
-    if isinstance(raw, str):
-        s = raw.strip()
-        if s.endswith("%"):
-            try:
-                pct = float(s[:-1])
-            except ValueError:
-                return 1
-            return max(1, int(pct * replicas / 100.0))
-        try:
-            return max(1, int(s))
-        except ValueError:
-            return 1
-    return 1
+    """stateful_set_utils.go#getStatefulSetMaxUnavailable (see
+    :func:`embedded_sim.disruption.rolling_max_unavailable`)."""
+    from .disruption import rolling_max_unavailable
+
+    return rolling_max_unavailable(raw, replicas)
 
 
 #: The simulator follows every pod individually, and its cost grows faster than linearly

@@ -6,10 +6,11 @@ Nothing here reports anything; the rule modules decide what is a risk.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
 
 from ssrisk.model import K8sObject
 from ssrisk.selectors import InvalidSelector, selector_matches
@@ -410,56 +411,46 @@ def is_headless(svc: K8sObject) -> bool:
 
 # --- PodDisruptionBudgets --------------------------------------------------------------------
 
-_PERCENT = re.compile(r"^\s*(\d+)\s*%\s*$")
-
 
 def scaled(value: Any, total: int) -> int | None:
     """An int-or-percent value scaled to ``total``, rounding up, as the disruption controller
-    does (k8s: staging/src/k8s.io/apimachinery/pkg/util/intstr/intstr.go#
-    GetScaledValueFromIntOrPercent with roundUp true, called from pkg/controller/disruption/
-    disruption.go#getExpectedPodCount). ``None`` for values the API server would reject."""
-    if as_int(value) is not None:
-        return as_int(value)
-    if isinstance(value, str):
-        m = _PERCENT.match(value)
-        if m:
-            return math.ceil(int(m.group(1)) * total / 100)
-        if value.strip().isdigit():
-            return None  # a string of digits is not an IntOrString integer
-    return None
+    does (:mod:`ssrisk.embedded_sim.disruption`). ``None`` for what the API server rejects."""
+    amount = parse_int_or_percent(value)
+    return None if amount is None else amount.scaled(total, round_up=True)
 
 
 @dataclass(frozen=True)
 class Budget:
-    """What a PDB allows for ``replicas`` healthy pods.
+    """What a PDB allows over a StatefulSet of ``replicas``: the model's budget
+    (:class:`ssrisk.embedded_sim.disruption.DisruptionBudget`) read for that scale.
 
-    ``desired_healthy`` as the disruption controller computes it; ``field`` names the field it
-    comes from (``minAvailable``, ``maxUnavailable`` or ``None`` when neither is set).
+    ``field`` names the field it comes from (``minAvailable``, ``maxUnavailable`` or ``None``
+    when neither is set, which allows no eviction: disruption.go#updatePdbStatus).
     """
 
-    desired_healthy: int
-    field: str | None
-    raw: Any
+    model: DisruptionBudget
+    replicas: int
+
+    @property
+    def field(self) -> str | None:
+        return self.model.field
+
+    @property
+    def raw(self) -> Any:
+        return self.model.raw
+
+    @property
+    def desired_healthy(self) -> int:
+        return self.model.desired_healthy(self.replicas)
 
     def allowed(self, healthy: int) -> int:
-        return max(0, healthy - self.desired_healthy)
+        """disruptionsAllowed with ``healthy`` pods Ready."""
+        return self.model.allowed(healthy, self.replicas)
 
 
 def budget(pdb: K8sObject, replicas: int) -> Budget | None:
-    """The budget of ``pdb`` over a StatefulSet with ``replicas`` (``None`` if unreadable).
-
-    policy/v1beta1 defaulted an empty budget to ``minAvailable: 1``
-    (k8s: pkg/apis/policy/v1beta1/defaults.go); policy/v1 has no default and then
-    desiredHealthy is 0 (disruption.go#getExpectedPodCount).
-    """
-    max_u = pdb.get("spec", "maxUnavailable")
-    min_a = pdb.get("spec", "minAvailable")
-    if max_u is not None:
-        n = scaled(max_u, replicas)
-        return None if n is None else Budget(max(0, replicas - n), "maxUnavailable", max_u)
-    if min_a is not None:
-        n = scaled(min_a, replicas)
-        return None if n is None else Budget(n, "minAvailable", min_a)
-    if pdb.api_version == "policy/v1beta1":
-        return Budget(1, None, None)
-    return Budget(0, None, None)
+    """The budget of ``pdb`` over a StatefulSet with ``replicas`` (``None`` if a budget field
+    holds what the API server rejects). No API version defaults a budget: one that sets
+    neither field allows no eviction (see :mod:`ssrisk.embedded_sim.disruption`)."""
+    model = DisruptionBudget.from_object(pdb.data)
+    return Budget(model, replicas) if model.readable else None

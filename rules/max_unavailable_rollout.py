@@ -8,10 +8,11 @@ counted depends on the release (k8s-behavior.md B.4.2 step 7, E.3).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from ssrisk.embedded_sim.disruption import parse_int_or_percent, rolling_max_unavailable
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
@@ -37,8 +38,6 @@ HEALING_VERSIONS = (
     "and 1.37 (#137666) repair it after a revert"
 )
 
-_PERCENT = re.compile(r"^(\d+)%$")
-
 
 def resolve_max_unavailable(raw: Any, replicas: int) -> int | None:
     """The number of pods ``maxUnavailable`` lets the controller take down at once.
@@ -49,14 +48,10 @@ def resolve_max_unavailable(raw: Any, replicas: int) -> int | None:
     (intstr.GetScaledValueFromIntOrPercent with roundUp false). Returns ``None`` for values the
     API server rejects (ValidateStatefulSetUpdateStrategy: 0, negative, not an int-or-percent).
     """
-    number = as_int(raw)
-    if number is not None:
-        return number if number >= 1 else None
-    if isinstance(raw, str):
-        m = _PERCENT.match(raw.strip())
-        if m and 0 < int(m.group(1)) <= 100:
-            return max(1, int(m.group(1)) * replicas // 100)
-    return None
+    amount = parse_int_or_percent(raw)
+    if amount is None or amount.value < 1 or (amount.percent and amount.value > 100):
+        return None
+    return rolling_max_unavailable(raw, replicas)
 
 
 def rolling_allowed(ctx: CheckContext, replicas: int) -> int:

@@ -28,8 +28,8 @@ def _needs(desired: int, n: int) -> str:
 
 def only_one(pdb: K8sObject, n: int) -> bool:
     """Whether ``pdb`` blocks every eviction only because the set runs one replica: over 3
-    replicas the same budget (``minAvailable: 1`` or ``51%``, the v1beta1 default) allows one
-    (``maxUnavailable: 0`` or ``minAvailable: 100%`` never does)."""
+    replicas the same budget (``minAvailable: 1`` or ``51%``) allows one (``maxUnavailable: 0``,
+    ``minAvailable: 100%`` or a budget that sets neither never does)."""
     return n == 1 and _frees_at_three(pdb)
 
 
@@ -62,6 +62,7 @@ class PdbBlocksDrain(Rule):
     references = (
         EVICTION_SOURCE,
         "k8s: pkg/controller/disruption/disruption.go#getExpectedPodCount",
+        "k8s: pkg/controller/disruption/disruption.go#updatePdbStatus",
         "web: docs/tasks/run-application/configure-pdb.md",
         "k8s: staging/src/k8s.io/kubectl/pkg/drain/drain.go#evictPods",
         "kubernetes/kubernetes#66811",
@@ -80,7 +81,7 @@ class PdbBlocksDrain(Rule):
             b = budget(pdb, n)
             if b is None:
                 continue
-            if b.allowed(n) == 0 and b.desired_healthy > 0:
+            if b.allowed(n) == 0:  # (also a budget that sets neither field)
                 yield self._never(ctx, pdb, b.field, b.raw, b.desired_healthy, _cause(ctx, pdb))
             elif b.allowed(n) == 1 and n >= 2:
                 f = self._unhealthy_policy(ctx, pdb)
@@ -98,12 +99,18 @@ class PdbBlocksDrain(Rule):
     ) -> Finding:
         n = ctx.replicas
         at = pdb.pos("spec", field) if field else pdb.pos("spec")
-        setting = f"{field}: {raw}" if field else "(v1beta1 default minAvailable: 1)"
+        setting = f"{field}: {raw}" if field else ""
         sim = ctx.try_simulate("node-drain")
         quoted = ""
         if sim is not None:
             quoted = "" if sim.get("drain_completed") else " (simulated)"
-        if field == "maxUnavailable":
+        if field is None:
+            msg = (
+                f"PodDisruptionBudget {pdb.name!r} sets neither minAvailable nor "
+                f"maxUnavailable, so it never allows an eviction and drains of their nodes "
+                f"hang{quoted}"
+            )
+        elif field == "maxUnavailable":
             msg = (
                 f"PodDisruptionBudget {pdb.name!r} {setting} never allows an eviction, so "
                 f"drains of their nodes hang{quoted}"
@@ -118,10 +125,19 @@ class PdbBlocksDrain(Rule):
 
         def explanation() -> str:
             timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
-            return f"""
+            if field is not None:
+                head = f"""
 The disruption controller sets disruptionsAllowed = currentHealthy − desiredHealthy
 (disruption.go#getExpectedPodCount; percentages are rounded up). Here desiredHealthy is
-{desired} and at most {n} pods are ever healthy, so disruptionsAllowed is always 0. The
+{desired} and at most {n} pods are ever healthy, so disruptionsAllowed is always 0. The"""
+            else:
+                head = """
+This budget sets neither minAvailable nor maxUnavailable, and no API version defaults either:
+the disruption controller then counts no expected pods (disruption.go#getExpectedPodCount)
+and keeps disruptionsAllowed at 0 while it counts none (disruption.go#updatePdbStatus). The"""
+            return (
+                head
+                + f"""
 eviction API answers 429 "Cannot evict pod as it would violate the pod's disruption budget"
 (eviction.go#Create), and kubectl drain retries every 5 s with no timeout by default
 (drain.go#evictPods), so node upgrades and autoscaler scale-downs stall until someone deletes
@@ -130,6 +146,7 @@ the pod by hand or removes the PDB (kubernetes/kubernetes#66811).
 Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most replicas − 1
 (and run at least 2 replicas); keep minAvailable for quorum (e.g. 2 of 3).
 """
+            )
 
         # Never allowing an eviction blocks every drain and node upgrade for ever, as a single
         # replica makes every one an outage: an error, like single-replica (the unhealthy

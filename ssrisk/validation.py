@@ -711,24 +711,22 @@ _PDB_SRC = "(k8s: pkg/apis/policy/validation/validation.go, ValidatePodDisruptio
 
 def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     """``minAvailable`` and ``maxUnavailable`` of a PodDisruptionBudget: a non-negative integer
-    or a percentage ``[0-9]+%`` of at most 100% (apps validation ValidatePositiveIntOrPercent
-    and IsNotMoreThan100Percent, called by ValidatePodDisruptionBudgetSpec)."""
+    or a percentage ``[0-9]+%`` of at most 100% (the one reading of a budget,
+    :func:`ssrisk.embedded_sim.disruption.int_or_percent_problem`; other types are the
+    schema's to report)."""
+    from .embedded_sim.disruption import int_or_percent_problem
+
     out = []
     for key in ("minAvailable", "maxUnavailable"):
         value = spec.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            continue
+        problem = int_or_percent_problem(value)
+        if problem is None:
+            continue
         path: tuple[str | int, ...] = ("spec", key)
-        where = field_path(path)
-        if isinstance(value, str):
-            if re.fullmatch(r"[0-9]+%", value) is None:
-                shown = _snippet(repr(value))
-                out.append(_Problem(path, f"{where}: {shown} is not a valid percent {_PDB_SRC}"))
-            elif _atoi(value[:-1]) > 100:
-                shown = _snippet(value)
-                out.append(
-                    _Problem(path, f"{where}: {shown} must not be more than 100% {_PDB_SRC}")
-                )
-        elif isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            out.append(_Problem(path, f"{where}: {value} must be >= 0 {_PDB_SRC}"))
+        shown = _snippet(repr(value)) if problem == "not a valid percent" else _snippet(str(value))
+        out.append(_Problem(path, f"{field_path(path)}: {shown} {problem} {_PDB_SRC}"))
     return out
 
 

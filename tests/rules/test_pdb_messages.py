@@ -30,9 +30,9 @@ def test_max_unavailable_zero_is_not_said_twice() -> None:
 
 
 def test_one_replica_with_a_budget_is_one_finding_that_names_the_blocked_drains() -> None:
-    # v1beta1's default minAvailable: 1 over one replica: more replicas would free the budget,
-    # so the single replica is the cause; its message says drains hang, not that they take it
-    path = str(RULES / "pdb-blocks-drain" / "pass-v1beta1-defaulted-one-replica.yaml")
+    # minAvailable: 1 over one replica: more replicas would free the budget, so the single
+    # replica is the cause; its message says drains hang, not that they take it
+    path = str(RULES / "pdb-blocks-drain" / "pass-min-available-one-one-replica.yaml")
     run = run_cli("check", "--format", "json", path)
     found = run.json()["findings"]
     pdb = [f for f in found if f["rule"] == "pdb-blocks-drain"]

@@ -100,7 +100,7 @@ def test_scaled_rounds_up(value: Any, total: int, want: int | None) -> None:
         ("policy/v1", {"maxUnavailable": 0}, 3, 3),
         ("policy/v1", {"minAvailable": "67%"}, 3, 3),
         ("policy/v1", {}, 3, 0),
-        ("policy/v1beta1", {}, 3, 1),
+        ("policy/v1beta1", {}, 3, 0),
     ],
 )
 def test_budget_desired_healthy(
@@ -108,6 +108,13 @@ def test_budget_desired_healthy(
 ) -> None:
     b = budget(_pdb(api, spec), replicas)
     assert b is not None and b.desired_healthy == desired
+
+
+@pytest.mark.parametrize("api", ["policy/v1", "policy/v1beta1"])
+def test_a_budget_that_sets_neither_field_allows_no_eviction(api: str) -> None:
+    # disruption.go#updatePdbStatus: expectedPods is 0, so disruptionsAllowed stays 0
+    b = budget(_pdb(api, {}), 3)
+    assert b is not None and b.field is None and b.allowed(3) == 0
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,26 @@ def test_drain_blocked_by_pdb_zero() -> None:
     assert r.manual_action_required
 
 
+def test_a_budget_that_sets_neither_field_blocks_the_drain() -> None:
+    """disruption.go#updatePdbStatus: with neither minAvailable nor maxUnavailable,
+    expectedPods is 0 and disruptionsAllowed stays 0 (no API version defaults a budget), so
+    every eviction is refused with 429, for policy/v1 and policy/v1beta1 alike."""
+    i = load("web-parallel.yaml")
+    for api in ("policy/v1", "policy/v1beta1"):
+        pdb = {
+            "apiVersion": api,
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "empty"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        }
+        r = simulate(i.sts, "node-drain", kube_version="1.34", pdbs=[pdb])
+        assert r.to_dict()["drain_completed"] is False, api
+        refused = r.first("drain-evict-refused")
+        assert refused is not None and "429" in refused.event
+        assert refused.t_s == 0.0  # the first eviction is refused at once
+        assert r.events("drain-evicted") == []
+
+
 def test_case03_single_replica_min_available_one() -> None:
     i = load("pg-single.yaml")
     pdb = {"kind": "PodDisruptionBudget", "metadata": {"name": "p"}, "spec": {"minAvailable": 1}}

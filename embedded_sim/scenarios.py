@@ -7,6 +7,7 @@ placement the constraints allow) and applies its fault at t = 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .budget import Budget
@@ -16,35 +17,6 @@ from .result import PodResult, ScenarioResult
 from .simulation import Simulation
 from .versions import NODE_OUT_OF_SERVICE_VOLUME_DETACH
 from .workload import TAINT_OUT_OF_SERVICE
-
-SCENARIOS: tuple[str, ...] = (
-    "node-loss",
-    "node-loss-out-of-service",
-    "node-deleted",
-    "graceful-node-shutdown",
-    "node-drain",
-    "rolling-update",
-    "bad-rollout",
-    "scale-down",
-    "zone-loss",
-)
-
-DESCRIPTIONS: Mapping[str, str] = {
-    "node-loss": "the node of the lowest ordinal stops heartbeating at t=0 (power off, kubelet "
-    "stop or partition); the Node object stays and the node never returns",
-    "node-loss-out-of-service": "node-loss, then the operator applies "
-    "node.kubernetes.io/out-of-service:NoExecute at profile.out_of_service_after_s",
-    "node-deleted": "node-loss, then the Node object is deleted at profile.node_deleted_after_s "
-    "(as the cloud node lifecycle controller does for a VM that no longer exists)",
-    "graceful-node-shutdown": "the node of the lowest ordinal shuts down with kubelet "
-    "shutdownGracePeriod configured (profile values) and stays off",
-    "node-drain": "kubectl drain (default flags, no --timeout) of the node of the lowest ordinal",
-    "rolling-update": "template change at t=0 to a template that becomes Ready",
-    "bad-rollout": "template change at t=0 to a template that never becomes Ready, reverted "
-    "at profile.revert_after_s",
-    "scale-down": "spec.replicas lowered by one (to max(replicas-1, 0)) at t=0",
-    "zone-loss": "every node of the zone of the lowest ordinal stops heartbeating at t=0",
-}
 
 SRC_NODE_STATUS = "docs/reference/node/node-status.md#heartbeats"
 SRC_OOS = "docs/concepts/cluster-administration/node-shutdown.md#non-graceful-node-shutdown"
@@ -89,177 +61,273 @@ def _all_updated(sim: Simulation, rev: str) -> bool:
     return sim.stsc.update_revision == rev
 
 
-def _setup(sim: Simulation, scenario: str) -> dict[str, Callable[[], Any]]:
-    """Schedule the scenario's events; return extra result fields (computed at the end)."""
+#: The extra result fields of a scenario, each computed at the end of the run.
+Extra = dict[str, Callable[[], Any]]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario: its name (what ``--scenario`` takes), what it does (``--help`` and the
+    verdicts say it), whether its fault hits one node (``"node"``), one zone (``"zone"``) or
+    no failure domain (``None``), and ``setup``, which schedules its events on a simulation
+    at steady state (the fault at t = 0, on ``node``, the node of the lowest ordinal) and
+    returns its extra result fields."""
+
+    name: str
+    description: str
+    fault: str | None
+    setup: Callable[[Simulation, Node], Extra]
+
+
+#: Every scenario, in the order ``--scenario`` and the report list them.
+REGISTRY: dict[str, Scenario] = {}
+
+
+def _scenario(
+    name: str, description: str, fault: str | None
+) -> Callable[[Callable[[Simulation, Node], Extra]], Callable[[Simulation, Node], Extra]]:
+    def register(setup: Callable[[Simulation, Node], Extra]) -> Callable[[Simulation, Node], Extra]:
+        REGISTRY[name] = Scenario(name, description, fault, setup)
+        return setup
+
+    return register
+
+
+@_scenario(
+    "node-loss",
+    "the node of the lowest ordinal stops heartbeating at t=0 (power off, kubelet stop or "
+    "partition); the Node object stays and the node never returns",
+    "node",
+)
+def _node_loss(sim: Simulation, node: Node) -> Extra:
     p = sim.profile
-    node = _target_node(sim)
-    extra: dict[str, Callable[[], Any]] = {}
-    if scenario in ("node-loss", "node-loss-out-of-service", "node-deleted"):
-        sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
-    if scenario == "node-loss" and p.node_returns_after_s is not None:
-        back = p.node_returns_after_s
-        sim.loop.at(
-            back,
-            lambda: sim.return_node(node, p.node_returns_rebooted, SRC_NODE_STATUS),
-            "node-return",
+    sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
+    if p.node_returns_after_s is None:
+        return {}
+    back = p.node_returns_after_s
+    sim.loop.at(
+        back,
+        lambda: sim.return_node(node, p.node_returns_rebooted, SRC_NODE_STATUS),
+        "node-return",
+    )
+    return {"node_returned_at_s": lambda: back}
+
+
+@_scenario(
+    "node-loss-out-of-service",
+    "node-loss, then the operator applies node.kubernetes.io/out-of-service:NoExecute at "
+    "profile.out_of_service_after_s",
+    "node",
+)
+def _node_loss_out_of_service(sim: Simulation, node: Node) -> Extra:
+    def oos() -> None:
+        node.add_taint(Taint(TAINT_OUT_OF_SERVICE, "NoExecute", "nodeshutdown", sim.now))
+        sim.record(
+            None,
+            "operator-action",
+            f"operator taints {node.name} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute",
+            SRC_OOS,
         )
-        extra["node_returned_at_s"] = lambda: back
-    if scenario == "node-loss-out-of-service":
+        sim.record(None, "taint-added", f"{node.name} tainted out-of-service:NoExecute", SRC_OOS)
+        sim.changed()
+        sim.taints.on_taints_changed(node)
+        sim.adc.on_taints_changed(node.name)
+        sim.podgc.kick()
 
-        def oos() -> None:
-            node.add_taint(Taint(TAINT_OUT_OF_SERVICE, "NoExecute", "nodeshutdown", sim.now))
-            sim.record(
-                None,
-                "operator-action",
-                f"operator taints {node.name} node.kubernetes.io/out-of-service=nodeshutdown:"
-                "NoExecute",
-                SRC_OOS,
-            )
-            sim.record(
-                None, "taint-added", f"{node.name} tainted out-of-service:NoExecute", SRC_OOS
-            )
-            sim.changed()
-            sim.taints.on_taints_changed(node)
-            sim.adc.on_taints_changed(node.name)
-            sim.podgc.kick()
+    sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
+    sim.loop.at(sim.profile.out_of_service_after_s, oos, "operator")
+    return {}
 
-        sim.loop.at(p.out_of_service_after_s, oos, "operator")
-    if scenario == "node-deleted":
-        sim.loop.at(p.node_deleted_after_s, lambda: _delete_node(sim, node), "ccm")
-    if scenario == "zone-loss":
-        zone_nodes = [n for n in sim.cluster.nodes.values() if n.zone == node.zone]
 
-        def zone_fault() -> None:
-            for n in zone_nodes:
-                sim.lose_node(n, f"lost with its zone {n.zone}", SRC_NODE_STATUS)
+@_scenario(
+    "node-deleted",
+    "node-loss, then the Node object is deleted at profile.node_deleted_after_s (as the cloud "
+    "node lifecycle controller does for a VM that no longer exists)",
+    "node",
+)
+def _node_deleted(sim: Simulation, node: Node) -> Extra:
+    sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
+    sim.loop.at(sim.profile.node_deleted_after_s, lambda: _delete_node(sim, node), "ccm")
+    return {}
 
-        sim.loop.at(0.0, zone_fault, "fault")
-        if p.zone_loss_nodes_deleted_after_s is not None:
 
-            def del_all() -> None:
-                for n in zone_nodes:
-                    _delete_node(sim, n)
+@_scenario(
+    "graceful-node-shutdown",
+    "the node of the lowest ordinal shuts down with kubelet shutdownGracePeriod configured "
+    "(profile values) and stays off",
+    "node",
+)
+def _graceful_node_shutdown(sim: Simulation, node: Node) -> Extra:
+    p = sim.profile
 
-            sim.loop.at(p.zone_loss_nodes_deleted_after_s, del_all, "ccm")
-    if scenario == "graceful-node-shutdown":
-
-        def shutdown() -> None:
-            node.shutting_down = True
-            sim.failed_nodes.append(node.name)
-            sim.record(
-                None,
-                "fault",
-                f"{node.name} starts a graceful shutdown (shutdownGracePeriod "
-                f"{p.shutdown_grace_period_s:g} s, critical pods "
-                f"{p.shutdown_grace_period_critical_pods_s:g} s)",
-                SRC_SHUTDOWN,
-            )
-            sim.changed()
-            sim.nlc.kubelet_not_ready(node, "node is shutting down")
-            sim.kubelet.graceful_shutdown(node.name)
-
-        def power_off() -> None:
-            node.alive = False
-            node.shutting_down = False
-            node.lost_at_s = sim.now
-            sim.record(
-                None,
-                "node-shutdown",
-                f"{node.name} powered off: its kubelet no longer renews the Lease",
-                SRC_SHUTDOWN,
-            )
-            sim.changed()
-            # The node lifecycle controller sees the Lease go stale like any lost node: Unknown
-            # node-monitor-grace-period later, then the unreachable NoExecute taint.
-            sim.nlc.node_lost(node)
-
-        sim.loop.at(0.0, shutdown, "fault")
-        sim.loop.at(p.shutdown_grace_period_s, power_off, "fault")
-    if scenario == "node-drain":
-        sim.loop.at(0.0, lambda: sim.drain.start(node.name), "drain")
-        sim.goal = lambda: sim.drain.completed_s is not None and sim.now >= sim.drain.completed_s
-        extra["drain_completed"] = lambda: sim.drain.completed_s is not None
-        extra["drain_duration_s"] = lambda: sim.drain.completed_s
-    if scenario == "rolling-update":
-        sim.templates["rev-2"] = False
-        sim.loop.at(
-            0.0,
-            lambda: sim.stsc.set_template(
-                "rev-2",
-                "pkg/controller/history/controller_history.go",
-                "template changed: updateRevision rev-2 (good template)",
-            ),
-            "template",
+    def shutdown() -> None:
+        node.shutting_down = True
+        sim.failed_nodes.append(node.name)
+        sim.record(
+            None,
+            "fault",
+            f"{node.name} starts a graceful shutdown (shutdownGracePeriod "
+            f"{p.shutdown_grace_period_s:g} s, critical pods "
+            f"{p.shutdown_grace_period_critical_pods_s:g} s)",
+            SRC_SHUTDOWN,
         )
-        sim.goal = lambda: _all_updated(sim, "rev-2")
-        extra["rollout_completed"] = lambda: _all_updated(sim, "rev-2")
-    if scenario == "bad-rollout":
-        sim.templates["rev-2"] = True
-        sim.loop.at(
-            0.0,
-            lambda: sim.stsc.set_template(
-                "rev-2",
-                "pkg/controller/history/controller_history.go",
-                "template changed: updateRevision rev-2 (never Ready)",
-            ),
-            "template",
+        sim.changed()
+        sim.nlc.kubelet_not_ready(node, "node is shutting down")
+        sim.kubelet.graceful_shutdown(node.name)
+
+    def power_off() -> None:
+        node.alive = False
+        node.shutting_down = False
+        node.lost_at_s = sim.now
+        sim.record(
+            None,
+            "node-shutdown",
+            f"{node.name} powered off: its kubelet no longer renews the Lease",
+            SRC_SHUTDOWN,
         )
-        reverted = {"done": False}
+        sim.changed()
+        # The node lifecycle controller sees the Lease go stale like any lost node: Unknown
+        # node-monitor-grace-period later, then the unreachable NoExecute taint.
+        sim.nlc.node_lost(node)
 
-        def revert() -> None:
-            reverted["done"] = True
-            sim.stsc.set_template(
-                "rev-1",
-                SRC_ROLLBACK,
-                "template reverted: updateRevision back to rev-1 "
-                "(rollback reuses the old revision)",
-            )
+    sim.loop.at(0.0, shutdown, "fault")
+    sim.loop.at(p.shutdown_grace_period_s, power_off, "fault")
+    return {}
 
-        sim.loop.at(p.revert_after_s, revert, "template")
-        sim.goal = lambda: reverted["done"] and _all_updated(sim, "rev-1")
-        extra["rollout_completed"] = lambda: (
+
+@_scenario(
+    "node-drain",
+    "kubectl drain (default flags, no --timeout) of the node of the lowest ordinal",
+    "node",
+)
+def _node_drain(sim: Simulation, node: Node) -> Extra:
+    sim.loop.at(0.0, lambda: sim.drain.start(node.name), "drain")
+    sim.goal = lambda: sim.drain.completed_s is not None and sim.now >= sim.drain.completed_s
+    return {
+        "drain_completed": lambda: sim.drain.completed_s is not None,
+        "drain_duration_s": lambda: sim.drain.completed_s,
+    }
+
+
+@_scenario("rolling-update", "template change at t=0 to a template that becomes Ready", None)
+def _rolling_update(sim: Simulation, node: Node) -> Extra:
+    sim.templates["rev-2"] = False
+    sim.loop.at(
+        0.0,
+        lambda: sim.stsc.set_template(
+            "rev-2",
+            "pkg/controller/history/controller_history.go",
+            "template changed: updateRevision rev-2 (good template)",
+        ),
+        "template",
+    )
+    sim.goal = lambda: _all_updated(sim, "rev-2")
+    return {"rollout_completed": lambda: _all_updated(sim, "rev-2")}
+
+
+@_scenario(
+    "bad-rollout",
+    "template change at t=0 to a template that never becomes Ready, reverted at "
+    "profile.revert_after_s",
+    None,
+)
+def _bad_rollout(sim: Simulation, node: Node) -> Extra:
+    sim.templates["rev-2"] = True
+    sim.loop.at(
+        0.0,
+        lambda: sim.stsc.set_template(
+            "rev-2",
+            "pkg/controller/history/controller_history.go",
+            "template changed: updateRevision rev-2 (never Ready)",
+        ),
+        "template",
+    )
+    reverted = {"done": False}
+
+    def revert() -> None:
+        reverted["done"] = True
+        sim.stsc.set_template(
+            "rev-1",
+            SRC_ROLLBACK,
+            "template reverted: updateRevision back to rev-1 (rollback reuses the old revision)",
+        )
+
+    sim.loop.at(sim.profile.revert_after_s, revert, "template")
+    sim.goal = lambda: reverted["done"] and _all_updated(sim, "rev-1")
+    return {
+        "rollout_completed": lambda: (
             reverted["done"]
             and _all_updated(sim, "rev-1")
             and all(sim.pod_serving(o) for o in sim.stsc.ordinals())
         )
-    if scenario == "scale-down":
-        target = max(sim.stsc.replicas - 1, 0)
-
-        def scale() -> None:
-            before = sim.stsc.replicas
-            sim.stsc.replicas = target
-            sim.record(
-                None,
-                "operator-action",
-                f"spec.replicas {before} -> {target}",
-                "pkg/controller/statefulset/stateful_set_control.go#processCondemned",
-            )
-            sim.changed()
-            sim.stsc.request_sync()
-
-        sim.loop.at(0.0, scale, "scale")
-        done: dict[str, float | None] = {"t": None}
-
-        def scaled() -> bool:
-            gone = all(sim.stsc.in_range(p.ordinal) for p in sim.cluster.pods.values())
-            if gone and done["t"] is None and sim.stsc.replicas == target:
-                done["t"] = sim.now
-            return gone
-
-        sim.goal = scaled
-        extra["scale_down_completed"] = lambda: done["t"] is not None
-        extra["scale_down_duration_s"] = lambda: done["t"]
-    return extra
+    }
 
 
-#: Scenarios whose fault hits one node / one zone, for the placement qualifier of the verdict.
-NODE_FAULTS = (
-    "node-loss",
-    "node-loss-out-of-service",
-    "node-deleted",
-    "graceful-node-shutdown",
-    "node-drain",
+@_scenario("scale-down", "spec.replicas lowered by one (to max(replicas-1, 0)) at t=0", None)
+def _scale_down(sim: Simulation, node: Node) -> Extra:
+    target = max(sim.stsc.replicas - 1, 0)
+
+    def scale() -> None:
+        before = sim.stsc.replicas
+        sim.stsc.replicas = target
+        sim.record(
+            None,
+            "operator-action",
+            f"spec.replicas {before} -> {target}",
+            "pkg/controller/statefulset/stateful_set_control.go#processCondemned",
+        )
+        sim.changed()
+        sim.stsc.request_sync()
+
+    sim.loop.at(0.0, scale, "scale")
+    done: dict[str, float | None] = {"t": None}
+
+    def scaled() -> bool:
+        gone = all(sim.stsc.in_range(p.ordinal) for p in sim.cluster.pods.values())
+        if gone and done["t"] is None and sim.stsc.replicas == target:
+            done["t"] = sim.now
+        return gone
+
+    sim.goal = scaled
+    return {
+        "scale_down_completed": lambda: done["t"] is not None,
+        "scale_down_duration_s": lambda: done["t"],
+    }
+
+
+@_scenario(
+    "zone-loss", "every node of the zone of the lowest ordinal stops heartbeating at t=0", "zone"
 )
+def _zone_loss(sim: Simulation, node: Node) -> Extra:
+    zone_nodes = [n for n in sim.cluster.nodes.values() if n.zone == node.zone]
+
+    def zone_fault() -> None:
+        for n in zone_nodes:
+            sim.lose_node(n, f"lost with its zone {n.zone}", SRC_NODE_STATUS)
+
+    sim.loop.at(0.0, zone_fault, "fault")
+    after = sim.profile.zone_loss_nodes_deleted_after_s
+    if after is not None:
+
+        def delete_all() -> None:
+            for n in zone_nodes:
+                _delete_node(sim, n)
+
+        sim.loop.at(after, delete_all, "ccm")
+    return {}
+
+
+#: The scenario names, in registry order.
+SCENARIOS: tuple[str, ...] = tuple(REGISTRY)
+#: What each scenario does.
+DESCRIPTIONS: Mapping[str, str] = {s.name: s.description for s in REGISTRY.values()}
+#: Scenarios whose fault hits one node, for the placement qualifier of the verdict.
+NODE_FAULTS: tuple[str, ...] = tuple(s.name for s in REGISTRY.values() if s.fault == "node")
+
+
+def _setup(sim: Simulation, scenario: str) -> Extra:
+    """Schedule the scenario's events; return extra result fields (computed at the end)."""
+    return REGISTRY[scenario].setup(sim, _target_node(sim))
 
 
 def placement_basis(sim: Simulation, scenario: str) -> str:

@@ -9,10 +9,11 @@ placement on the cluster profile's nodes. The message gives both and says why th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import Finding, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import MAX_PODS_SOURCE, max_pods_per_node, min_domains_honoured
@@ -279,113 +280,58 @@ class ReplicasShareFailureDomain(Rule):
                 )
             else:
                 claims.append(self._node_claim(n, host, zone, node_cap, fewest))
-            sim = ctx.try_simulate("node-loss")
-            if sim is not None:
-                took = int(sim.get("max_unavailable") or 0)
-                why = ""
-                limits = _placement_limits(sim)
-                if took < node_worst and node_cap(sim_zones) <= took:
-                    why = (
-                        f", not {node_worst}, because the zone constraint spreads them over the "
-                        f"{_word(sim_zones)} zones there"
-                    )
-                    node_if = (
-                        " when one zone has them all"
-                        if fewest == 1
-                        else f" when {_word(fewest)} zones have them all"
-                    )
-                elif took < node_worst:
-                    if limits:
-                        why = f", not {node_worst}, because there {'; '.join(limits)}"
-                    node_if = f" when a node has room for {node_worst}"
-                sims.append(f"node loss took {_lost(n, took)}{why}")
-                short_sims.append(f"{took} of {n}")
-                timelines.append(sim)
-                placement = placement or str(sim.get("placement") or "")
+            node_sim = _node_simulated(ctx, n, node_worst, node_cap, sim_zones, fewest)
+            if node_sim is not None:
+                sims.append(node_sim.text)
+                short_sims.append(node_sim.short)
+                node_if = node_sim.condition
+                timelines.append(node_sim.result)
+                placement = placement or str(node_sim.result.get("placement") or "")
         if zone_bad:
             claims.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
-            sim = ctx.try_simulate("zone-loss")
-            if sim is not None:
-                took = int(sim.get("max_unavailable") or 0)
-                why = ""
-                capacity = h_cap * sim_nodes_per_zone
-                if took < zone_worst and capacity <= took:
-                    per_node = (
-                        "one replica per node" if h_cap == 1 else f"{h_cap} replicas per node"
-                    )
-                    why = (
-                        f", not {zone_worst}, because a zone there has only "
-                        f"{sim_nodes_per_zone} node{'s' if sim_nodes_per_zone != 1 else ''} and "
-                        f"the hostname constraint allows {per_node}"
-                    )
-                    zone_if = f" with {-(-zone_worst // max(h_cap, 1))} nodes in a zone"
-                elif took < zone_worst:
-                    zone_if = f" when a zone has room for {zone_worst}"
-                sims.append(f"zone loss took {_lost(n, took)}{why}")
-                short_sims.append(f"{took} of {n}")
-                timelines.append(sim)
-                placement = placement or str(sim.get("placement") or "")
+            zone_sim = _zone_simulated(ctx, n, zone_worst, h_cap, sim_nodes_per_zone)
+            if zone_sim is not None:
+                sims.append(zone_sim.text)
+                short_sims.append(zone_sim.short)
+                zone_if = zone_sim.condition
+                timelines.append(zone_sim.result)
+                placement = placement or str(zone_sim.result.get("placement") or "")
 
-        wrong = _wrong_selector(ctx, host if host_bad else zone)
-        if colocated is not None and host_bad:
-            head = "a required pod affinity puts every replica on one node"
-            at = ctx.sts.pos(*colocated)
-        elif wrong is not None:
-            what, path = wrong
-            head = f"{what} selects none of the pod's labels"
-            at = ctx.sts.pos(*path)
-        else:
-            head = _cause(host, zone, host_bad, zone_bad)
-            at = ctx.sts.pos(*self._position(ctx, host, zone, host_bad))
-        worst = []
-        if host_bad:
-            cap = f" (at most {max_pods} pods a node)" if pods_capped and not node_if else ""
-            worst.append(f"a node loss takes {node_worst} of {n}{node_if}{cap}")
-        if zone_bad:
-            worst.append(
-                f"a zone loss {zone_worst} of {n}{zone_if}"
-                if host_bad
-                else f"a zone loss takes {zone_worst} of {n}{zone_if}"
-            )
-        # "worst case" when the figures hold on any cluster; a figure that needs more (a zone
-        # holding them all, more nodes per zone) says what instead
-        lead = "" if node_if or zone_if else "worst case "
-        msg = f"{head}: {lead}{', '.join(worst)}"
-        if short_sims:
-            shown = (
-                short_sims[0]
-                if len(short_sims) == 1
-                else " and ".join(s.split(" of ")[0] for s in short_sims)
-            )
-            for simulated in (f" (simulated on {shape}: {shown})", f" (simulated: {shown})", ""):
-                if len(msg + simulated) <= MAX_MESSAGE_CHARS:
-                    break
-            msg += simulated
-        if pods_capped and host_bad:
-            claims.append(
-                f"a node runs at most {max_pods} pods (the kubelet's maxPods, "
-                f"{MAX_PODS_SOURCE}, as the profile's node-allocatable pods), so the other "
-                f"{n - max_pods} replicas are on other nodes"
-            )
-        detail = "; ".join(claims)
-        if sims:
-            detail += (
-                f"; simulated on Kubernetes {ctx.kube_version} with {shape} and the worst "
-                f"placement the constraints allow: " + ", ".join(sims)
-            )
-        objective = (
-            f"The objectives allow {node_ok} of {n} replicas down on node loss and {zone_ok} "
-            f"on zone loss ({'a quorum system' if quorum else 'not a quorum system'}: "
-            "max-unavailable minority is "
-            + ("(replicas - 1) // 2" if quorum else "replicas // 2")
-            + ")."
+        head, at = self._head(ctx, colocated, host, zone, host_bad, zone_bad)
+        cap = f" (at most {max_pods} pods a node)" if pods_capped and not node_if else ""
+        msg = _summary(
+            head, n, host_bad, zone_bad, (node_worst, node_if, cap), (zone_worst, zone_if)
         )
+        msg = _with_simulated(msg, shape, short_sims)
+        if pods_capped and host_bad:
+            claims.append(_pods_cap_claim(max_pods, n))
+        detail = _detail(ctx, claims, sims, shape)
+        objective = _objective_sentence(n, node_ok, zone_ok, quorum)
         yield self.finding(
             ctx,
             at,
             msg,
             lambda: self._explanation(ctx, n, shape, placement, timelines, detail, objective),
         )
+
+    def _head(
+        self,
+        ctx: CheckContext,
+        colocated: tuple[str | int, ...] | None,
+        host: Spread,
+        zone: Spread,
+        host_bad: bool,
+        zone_bad: bool,
+    ) -> tuple[str, Position]:
+        """The cause the message starts with, and the field it points at."""
+        wrong = _wrong_selector(ctx, host if host_bad else zone)
+        if colocated is not None and host_bad:
+            return "a required pod affinity puts every replica on one node", ctx.sts.pos(*colocated)
+        if wrong is not None:
+            what, path = wrong
+            return f"{what} selects none of the pod's labels", ctx.sts.pos(*path)
+        head = _cause(host, zone, host_bad, zone_bad)
+        return head, ctx.sts.pos(*self._position(ctx, host, zone, host_bad))
 
     @staticmethod
     def _node_claim(
@@ -504,3 +450,140 @@ replicas in one zone)."""
 @hookimpl
 def ssrisk_rules() -> list[Rule]:
     return [ReplicasShareFailureDomain()]
+
+
+@dataclass(frozen=True)
+class _Simulated:
+    """What the simulation of one loss adds to the finding: the sentence of the explanation,
+    the figure of the message (``"2 of 3"``), the condition the worst case needs when the
+    simulation took fewer (``" when a node has room for 3"``), and the result itself."""
+
+    text: str
+    short: str
+    condition: str
+    result: Any
+
+
+def _node_simulated(
+    ctx: CheckContext,
+    n: int,
+    node_worst: int,
+    node_cap: Callable[[int], int],
+    sim_zones: int,
+    fewest: int,
+) -> _Simulated | None:
+    """The simulated node loss, when simulated: how many it took and, when fewer than the
+    worst case, why (the zone constraint over the simulated zones, or a placement limit)."""
+    sim = ctx.try_simulate("node-loss")
+    if sim is None:
+        return None
+    took = int(sim.get("max_unavailable") or 0)
+    why = condition = ""
+    limits = _placement_limits(sim)
+    if took < node_worst and node_cap(sim_zones) <= took:
+        why = (
+            f", not {node_worst}, because the zone constraint spreads them over the "
+            f"{_word(sim_zones)} zones there"
+        )
+        condition = (
+            " when one zone has them all"
+            if fewest == 1
+            else f" when {_word(fewest)} zones have them all"
+        )
+    elif took < node_worst:
+        if limits:
+            why = f", not {node_worst}, because there {'; '.join(limits)}"
+        condition = f" when a node has room for {node_worst}"
+    return _Simulated(f"node loss took {_lost(n, took)}{why}", f"{took} of {n}", condition, sim)
+
+
+def _zone_simulated(
+    ctx: CheckContext, n: int, zone_worst: int, h_cap: int, nodes_per_zone: int
+) -> _Simulated | None:
+    """The simulated zone loss, when simulated: how many it took and, when fewer than the
+    worst case, why (too few nodes in a simulated zone for the hostname constraint)."""
+    sim = ctx.try_simulate("zone-loss")
+    if sim is None:
+        return None
+    took = int(sim.get("max_unavailable") or 0)
+    why = condition = ""
+    capacity = h_cap * nodes_per_zone
+    if took < zone_worst and capacity <= took:
+        per_node = "one replica per node" if h_cap == 1 else f"{h_cap} replicas per node"
+        why = (
+            f", not {zone_worst}, because a zone there has only "
+            f"{nodes_per_zone} node{'s' if nodes_per_zone != 1 else ''} and "
+            f"the hostname constraint allows {per_node}"
+        )
+        condition = f" with {-(-zone_worst // max(h_cap, 1))} nodes in a zone"
+    elif took < zone_worst:
+        condition = f" when a zone has room for {zone_worst}"
+    return _Simulated(f"zone loss took {_lost(n, took)}{why}", f"{took} of {n}", condition, sim)
+
+
+def _with_simulated(msg: str, shape: str, short_sims: list[str]) -> str:
+    """``msg`` with the simulated figures, as long as the message may be."""
+    if not short_sims:
+        return msg
+    shown = (
+        short_sims[0]
+        if len(short_sims) == 1
+        else " and ".join(s.split(" of ")[0] for s in short_sims)
+    )
+    for simulated in (f" (simulated on {shape}: {shown})", f" (simulated: {shown})", ""):
+        if len(msg + simulated) <= MAX_MESSAGE_CHARS:
+            break
+    return msg + simulated
+
+
+def _summary(
+    head: str,
+    n: int,
+    host_bad: bool,
+    zone_bad: bool,
+    node: tuple[int, str, str],
+    zone: tuple[int, str],
+) -> str:
+    """The message: the cause, then the worst node loss (``node``: how many, the condition it
+    needs, the kubelet's pod cap) and zone loss (how many, the condition), "worst case" when
+    the figures hold on any cluster (a figure that needs more says what instead)."""
+    (node_worst, node_if, cap), (zone_worst, zone_if) = node, zone
+    worst = []
+    if host_bad:
+        worst.append(f"a node loss takes {node_worst} of {n}{node_if}{cap}")
+    if zone_bad:
+        takes = "" if host_bad else "takes "
+        worst.append(f"a zone loss {takes}{zone_worst} of {n}{zone_if}")
+    lead = "" if node_if or zone_if else "worst case "
+    return f"{head}: {lead}{', '.join(worst)}"
+
+
+def _objective_sentence(n: int, node_ok: int, zone_ok: int, quorum: bool) -> str:
+    """What the objectives allow on node and zone loss, for the explanation."""
+    return (
+        f"The objectives allow {node_ok} of {n} replicas down on node loss and {zone_ok} "
+        f"on zone loss ({'a quorum system' if quorum else 'not a quorum system'}: "
+        "max-unavailable minority is "
+        + ("(replicas - 1) // 2" if quorum else "replicas // 2")
+        + ")."
+    )
+
+
+def _pods_cap_claim(max_pods: int, n: int) -> str:
+    """Why a node loss takes no more than the kubelet's pod limit."""
+    return (
+        f"a node runs at most {max_pods} pods (the kubelet's maxPods, "
+        f"{MAX_PODS_SOURCE}, as the profile's node-allocatable pods), so the other "
+        f"{n - max_pods} replicas are on other nodes"
+    )
+
+
+def _detail(ctx: CheckContext, claims: list[str], sims: list[str], shape: str) -> str:
+    """The claims of the explanation, then what the simulation took."""
+    detail = "; ".join(claims)
+    if sims:
+        detail += (
+            f"; simulated on Kubernetes {ctx.kube_version} with {shape} and the worst "
+            f"placement the constraints allow: " + ", ".join(sims)
+        )
+    return detail

@@ -191,6 +191,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ssrisk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    common = _common_options()
+    _add_check(sub, common)
+    _add_simulate(sub, common)
+    r = sub.add_parser("rules", allow_abbrev=False, help="list the rules")
+    r.add_argument("--format", choices=["text", "json"], default="text")
+
+    e = sub.add_parser("explain", allow_abbrev=False, help="print the documentation of a rule")
+    e.add_argument("rule", metavar="RULE-ID")
+    return parser
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """The options ``check`` and ``simulate`` share (a parent parser)."""
     common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     common.add_argument(
         "--kube-version",
@@ -247,6 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="let kustomize fetch remote resources (git, HTTP); refused by default",
     )
 
+    return common
+
+
+def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
+    """The ``check`` command's parser."""
     p = sub.add_parser(
         "check",
         parents=[common],
@@ -331,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--select", action="append", default=[], metavar="RULE", help="run only these rules"
     )
 
+
+def _add_simulate(sub: Any, common: argparse.ArgumentParser) -> None:
+    """The ``simulate`` command's parser."""
     s = sub.add_parser(
         "simulate",
         parents=[common],
@@ -353,13 +374,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="configuration file whose kube-version, profile and feature-gates to use "
         "(default: found as for check)",
     )
-
-    r = sub.add_parser("rules", allow_abbrev=False, help="list the rules")
-    r.add_argument("--format", choices=["text", "json"], default="text")
-
-    e = sub.add_parser("explain", allow_abbrev=False, help="print the documentation of a rule")
-    e.add_argument("rule", metavar="RULE-ID")
-    return parser
 
 
 def say(message: str) -> None:

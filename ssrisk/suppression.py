@@ -130,17 +130,19 @@ def scan_comments(text: str) -> list[IgnoreComment]:
         return []
     lines = text.splitlines()
     out = []
-    for i, line in enumerate(lines):
-        if "ssrisk:" not in line:
-            continue
-        m = match_comment(line)
-        if m is None:
-            continue
-        target = i
-        if line.lstrip().startswith("#"):
-            target = i + 1
-            while target < len(lines) and lines[target].lstrip().startswith("#"):
-                target += 1
+    below: int | None = None  # the first line below the current one that is not a comment line
+    found: list[tuple[int, int, tuple[int, str, str]]] = []
+    for i in range(len(lines) - 1, -1, -1):  # (one pass up: a run of comment lines costs once)
+        line = lines[i]
+        comment_line = line.lstrip().startswith("#")
+        if "ssrisk:" in line:
+            m = match_comment(line)
+            if m is not None:
+                target = (below if below is not None else len(lines)) if comment_line else i
+                found.append((i, target, m))
+        if not comment_line:
+            below = i
+    for i, target, m in reversed(found):
         column, ids, reason = m
         out.append(
             IgnoreComment(i + 1, column + 1, parse_ids(ids), reason.strip() or None, target + 1)

@@ -172,6 +172,12 @@ CASES = [
         "ssrisk.suppression:match_comment",
         " # ssrisk: ignore[ # ssrisk: ignore[",
     ),
+    Case(
+        "many ignore comments on lines of their own, one above the other",
+        lambda n: "# ssrisk: ignore[single-replica]\n" * n + SET.format(container=""),
+        "ssrisk.suppression:match_comment",
+        "# ssrisk: ignore[single-replica]",
+    ),
 ]
 
 

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -204,12 +205,24 @@ def _config_in(directory: Path) -> Path | None:
     """The configuration file of ``directory`` itself, if it has one."""
     for name in CONFIG_NAMES:
         candidate = directory / name
-        if candidate.is_file():
+        if _present(candidate):
             return candidate
     pyproject = directory / PYPROJECT
-    if pyproject.is_file() and _has_tool_table(pyproject):
+    if _present(pyproject) and _has_tool_table(pyproject):
         return pyproject
     return None
+
+
+def _present(path: Path) -> bool:
+    """Whether a configuration file is there: anything but a directory, and a symbolic link
+    whatever it leads to. Reading then refuses a link out of the tree and what is not a
+    regular file, so what lies outside the tree (a file, a directory, nothing) and a pipe
+    planted in it never make a silent difference."""
+    try:
+        mode = os.lstat(path).st_mode  # (one look per directory walked up)
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISDIR(mode)
 
 
 def _has_tool_table(path: Path) -> bool:
@@ -280,6 +293,11 @@ def _read_config_bytes(p: Path, shown: str) -> bytes:
     refused = refusal(str(p), tree_of(str(p)))
     if refused is not None:
         raise ConfigError(f"{shown}: {refused}")
+    try:
+        if not stat.S_ISREG(os.stat(p).st_mode):  # (a pipe would block the run)
+            raise ConfigError(f"{shown}: not a regular file; not read")
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     try:
         return read_bounded(str(p), MAX_CONFIG_BYTES)
     except TooLarge as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -23,16 +24,28 @@ CHART_FILE = "Chart.yaml"
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
+def _marker(path: str) -> bool:
+    """Whether ``path`` marks its directory as a unit: a regular file, or a symbolic link
+    whatever it leads to (a link out of the tree is then refused as the unit's, and whether
+    its target exists, or is a directory, makes no difference anyone can see)."""
+    try:
+        mode = os.lstat(path).st_mode  # (one look: a walk asks this of every directory)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISLNK(mode) or stat.S_ISREG(mode)
+
+
 def is_chart(directory: str) -> bool:
-    """True when ``directory`` holds a ``Chart.yaml`` (a Helm chart)."""
-    return os.path.isfile(os.path.join(directory, CHART_FILE))
+    """True when ``directory`` holds a ``Chart.yaml`` (a Helm chart; see :func:`_marker`)."""
+    return _marker(os.path.join(directory, CHART_FILE))
 
 
 def kustomization_file(directory: str) -> str | None:
-    """The kustomization file of ``directory``, or ``None`` when it has none."""
+    """The kustomization file of ``directory``, or ``None`` when it has none (a link counts
+    whatever it leads to: :func:`_marker`)."""
     for name in KUSTOMIZATION_FILES:
         path = os.path.join(directory, name)
-        if os.path.isfile(path):
+        if _marker(path):
             return path
     return None
 

@@ -125,6 +125,54 @@ def test_a_changed_path_through_a_link_out_reads_the_same_whatever_is_there(
     assert all(summary == outcomes[0] for summary in outcomes), outcomes
 
 
+@pytest.mark.parametrize(
+    ("marker", "changed"),
+    [
+        ("c/Chart.yaml", "c/templates/sts.yaml"),
+        ("c/kustomization.yaml", "c/sts.yaml"),
+        (".ssrisk.yaml", "c/sts.yaml"),
+        ("pyproject.toml", "c/sts.yaml"),
+    ],
+)
+def test_a_marker_or_configuration_linking_out_reads_the_same_whatever_is_there(
+    marker: str, changed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chart's ``Chart.yaml``, a kustomization file or the configuration file is a link out
+    of the tree: to a file, to nothing, to a directory or to a device, the run reads the
+    same (it used to count the directory as a chart or kustomization, or to find the
+    configuration, only when the target was a regular file: one bit about the runner's
+    files in the exit code). A pipe named like the configuration is an error, not skipped."""
+    repo = make_checkout(tmp_path, monkeypatch)
+    (tmp_path / "infra" / "dir").mkdir(parents=True)
+    (tmp_path / "infra" / "file").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (repo / changed).parent.mkdir(parents=True, exist_ok=True)
+    (repo / changed).write_text(STS)
+    seen = []
+    for target in ("file", "missing", "dir", "/dev/null"):
+        link = repo / marker
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target if target.startswith("/") else f"{tmp_path}/infra/{target}")
+        for args in (["c"], ["--changed", "--", changed]):
+            run = run_cli("check", *args, cwd=repo)
+            assert_clean(run.out, run.err)
+            assert "infra" not in run.out + run.err and CANARY not in run.out
+            assert run.code == 2, (target, args, run.out, run.err)
+            seen.append((tuple(args), run.code, run.out, run.err))
+    for args in (["c"], ["--changed", "--", changed]):
+        assert len({(code, out, err) for a, code, out, err in seen if a == tuple(args)}) == 1
+
+
+def test_a_pipe_named_like_the_configuration_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_checkout(tmp_path, monkeypatch)
+    (repo / "sts.yaml").write_text(STS)
+    os.mkfifo(repo / ".ssrisk.yaml")
+    run = run_cli("check", "sts.yaml", cwd=repo)
+    assert run.code == 2 and ".ssrisk.yaml: not a regular file; not read" in run.err
+
+
 def test_a_kustomization_file_linking_out_is_never_opened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,6 +35,11 @@ from typing import Any
 #: What validation accepts as a percentage (``IsValidPercent``: ``^[0-9]+%$``).
 _PERCENT = re.compile(r"[0-9]+%")
 
+#: An IntOrString integer is an int32 (``intstr.IntOrString.IntVal``): the API server cannot
+#: decode a larger one ("cannot unmarshal number ... of type int32").
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+OUT_OF_INT32 = "is out of range: an int-or-string integer is an int32"
+
 SOURCE_EXPECTED = "pkg/controller/disruption/disruption.go#getExpectedPodCount"
 SOURCE_ALLOWED = "pkg/controller/disruption/disruption.go#updatePdbStatus"
 
@@ -79,6 +84,8 @@ def int_or_percent_problem(raw: Any, at_most_100: bool = True) -> str | None:
     amount = parse_int_or_percent(raw)
     if amount is None:
         return "not a valid percent" if isinstance(raw, str) else "not an integer or a percent"
+    if not amount.percent and not INT32_MIN <= amount.value <= INT32_MAX:
+        return OUT_OF_INT32
     if not amount.percent and amount.value < 0:
         return "must be >= 0"
     if amount.percent and at_most_100 and amount.value > 100:

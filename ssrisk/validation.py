@@ -714,7 +714,7 @@ def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     or a percentage ``[0-9]+%`` of at most 100% (the one reading of a budget,
     :func:`ssrisk.embedded_sim.disruption.int_or_percent_problem`; other types are the
     schema's to report)."""
-    from .embedded_sim.disruption import int_or_percent_problem
+    from .embedded_sim.disruption import OUT_OF_INT32, int_or_percent_problem
 
     out = []
     for key in ("minAvailable", "maxUnavailable"):
@@ -726,7 +726,8 @@ def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
             continue
         path: tuple[str | int, ...] = ("spec", key)
         shown = _snippet(repr(value)) if problem == "not a valid percent" else _snippet(str(value))
-        out.append(_Problem(path, f"{field_path(path)}: {shown} {problem} {_PDB_SRC}"))
+        src = "" if problem == OUT_OF_INT32 else f" {_PDB_SRC}"  # (a decoding error)
+        out.append(_Problem(path, f"{field_path(path)}: {shown} {problem}{src}"))
     return out
 
 
@@ -745,7 +746,11 @@ def _max_unavailable(path: tuple[str | int, ...], value: Any) -> list[_Problem]:
         if number > 100:
             return [_Problem(path, f"{where}: {_snippet(value)} is more than 100% {src}")]
     else:
+        from .embedded_sim.disruption import INT32_MAX, INT32_MIN, OUT_OF_INT32
+
         number = int(value)
+        if not INT32_MIN <= number <= INT32_MAX:
+            return [_Problem(path, f"{where}: {_snippet(str(value))} {OUT_OF_INT32}")]
     if number < 0:
         return [_Problem(path, f"{where}: {value} must be >= 0 {src}")]
     if number == 0:

@@ -385,6 +385,10 @@ def test_schemas_follow_the_selected_kube_version(kube_version: str, expected: l
             "  replicas: 3\n  persistentVolumeClaimRetentionPolicy:\n    whenScaled: Remove",
             "'Remove' is not Retain or Delete",
         ),
+        (
+            "  replicas: 3\n  updateStrategy:\n    rollingUpdate:\n      maxUnavailable: 2147483648",
+            "2147483648 is out of range: an int-or-string integer is an int32",
+        ),
     ],
 )
 def test_range_and_enum_checks_of_the_api_server(edit: str, words: str, tmp_path: Path) -> None:
@@ -393,6 +397,20 @@ def test_range_and_enum_checks_of_the_api_server(edit: str, words: str, tmp_path
     report = run_cli("check", "--format", "json", str(path)).json()
     (err,) = report["errors"]
     assert words in err["message"] and err["line"] >= 7, err
+
+
+@pytest.mark.parametrize("field", ["minAvailable", "maxUnavailable"])
+def test_a_budget_past_int32_is_refused(field: str, tmp_path: Path) -> None:
+    # intstr.IntOrString holds an int32: the API server cannot decode 2147483648
+    path = tmp_path / "pdb.yaml"
+    path.write_text(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: db\nspec:\n"
+        f"  {field}: 2147483648\n  selector:\n    matchLabels: {{app: db}}\n"
+    )
+    report = run_cli("check", "--format", "json", str(path)).json()
+    (err,) = report["errors"]
+    assert f"spec.{field}: 2147483648 is out of range" in err["message"], err
+    assert err["line"] == 6
 
 
 def test_replicas_1e9_is_the_integer_kubectl_sends() -> None:

@@ -386,7 +386,8 @@ def test_schemas_follow_the_selected_kube_version(kube_version: str, expected: l
             "'Remove' is not Retain or Delete",
         ),
         (
-            "  replicas: 3\n  updateStrategy:\n    rollingUpdate:\n      maxUnavailable: 2147483648",
+            "  replicas: 3\n  updateStrategy:\n    rollingUpdate:\n"
+            "      maxUnavailable: 2147483648",
             "2147483648 is out of range: an int-or-string integer is an int32",
         ),
     ],

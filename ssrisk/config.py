@@ -580,10 +580,11 @@ def _where_value(cfg: Config, keys: tuple[str | int, ...], prefix: str) -> str:
 
 
 def _where(cfg: Config, keys: tuple[str | int, ...], prefix: str) -> str:
+    """Where ``keys`` is written: ``file:line:col``, or for a file read without positions
+    (TOML) the file and its table (every message names the key itself)."""
     if cfg.positions:
         return cfg.where(*keys)
-    dotted = ".".join(str(k) for k in keys)
-    return f"{cfg.path}: {prefix}{' ' + dotted if dotted else ''}".rstrip()
+    return f"{cfg.path}: {prefix}".rstrip()
 
 
 def _describe(err: Any, keys: tuple[str | int, ...]) -> str:

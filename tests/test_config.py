@@ -137,7 +137,7 @@ def test_bad_pyproject_table_names_the_key(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[tool.ssrisk]\nfail-on = "warning"\nbogus = 1\n')
     run = run_cli("check", "deploy", cwd=repo)
     assert run.code == 2
-    assert "pyproject.toml: [tool.ssrisk] bogus: unknown key 'bogus'" in run.err
+    assert "pyproject.toml: [tool.ssrisk]: unknown key 'bogus'" in run.err
 
 
 def test_broken_toml_is_exit_2(repo: Path) -> None:

@@ -112,60 +112,10 @@ class EvictionDisabledByToleration(Rule):
             stay = "stay" if plural else "stays"
             even = f", even {remedy}," if remedy and not oos else ""
             msg = f"{what}: {who} {verb} {when} from {node}{oos_too}{even} and {stay} NotReady"
-        grace_s = seconds(node_monitor_grace_s(ctx))
-        if out_of_service_works(ctx):
-            role = """and scripts or remediation tools that force-delete pods stuck
-Terminating on a dead node never see this one. The out-of-service taint still releases it
-unless the toleration also covers node.kubernetes.io/out-of-service (a catch-all toleration
-does): the taint's own NoExecute effect deletes the pods that do not tolerate it, and PodGC
-then force-deletes the Terminating ones (gc_controller.go#gcTerminating)."""
-        else:
-            role = f"""and on Kubernetes {ctx.kube_version}, where the out-of-service taint
-does not work yet (NodeOutOfServiceVolumeDetach is off), it changes little: a force delete
-or Node deletion is needed either way. Scripts or remediation tools that force-delete pods
-stuck Terminating on a dead node never see this one, though."""
-        role = paragraph(
-            "For a StatefulSet the eviction alone does not bring the pod back (see "
-            "no-automatic-failover), " + role
-        )
-        taints = paragraph(
-            f"""
-When a node stops reporting, the node lifecycle controller marks it Unknown after
-node-monitor-grace-period ({grace_s} on Kubernetes {ctx.kube_version}) and taints it
-node.kubernetes.io/unreachable:NoExecute (not-ready when the kubelet reports NotReady). The
-taint eviction controller deletes every pod that does not tolerate the taint, or whose
-tolerationSeconds ran out; a matching toleration without tolerationSeconds tolerates it for
-ever (taint_eviction.go#getMinTolerationTime). Because the pod already tolerates the taint,
-the DefaultTolerationSeconds admission plugin does not add its {default} default
-(admission.go#Admit: any toleration with that key or an empty key, and effect NoExecute or
-empty, suppresses it; the value is the kube-apiserver default of the cluster profile)."""
-        )
         subject = "its pods are" if released is not None else f"{who} {verb}"
-        summary = paragraph(
-            f"""On {node} {subject} {when} (the default toleration is {default}){oos}{quoted}."""
-        )
-        if released is not None:
-            summary += "\n\n" + paragraph(
-                f"""The cluster profile says the platform replaces a dead node (node-remediation:
-{remediation(ctx)}): {released} releases pods whatever they tolerate of the unreachable and
-not-ready taints ({_RELEASE_SOURCE[remediation(ctx)]}), so this toleration does not change
-how this StatefulSet recovers from a node loss; it matters where that remediation is missing
-or late."""
-            )
-        text = f"""
-{summary}
-
-{taints}
-
-{role}
-"""
-        fix = f"""
-Fix: tolerate only the taints the workload needs, with an explicit effect (NoSchedule for
-node-pool taints), and give unreachable / not-ready tolerations a tolerationSeconds (or drop
-them to keep the {default} default).
-"""
 
         def explanation() -> str:
+            text, fix = _prose(ctx, node, subject, when, default, oos, quoted, released)
             timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
             return text + timeline + fix
 
@@ -283,3 +233,71 @@ def _released_by(ctx: CheckContext, pod: str) -> str:
 @hookimpl
 def ssrisk_rules() -> list[Rule]:
     return [EvictionDisabledByToleration()]
+
+
+def _prose(
+    ctx: CheckContext,
+    node: str,
+    subject: str,
+    when: str,
+    default: str,
+    oos: str,
+    quoted: str,
+    released: str | None,
+) -> tuple[str, str]:
+    """The explanation's text and its fix: what happens on ``node`` (the pods as ``subject``,
+    ``when`` they are evicted), why the taints and the admission plugin do that, and what
+    the eviction changes for a StatefulSet."""
+    grace_s = seconds(node_monitor_grace_s(ctx))
+    if out_of_service_works(ctx):
+        role = """and scripts or remediation tools that force-delete pods stuck
+Terminating on a dead node never see this one. The out-of-service taint still releases it
+unless the toleration also covers node.kubernetes.io/out-of-service (a catch-all toleration
+does): the taint's own NoExecute effect deletes the pods that do not tolerate it, and PodGC
+then force-deletes the Terminating ones (gc_controller.go#gcTerminating)."""
+    else:
+        role = f"""and on Kubernetes {ctx.kube_version}, where the out-of-service taint
+does not work yet (NodeOutOfServiceVolumeDetach is off), it changes little: a force delete
+or Node deletion is needed either way. Scripts or remediation tools that force-delete pods
+stuck Terminating on a dead node never see this one, though."""
+    role = paragraph(
+        "For a StatefulSet the eviction alone does not bring the pod back (see "
+        "no-automatic-failover), " + role
+    )
+    taints = paragraph(
+        f"""
+When a node stops reporting, the node lifecycle controller marks it Unknown after
+node-monitor-grace-period ({grace_s} on Kubernetes {ctx.kube_version}) and taints it
+node.kubernetes.io/unreachable:NoExecute (not-ready when the kubelet reports NotReady). The
+taint eviction controller deletes every pod that does not tolerate the taint, or whose
+tolerationSeconds ran out; a matching toleration without tolerationSeconds tolerates it for
+ever (taint_eviction.go#getMinTolerationTime). Because the pod already tolerates the taint,
+the DefaultTolerationSeconds admission plugin does not add its {default} default
+(admission.go#Admit: any toleration with that key or an empty key, and effect NoExecute or
+empty, suppresses it; the value is the kube-apiserver default of the cluster profile)."""
+    )
+    summary = paragraph(
+        f"""On {node} {subject} {when} (the default toleration is {default}){oos}{quoted}."""
+    )
+    if released is not None:
+        summary += "\n\n" + paragraph(
+            f"""The cluster profile says the platform replaces a dead node (node-remediation:
+{remediation(ctx)}): {released} releases pods whatever they tolerate of the unreachable and
+not-ready taints ({_RELEASE_SOURCE[remediation(ctx)]}), so this toleration does not change
+how this StatefulSet recovers from a node loss; it matters where that remediation is missing
+or late."""
+        )
+    text = f"""
+{summary}
+
+{taints}
+
+{role}
+"""
+    fix = f"""
+Fix: tolerate only the taints the workload needs, with an explicit effect (NoSchedule for
+node-pool taints), and give unreachable / not-ready tolerations a tolerationSeconds (or drop
+them to keep the {default} default).
+"""
+
+    return text, fix

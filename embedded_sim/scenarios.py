@@ -539,6 +539,49 @@ def _description(sim: Simulation, scenario: str) -> str:
     return text
 
 
+def _assumptions(sim: Simulation, scenario: str) -> list[str]:
+    """The assumptions a result states: the version's node-monitor grace period and when the
+    node is marked Unknown, the profile's timing, the placement basis and the run's notes."""
+    g = sim.grace_s
+    off = sim.profile.nlc_detection_offset_s
+    out = [
+        f"Kubernetes {sim.vd.version}: node-monitor-grace-period G = {g:g} s; Ready=Unknown at "
+        f"G{off:+g} = {g + off:g} s after the last heartbeat (range {g - 10:g} … {g + 5:g} s)",
+        *assumption_lines(
+            sim.profile,
+            node_returns=scenario == "node-loss" and sim.profile.node_returns_after_s is not None,
+        ),
+        f"placement: {placement_basis(sim, scenario) or 'as the constraints allow'}",
+        *sim.notes,
+    ]
+    if sim.vd.version.minor == 35 and sim.vd.version.latest_patch:
+        out.append(
+            "'1.35' without a patch is read as the latest 1.35 patch (1.35.4 or later: "
+            "MaxUnavailableStatefulSet off again, #137926); give 1.35.0 to 1.35.3 for the "
+            "earlier behaviour"
+        )
+    return out
+
+
+def _how_recovered(sim: Simulation, scenario: str) -> str:
+    """What the recovery needed, for the verdict: the operator's out-of-service taint, the
+    node coming back, or the Node object's deletion ("" when nothing but the controllers)."""
+    how = ""
+    if scenario == "node-loss-out-of-service":
+        how = (
+            f", but only because the operator applied the out-of-service taint at "
+            f"{sim.profile.out_of_service_after_s:g} s"
+        )
+    elif scenario == "node-loss" and sim.profile.node_returns_after_s is not None:
+        how = (
+            f", but only because the node came back at "
+            f"{sim.profile.node_returns_after_s:g} s (no replacement while it was away)"
+        )
+    elif scenario == "node-deleted":
+        how = f" after the Node object was deleted at {sim.profile.node_deleted_after_s:g} s"
+    return how
+
+
 def _result(
     sim: Simulation, scenario: str, extra_fns: Mapping[str, Callable[[], Any]]
 ) -> ScenarioResult:
@@ -555,39 +598,11 @@ def _result(
         pod = sim.cluster.pods.get(name)
         pods[name] = PodResult(sim.unavailable_s(o), pod.node if pod else None)
     g = sim.grace_s
-    off = sim.profile.nlc_detection_offset_s
-    assumptions = [
-        f"Kubernetes {sim.vd.version}: node-monitor-grace-period G = {g:g} s; Ready=Unknown at "
-        f"G{off:+g} = {g + off:g} s after the last heartbeat (range {g - 10:g} … {g + 5:g} s)",
-        *assumption_lines(
-            sim.profile,
-            node_returns=scenario == "node-loss" and sim.profile.node_returns_after_s is not None,
-        ),
-        f"placement: {placement_basis(sim, scenario) or 'as the constraints allow'}",
-        *sim.notes,
-    ]
-    if sim.vd.version.minor == 35 and sim.vd.version.latest_patch:
-        assumptions.append(
-            "'1.35' without a patch is read as the latest 1.35 patch (1.35.4 or later: "
-            "MaxUnavailableStatefulSet off again, #137926); give 1.35.0 to 1.35.3 for the "
-            "earlier behaviour"
-        )
+    assumptions = _assumptions(sim, scenario)
     n = len(ords)
     if recovered:
         assert rec_at is not None
-        how = ""
-        if scenario == "node-loss-out-of-service":
-            how = (
-                f", but only because the operator applied the out-of-service taint at "
-                f"{sim.profile.out_of_service_after_s:g} s"
-            )
-        elif scenario == "node-loss" and sim.profile.node_returns_after_s is not None:
-            how = (
-                f", but only because the node came back at "
-                f"{sim.profile.node_returns_after_s:g} s (no replacement while it was away)"
-            )
-        elif scenario == "node-deleted":
-            how = f" after the Node object was deleted at {sim.profile.node_deleted_after_s:g} s"
+        how = _how_recovered(sim, scenario)
         verdict = (
             f"{scenario}: recovers {rec_at:.0f} s after the fault{how}; at most "
             f"{sim.max_unavailable} of {n} replicas unavailable"

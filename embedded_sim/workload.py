@@ -288,55 +288,17 @@ def parse_statefulset(
     min_ready = max(0.0, _num(spec.get("minReadySeconds"), 0.0) or 0.0)
     labels = {str(k): str(v) for k, v in _map(tmeta.get("labels")).items()}
 
-    claims: list[ClaimTemplate] = []
-    for vct in _list(spec.get("volumeClaimTemplates")):
-        v = _map(vct)
-        vspec = _map(v.get("spec"))
-        modes = tuple(str(m) for m in _list(vspec.get("accessModes")) if isinstance(m, str))
-        scn = claim_class_name(v)
-        claims.append(
-            ClaimTemplate(
-                _str(_map(v.get("metadata")).get("name"), "data"), modes or ("ReadWriteOnce",), scn
-            )
-        )
+    claims = _claim_templates(spec)
 
     ret = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
     when_deleted = _str(ret.get("whenDeleted"), "Retain")
     when_scaled = _str(ret.get("whenScaled"), "Retain")
 
-    rules: list[SpreadRule] = []
-    foreign = 0
     aff = _map(pspec.get("affinity"))
-    for field_name, kind in (("podAntiAffinity", "anti-affinity"), ("podAffinity", "affinity")):
-        section = _map(aff.get(field_name))
-        for term in _list(section.get("requiredDuringSchedulingIgnoredDuringExecution")):
-            tm = _map(term)
-            topo = _topology(_str(tm.get("topologyKey")))
-            if _selector_matches(_map(tm.get("labelSelector")), labels):
-                if topo:
-                    rules.append(SpreadRule(topo, kind, 1))
-            else:
-                foreign += 1
-    for tsc in _list(pspec.get("topologySpreadConstraints")):
-        tc = _map(tsc)
-        if _str(tc.get("whenUnsatisfiable"), "DoNotSchedule") != "DoNotSchedule":
-            continue
-        topo = _topology(_str(tc.get("topologyKey")))
-        if topo and _selector_matches(_map(tc.get("labelSelector")), labels):
-            rules.append(SpreadRule(topo, "spread", max(1, _int(tc.get("maxSkew"), 1))))
+    rules, foreign = _hard_rules(pspec, labels)
 
     containers = _list(pspec.get("containers"))
-    start_to_ready: float | None = None
-    has_probe = False
-    probe_period: float | None = None
-    for c in containers:
-        rp = _map(_map(c).get("readinessProbe"))
-        if rp:
-            has_probe = True
-            delay = max(0.0, _num(rp.get("initialDelaySeconds"), 0.0) or 0.0)
-            period = max(1.0, _num(rp.get("periodSeconds"), 10.0) or 10.0)
-            probe_period = period if probe_period is None else max(probe_period, period)
-            start_to_ready = delay if start_to_ready is None else max(start_to_ready, delay)
+    has_probe, start_to_ready, probe_period = _readiness(containers)
 
     node_name = pspec.get("nodeName")
     init = _list(pspec.get("initContainers"))
@@ -374,6 +336,68 @@ def parse_statefulset(
         foreign_affinity_terms=foreign,
         notes=notes,
     )
+
+
+def _claim_templates(spec: Mapping[str, Any]) -> list[ClaimTemplate]:
+    """spec.volumeClaimTemplates: name, access modes (ReadWriteOnce when none) and class."""
+    claims: list[ClaimTemplate] = []
+    for vct in _list(spec.get("volumeClaimTemplates")):
+        v = _map(vct)
+        vspec = _map(v.get("spec"))
+        modes = tuple(str(m) for m in _list(vspec.get("accessModes")) if isinstance(m, str))
+        scn = claim_class_name(v)
+        claims.append(
+            ClaimTemplate(
+                _str(_map(v.get("metadata")).get("name"), "data"), modes or ("ReadWriteOnce",), scn
+            )
+        )
+    return claims
+
+
+def _hard_rules(
+    pspec: Mapping[str, Any], labels: Mapping[str, str]
+) -> tuple[list[SpreadRule], int]:
+    """The required pod (anti-)affinity terms and DoNotSchedule spread constraints that
+    select the set's own pods, on a topology the model knows, and how many required terms
+    select other pods."""
+    rules: list[SpreadRule] = []
+    foreign = 0
+    aff = _map(pspec.get("affinity"))
+    for field_name, kind in (("podAntiAffinity", "anti-affinity"), ("podAffinity", "affinity")):
+        section = _map(aff.get(field_name))
+        for term in _list(section.get("requiredDuringSchedulingIgnoredDuringExecution")):
+            tm = _map(term)
+            topo = _topology(_str(tm.get("topologyKey")))
+            if _selector_matches(_map(tm.get("labelSelector")), labels):
+                if topo:
+                    rules.append(SpreadRule(topo, kind, 1))
+            else:
+                foreign += 1
+    for tsc in _list(pspec.get("topologySpreadConstraints")):
+        tc = _map(tsc)
+        if _str(tc.get("whenUnsatisfiable"), "DoNotSchedule") != "DoNotSchedule":
+            continue
+        topo = _topology(_str(tc.get("topologyKey")))
+        if topo and _selector_matches(_map(tc.get("labelSelector")), labels):
+            rules.append(SpreadRule(topo, "spread", max(1, _int(tc.get("maxSkew"), 1))))
+    return rules, foreign
+
+
+def _readiness(containers: list[Any]) -> tuple[bool, float | None, float | None]:
+    """Whether a container has a readiness probe, the longest initialDelaySeconds and the
+    longest periodSeconds of them (kubelet prober/worker.go)."""
+    start_to_ready: float | None = None
+    has_probe = False
+    probe_period: float | None = None
+    for c in containers:
+        rp = _map(_map(c).get("readinessProbe"))
+        if rp:
+            has_probe = True
+            delay = max(0.0, _num(rp.get("initialDelaySeconds"), 0.0) or 0.0)
+            period = max(1.0, _num(rp.get("periodSeconds"), 10.0) or 10.0)
+            probe_period = period if probe_period is None else max(probe_period, period)
+            start_to_ready = delay if start_to_ready is None else max(start_to_ready, delay)
+    return has_probe, start_to_ready, probe_period
 
 
 def _node_affinity_terms(aff: Mapping[str, Any]) -> tuple[tuple[NodeSelectorRequirement, ...], ...]:

@@ -121,4 +121,4 @@ def test_a_configuration_with_too_many_patterns_is_refused(tmp_path: Path) -> No
     )
     run = run_cli("check", str(tmp_path))
     assert run.code == 2
-    assert ".ssrisk.yaml:1:1: exclude: 300 entries (at most 256)" in run.err
+    assert ".ssrisk.yaml:1:1: exclude: 300 entries (at most 128)" in run.err

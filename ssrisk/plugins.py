@@ -1,8 +1,9 @@
 """The plugin manager: loads every rule and reporter through pluggy.
 
-Built-in rules are the modules of ``ssrisk.rules``, each a plugin exactly like a third-party
-one (and listed in the ``ssrisk.rules`` entry point group too); outside plugins come through
-that group. Built-in reporters are registered from ``ssrisk.reporters``.
+Built-in rules are the modules of ``ssrisk.rules``, each registered as a plugin exactly like a
+third-party one (the same ``ssrisk_rules`` hook; a new module is found without a line in
+``pyproject.toml``); outside plugins come through the ``ssrisk.rules`` entry point group.
+Built-in reporters are registered from ``ssrisk.reporters``.
 """
 
 from __future__ import annotations

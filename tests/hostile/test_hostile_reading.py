@@ -82,7 +82,7 @@ def test_a_baseline_link_out_of_the_tree_is_not_read(
     ("name", "text", "where"),
     [
         (".ssrisk.yaml", 'baseline: "a\\0b"\n', ".ssrisk.yaml:1:"),
-        ("pyproject.toml", '[tool.ssrisk]\nbaseline = "a\\u0000b"\n', "[tool.ssrisk] baseline"),
+        ("pyproject.toml", '[tool.ssrisk]\nbaseline = "a\\u0000b"\n', "[tool.ssrisk]: baseline"),
     ],
 )
 def test_a_configured_file_name_with_a_nul_is_a_configuration_error(

@@ -1,0 +1,38 @@
+"""The README's rule table and each page's severity paragraph agree with the rules'
+metadata: every rule is listed once, with the severities it can report (its default and
+``other_severities``, most severe first), and its page opens by naming each of them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ssrisk.model import Severity
+from ssrisk.plugins import collect_rules, plugin_manager
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+ROW = re.compile(
+    r"^\| `([a-z0-9-]+)` \| ((?:error|warning|info)(?: / (?:error|warning|info))*) \|", re.M
+)
+ORDER = [Severity.ERROR, Severity.WARNING, Severity.INFO]
+
+
+def test_the_readme_lists_every_rule_with_its_severities() -> None:
+    rows = ROW.findall(README.read_text(encoding="utf-8"))
+    listed = dict(rows)
+    assert len(listed) == len(rows), "a rule is listed twice"
+    rules = collect_rules(plugin_manager())
+    assert set(listed) == {r.id for r in rules}
+    for rule in rules:
+        can = {rule.severity, *rule.other_severities}
+        want = " / ".join(str(s) for s in ORDER if s in can)
+        assert listed[rule.id] == want, rule.id
+
+
+def test_each_page_opens_with_the_severities_of_its_rule() -> None:
+    for rule in collect_rules(plugin_manager()):
+        text = rule.doc_path().read_text(encoding="utf-8")
+        opening = text.split("\n\n")[1]  # (after the title)
+        assert opening.startswith("Severity: "), rule.id
+        named = {s for s in ORDER if f"**{s}**" in opening}
+        assert named == {rule.severity, *rule.other_severities}, (rule.id, opening)

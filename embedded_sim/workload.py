@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .selectors import InvalidSelector, selector_matches
 from .storage import claim_class_name
 
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
@@ -181,27 +182,16 @@ class Workload:
         return f"{self.name}-{ordinal}"
 
 
-def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelector matching (matchLabels + In/NotIn/Exists/DoesNotExist)."""
-    if not sel:
+def _selector_matches(sel: Any, labels: Mapping[str, str]) -> bool:
+    """Whether the LabelSelector ``sel`` (as written: ``None`` selects nothing, ``{}`` every
+    pod) selects ``labels`` (:func:`embedded_sim.selectors.selector_matches`; a selector the
+    API server would reject selects nothing)."""
+    if not isinstance(sel, Mapping):
         return False
-    for k, v in _map(sel.get("matchLabels")).items():
-        if labels.get(str(k)) != v:
-            return False
-    for expr in _list(sel.get("matchExpressions")):
-        e = _map(expr)
-        key = _str(e.get("key"))
-        op = _str(e.get("operator"))
-        vals = [str(x) for x in _list(e.get("values"))]
-        if op == "In" and labels.get(key) not in vals:
-            return False
-        if op == "NotIn" and labels.get(key) in vals:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
+    try:
+        return selector_matches(sel, labels)
+    except InvalidSelector:
+        return False
 
 
 def _topology(key: str) -> str | None:
@@ -368,7 +358,7 @@ def _hard_rules(
         for term in _list(section.get("requiredDuringSchedulingIgnoredDuringExecution")):
             tm = _map(term)
             topo = _topology(_str(tm.get("topologyKey")))
-            if _selector_matches(_map(tm.get("labelSelector")), labels):
+            if _selector_matches(tm.get("labelSelector"), labels):
                 if topo:
                     rules.append(SpreadRule(topo, kind, 1))
             else:
@@ -378,7 +368,7 @@ def _hard_rules(
         if _str(tc.get("whenUnsatisfiable"), "DoNotSchedule") != "DoNotSchedule":
             continue
         topo = _topology(_str(tc.get("topologyKey")))
-        if topo and _selector_matches(_map(tc.get("labelSelector")), labels):
+        if topo and _selector_matches(tc.get("labelSelector"), labels):
             rules.append(SpreadRule(topo, "spread", max(1, _int(tc.get("maxSkew"), 1))))
     return rules, foreign
 

@@ -165,3 +165,36 @@ def test_assumed_shape_grows_to_the_fewest_nodes_that_hold_every_replica() -> No
     s = simulate(_set("wide"), "node-loss", kube_version="1.34", profile=stated)
     assert s.to_dict()["placement_basis"]["unplaced"] == [6]
     assert "wide-6 fit(s) no node of the simulated cluster (3 zones × 2 nodes)" in s.verdict
+
+
+def test_an_empty_label_selector_in_an_anti_affinity_term_selects_every_pod() -> None:
+    # metav1.LabelSelectorAsSelector: {} is labels.Everything(), so the term keeps the set's own
+    # pods apart, as the rules read it (a null selector would select none); before, the model
+    # read {} as selecting nothing and put all three on one node
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "kv"},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "kv",
+            "selector": {"matchLabels": {"app": "kv"}},
+            "template": {
+                "metadata": {"labels": {"app": "kv"}},
+                "spec": {
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {"labelSelector": {}, "topologyKey": "kubernetes.io/hostname"}
+                            ]
+                        }
+                    },
+                    "containers": [{"name": "kv", "image": "example.org/kv:1"}],
+                },
+            },
+        },
+    }
+    r = simulate(sts, "node-loss", kube_version="1.34")
+    assert r.max_unavailable == 1
+    nodes = {p["node"] for p in r.to_dict()["pods"].values()}
+    assert len(nodes) == 3

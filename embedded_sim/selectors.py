@@ -1,0 +1,82 @@
+"""Kubernetes label selectors, evaluated as the API machinery does.
+
+Source: k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go#LabelSelectorAsSelector and
+k8s.io/apimachinery/pkg/labels/selector.go (Requirement.Matches). ``matchLabels`` and every
+``matchExpressions`` requirement are ANDed; ``In``/``NotIn`` take a value list, ``Exists`` /
+``DoesNotExist`` none. An empty selector matches everything; a ``null`` selector nothing
+(callers decide which applies: for policy/v1 PDBs an empty selector selects every pod of the
+namespace, for policy/v1beta1 it selects none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class InvalidSelector(ValueError):
+    """A selector that the API server would reject (unknown operator, bad values)."""
+
+
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, Any]) -> bool:
+    """Whether a ``LabelSelector`` (matchLabels + matchExpressions) selects ``labels``.
+
+    Raises:
+        InvalidSelector: for an operator Kubernetes does not know or a malformed entry.
+    """
+    if selector is None:
+        return False
+    labels = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
+    match_labels = selector.get("matchLabels") or {}
+    if not isinstance(match_labels, Mapping):
+        raise InvalidSelector("matchLabels must be a map")
+    for key, value in match_labels.items():
+        if labels.get(str(key)) != str(value):
+            return False
+    exprs = selector.get("matchExpressions") or []
+    if not isinstance(exprs, list):
+        raise InvalidSelector("matchExpressions must be a list")
+    for expr in exprs:
+        if not isinstance(expr, Mapping):
+            raise InvalidSelector("each matchExpressions entry must be a map")
+        key = str(expr.get("key", ""))
+        op = expr.get("operator")
+        raw = expr.get("values") or []
+        if not isinstance(raw, list):
+            raise InvalidSelector("matchExpressions values must be a list")
+        values = [str(v) for v in raw]
+        present = key in labels
+        if op == "In":
+            if not present or labels[key] not in values:
+                return False
+        elif op == "NotIn":
+            if present and labels[key] in values:
+                return False
+        elif op == "Exists":
+            if not present:
+                return False
+        elif op == "DoesNotExist":
+            if present:
+                return False
+        else:
+            raise InvalidSelector(f"unknown operator {op!r}")
+    return True
+
+
+def map_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, Any]) -> bool:
+    """Whether a plain map selector (as in ``Service.spec.selector``) selects ``labels``.
+
+    An empty or missing Service selector selects no pods (the endpoints controller skips it).
+    """
+    if not selector or not isinstance(selector, Mapping):
+        return False
+    return all(str(labels.get(str(k))) == str(v) for k, v in selector.items())
+
+
+def is_empty_selector(selector: Any) -> bool:
+    """True for ``{}`` (no matchLabels and no matchExpressions)."""
+    return (
+        isinstance(selector, Mapping)
+        and not selector.get("matchLabels")
+        and not (selector.get("matchExpressions"))
+    )

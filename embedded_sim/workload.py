@@ -60,6 +60,26 @@ class Toleration:
     toleration_seconds: float | None = None
     defaulted: bool = False  # added by the DefaultTolerationSeconds admission plugin
 
+    @staticmethod
+    def parse(raw: Any) -> Toleration:
+        """A toleration as written (a mapping; anything else tolerates nothing the API server
+        would store). ``tolerationSeconds`` that is not a number reads as unset."""
+        m = _map(raw)
+        return Toleration(
+            key=_str(m.get("key")),
+            operator=_str(m.get("operator"), "Equal") or "Equal",
+            value=_str(m.get("value")),
+            effect=_str(m.get("effect")),
+            toleration_seconds=_num(m.get("tolerationSeconds"), None),
+        )
+
+    def suppresses_default(self, key: str) -> bool:
+        """Whether this toleration stops DefaultTolerationSeconds from adding its toleration
+        for ``key`` (plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: a key of
+        ``key`` or empty and an effect of NoExecute or empty; operator and value are not
+        looked at)."""
+        return self.key in (key, "") and self.effect in ("NoExecute", "")
+
     def tolerates(self, key: str, value: str, effect: str) -> bool:
         """k8s.io/api/core/v1/toleration.go#ToleratesTaint."""
         if self.effect and self.effect != effect:
@@ -228,25 +248,11 @@ def _prestop_seconds(containers: list[Any]) -> float | None:
 def parse_tolerations(
     raw: Any, profile_ns: float = 300.0, profile_nu: float = 300.0
 ) -> tuple[Toleration, ...]:
-    tols: list[Toleration] = []
-    for t in _list(raw):
-        m = _map(t)
-        if not m:
-            continue
-        tols.append(
-            Toleration(
-                key=_str(m.get("key")),
-                operator=_str(m.get("operator"), "Equal") or "Equal",
-                value=_str(m.get("value")),
-                effect=_str(m.get("effect")),
-                toleration_seconds=_num(m.get("tolerationSeconds"), None),
-            )
-        )
+    tols = [Toleration.parse(t) for t in _list(raw) if _map(t)]
     # plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: add
-    # {Exists, NoExecute, 300 s} for not-ready / unreachable unless a toleration with that key
-    # (or an empty key) and effect NoExecute (or empty) is already present.
+    # {Exists, NoExecute, 300 s} for not-ready / unreachable unless a toleration suppresses it
     for key, secs in ((TAINT_NOT_READY, profile_ns), (TAINT_UNREACHABLE, profile_nu)):
-        present = any((t.key == key or t.key == "") and t.effect in ("NoExecute", "") for t in tols)
+        present = any(t.suppresses_default(key) for t in tols)
         if not present:
             tols.append(Toleration(key, "Exists", "", "NoExecute", secs, defaulted=True))
     return tuple(tols)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
+from ssrisk.embedded_sim.workload import Toleration
 
 from ssrisk.model import K8sObject
 from ssrisk.selectors import InvalidSelector, selector_matches
@@ -117,37 +118,16 @@ def tolerations(sts: K8sObject) -> list[Mapping[str, Any]]:
     return [t if isinstance(t, Mapping) else {} for t in items]
 
 
-def _s(value: Any) -> str:
-    return "" if value is None else str(value)
-
-
 def tolerates(t: Mapping[str, Any], key: str, effect: str, value: str = "") -> bool:
-    """Whether toleration ``t`` tolerates the taint ``key=value:effect``.
-
-    Source: k8s: staging/src/k8s.io/api/core/v1/toleration.go#ToleratesTaint (an empty effect
-    matches every effect, an empty key with operator Exists every key).
-    """
-    t_effect, t_key = _s(t.get("effect")), _s(t.get("key"))
-    if t_effect and t_effect != effect:
-        return False
-    if t_key and t_key != key:
-        return False
-    op = _s(t.get("operator")) or "Equal"
-    if op == "Exists":
-        return True
-    if op == "Equal":
-        return bool(t_key) and _s(t.get("value")) == value
-    return False
+    """Whether toleration ``t`` tolerates the taint ``key=value:effect`` (the model's
+    :meth:`ssrisk.embedded_sim.workload.Toleration.tolerates`: toleration.go#ToleratesTaint)."""
+    return Toleration.parse(t).tolerates(key, value, effect)
 
 
 def suppresses_default(t: Mapping[str, Any], key: str) -> bool:
-    """Whether ``t`` stops DefaultTolerationSeconds from adding the 300 s toleration for ``key``.
-
-    Source: k8s: plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: a toleration
-    whose key is ``key`` or empty and whose effect is NoExecute or empty (operator and value
-    are not looked at).
-    """
-    return _s(t.get("key")) in (key, "") and _s(t.get("effect")) in ("NoExecute", "")
+    """Whether ``t`` stops DefaultTolerationSeconds from adding the 300 s toleration for
+    ``key`` (the model's :meth:`ssrisk.embedded_sim.workload.Toleration.suppresses_default`)."""
+    return Toleration.parse(t).suppresses_default(key)
 
 
 def eviction_for(sts: K8sObject, taint: str, default_s: float = DEFAULT_TOLERATION_S) -> Eviction:

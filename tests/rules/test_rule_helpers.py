@@ -130,3 +130,27 @@ def test_a_budget_that_sets_neither_field_allows_no_eviction(api: str) -> None:
 )
 def test_sleep_seconds(command: Any, want: float | None) -> None:
     assert sleep_seconds(command) == want
+
+
+@pytest.mark.parametrize(
+    ("toleration", "taint", "want"),
+    [
+        ({"operator": "Exists"}, ("k", "v", "NoExecute"), True),
+        ({"key": "k", "operator": "Equal", "value": "v"}, ("k", "v", "NoExecute"), True),
+        ({"key": "k", "value": "w"}, ("k", "v", "NoExecute"), False),
+        ({"key": "k", "operator": "Exists", "effect": "NoSchedule"}, ("k", "", "NoExecute"), False),
+        # toleration.go#ToleratesTaint: an empty key matches every key; Equal compares values
+        ({"operator": "Equal", "value": ""}, ("k", "", "NoExecute"), True),
+        ({"key": "k", "operator": "Lt"}, ("k", "", "NoExecute"), False),
+    ],
+)
+def test_rules_and_simulator_read_a_toleration_alike(
+    toleration: dict[str, Any], taint: tuple[str, str, str], want: bool
+) -> None:
+    from ssrisk.embedded_sim.workload import parse_tolerations
+    from ssrisk.rules._podspec import tolerates
+
+    key, value, effect = taint
+    assert tolerates(toleration, key, effect, value) is want
+    (model, *_defaults) = parse_tolerations([toleration])
+    assert model.tolerates(key, value, effect) is want

@@ -55,10 +55,15 @@ def minor(kube_version: str) -> int:
 
 
 def node_monitor_grace_period_s(kube_version: str) -> int:
-    """kube-controller-manager --node-monitor-grace-period default: 40 s up to 1.31, 50 s from
-    1.32 (kubernetes/kubernetes#126287; k8s: cmd/kube-controller-manager/app/options/
-    nodelifecyclecontroller.go#AddFlags)."""
-    return 50 if minor(kube_version) >= 32 else 40
+    """kube-controller-manager --node-monitor-grace-period default for ``kube_version`` (the
+    model's version data, :func:`ssrisk.embedded_sim.versions.version_defaults`: 40 s up to
+    1.31, 50 s from 1.32, kubernetes/kubernetes#126287)."""
+    from ssrisk.embedded_sim.versions import version_defaults
+
+    try:
+        return int(version_defaults(kube_version).node_monitor_grace_period_s)
+    except ValueError:  # (an unreadable version reads as the newest, as minor() does)
+        return int(version_defaults(f"1.{minor(kube_version)}").node_monitor_grace_period_s)
 
 
 def pod_spec(sts: K8sObject) -> Mapping[str, Any]:

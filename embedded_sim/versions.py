@@ -106,6 +106,10 @@ class VersionDefaults:
     # Ready only (isHealthy), so a Parallel set (whose replica pass does not block on
     # availability) rolled on as soon as the new pod was Ready.
     update_waits_for_min_ready: bool = True
+    # The scheduler reads a topology spread constraint's minDomains from 1.27
+    # (MinDomainsInPodTopologySpread: alpha 1.24, beta off 1.25, beta on 1.27, GA 1.30;
+    # pkg/features/kube_features.go).
+    min_domains_honoured: bool = True
 
 
 def _gates(kv: KubeVersion) -> dict[str, bool]:
@@ -166,4 +170,5 @@ def version_defaults(
         taint_eviction_source=te_src,
         maxunavailable_counting=counting,
         update_waits_for_min_ready=kv.minor >= 34,
+        min_domains_honoured=kv.minor >= 27,
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
+from ssrisk.embedded_sim.versions import VersionDefaults, version_defaults
+
 from ssrisk.rule import CheckContext
 from ssrisk.timeline import fmt_duration
 
@@ -26,18 +28,15 @@ NODE_OUT_OF_SERVICE_VOLUME_DETACH = "NodeOutOfServiceVolumeDetach"
 STATEFULSET_AUTO_DELETE_PVC = "StatefulSetAutoDeletePVC"
 PDB_UNHEALTHY_POD_EVICTION_POLICY = "PDBUnhealthyPodEvictionPolicy"
 
-#: First minor release with the gate on by default, used only when the simulator's version
-#: table cannot be imported (k8s-behavior.md C: KEP-2268 beta-on 1.26, KEP-1847 beta-on 1.27,
-#: KEP-3017 beta-on 1.27).
-_GATE_ON_FROM = {
-    NODE_OUT_OF_SERVICE_VOLUME_DETACH: 26,
-    STATEFULSET_AUTO_DELETE_PVC: 27,
-    PDB_UNHEALTHY_POD_EVICTION_POLICY: 27,
-}
 
-#: minDomains of a topology spread constraint is honoured from 1.27 (MinDomainsInPodTopologySpread
-#: alpha 1.24, beta off 1.25, beta on 1.27, GA 1.30: k8s: pkg/features/kube_features.go).
-MIN_DOMAINS_ON_FROM = 27
+@lru_cache(maxsize=256)
+def version_facts(kube_version: str) -> VersionDefaults:
+    """The model's defaults and gates of ``kube_version`` (an unreadable version reads as
+    the minor :func:`minor` gives it): every version fact a rule states comes from there."""
+    try:
+        return version_defaults(kube_version)
+    except ValueError:
+        return version_defaults(f"1.{minor(kube_version)}")
 
 
 def seconds(value: float) -> str:
@@ -56,20 +55,14 @@ def gate_enabled(ctx: CheckContext, gate: str) -> bool:
     return _gate_default(ctx.kube_version, gate)
 
 
-@lru_cache(maxsize=256)
 def _gate_default(kube_version: str, gate: str) -> bool:
-    """Whether ``gate`` is on by default in ``kube_version`` (asked for every StatefulSet)."""
-    try:
-        from ssrisk.embedded_sim import version_defaults
-
-        return bool(version_defaults(kube_version).gates.get(gate, False))
-    except (ImportError, ValueError):
-        return minor(kube_version) >= _GATE_ON_FROM.get(gate, 10**6)
+    """Whether ``gate`` is on by default in ``kube_version``."""
+    return bool(version_facts(kube_version).gates.get(gate, False))
 
 
 def min_domains_honoured(ctx: CheckContext) -> bool:
     """Whether the scheduler reads ``minDomains`` on ``ctx.kube_version`` (from 1.27)."""
-    return minor(ctx.kube_version) >= MIN_DOMAINS_ON_FROM
+    return version_facts(ctx.kube_version).min_domains_honoured
 
 
 def out_of_service_works(ctx: CheckContext) -> bool:
@@ -101,7 +94,8 @@ def force_detach_after_s(ctx: CheckContext) -> float | None:
     is not Ready (maxWaitForUnmountDuration, 6 min), or ``None`` when the profile sets
     --disable-force-detach-on-timeout (a flag from 1.30). Source: k8s: pkg/controller/volume/
     attachdetach/reconciler/reconciler.go#reconcile."""
-    if ctx.profile_setting("disable_force_detach_on_timeout") and minor(ctx.kube_version) >= 30:
+    flag = version_facts(ctx.kube_version).disable_force_detach_flag_available
+    if ctx.profile_setting("disable_force_detach_on_timeout") and flag:
         return None
     return float(ctx.profile_setting("max_wait_for_unmount_s"))
 

@@ -18,19 +18,14 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._cluster import gate_enabled
-from ._podspec import as_int, minor
+from ._cluster import gate_enabled, version_facts
+from ._podspec import as_int
 from ._quorum import allowed_down
 from ._sim import timeline_block
 from ._text import paragraph
 
 MAX_UNAVAILABLE_STATEFULSET = "MaxUnavailableStatefulSet"
 FIELD = ("spec", "updateStrategy", "rollingUpdate", "maxUnavailable")
-
-#: First minor release whose controller counts unavailable pods the #137666 way (broken
-#: old-revision pods of a Parallel set are replaced at once); earlier releases with the gate on
-#: use the 1.35 counting (k8s-behavior.md E.3.1).
-COUNTING_1_37_FROM = 37
 
 #: The releases where a Parallel set repairs a bad first revision after a revert, for messages.
 HEALING_VERSIONS = (
@@ -141,7 +136,9 @@ class MaxUnavailableRollout(Rule):
         parallel = ctx.pod_management_policy == "Parallel" and (
             ctx.sts.get("spec", "podManagementPolicy") is not None
         )
-        stuck = parallel and minor(ctx.kube_version) < COUNTING_1_37_FROM
+        # (1.37 counts unavailable pods the #137666 way: broken old-revision pods of a
+        # Parallel set are replaced at once; k8s-behavior.md E.3.1)
+        stuck = parallel and version_facts(ctx.kube_version).maxunavailable_counting != "1.37"
         bad = ctx.try_simulate("bad-rollout") if stuck else None
         if bad is not None and bad.recovered:
             stuck = False  # the simulation shows a revert repairing it (nothing to report)

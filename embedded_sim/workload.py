@@ -23,6 +23,8 @@ TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
 TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 TAINT_OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 HOSTNAME_KEY = "kubernetes.io/hostname"
+#: Zone labels: the GA key and the deprecated beta key (staging/src/k8s.io/api/core/v1/
+#: well_known_labels.go, LabelTopologyZone and LabelFailureDomainBetaZone).
 ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ssrisk.embedded_sim import workload as _model
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
 from ssrisk.embedded_sim.workload import Toleration
 
@@ -24,14 +25,12 @@ if TYPE_CHECKING:
 #: Path of the pod spec inside a StatefulSet.
 POD = ("spec", "template", "spec")
 
-HOSTNAME_KEY = "kubernetes.io/hostname"
-#: Zone labels: the GA key and the deprecated beta key (k8s: staging/src/k8s.io/api/core/v1/
-#: well_known_labels.go, LabelTopologyZone and LabelFailureDomainBetaZone).
-ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-
-UNREACHABLE = "node.kubernetes.io/unreachable"
-NOT_READY = "node.kubernetes.io/not-ready"
-OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+#: The well-known node labels and taints, the model's (embedded_sim/workload.py).
+HOSTNAME_KEY = _model.HOSTNAME_KEY
+ZONE_KEYS = _model.ZONE_KEYS
+UNREACHABLE = _model.TAINT_UNREACHABLE
+NOT_READY = _model.TAINT_NOT_READY
+OUT_OF_SERVICE = _model.TAINT_OUT_OF_SERVICE
 #: kube-apiserver --default-unreachable-toleration-seconds / --default-not-ready-toleration-seconds
 DEFAULT_TOLERATION_S = 300
 #: terminationGracePeriodSeconds when unset (k8s: pkg/apis/core/v1/defaults.go, SetDefaults_PodSpec)

@@ -401,7 +401,27 @@ def _alike(sim: Simulation, first: int, same: Callable[[Any], bool]) -> tuple[st
     return ", ".join(names[:-1]) + " and " + names[-1], True
 
 
-def _blocker(sim: Simulation) -> str:
+class _Pending(Exception):
+    """:func:`_blocker_phrase`'s answer for a pod that stays Pending: the phrase and, apart,
+    the scheduler's node counts (which one-line messages leave out)."""
+
+    def __init__(self, phrase: str, counts: str) -> None:
+        super().__init__(phrase)
+        self.phrase = phrase
+        self.counts = counts
+
+
+def _blocker(sim: Simulation) -> tuple[str, str]:
+    """Why the set is not back: the verdict's phrase, and the same without the scheduler's
+    node counts (for the one-line messages that quote it)."""
+    try:
+        phrase = _blocker_phrase(sim)
+    except _Pending as pending:
+        return f"{pending.phrase}; scheduler: {pending.counts}", pending.phrase
+    return phrase, phrase
+
+
+def _blocker_phrase(sim: Simulation) -> str:
     """Why the set is not back, as one phrase (first unavailable ordinal)."""
     if sim.drain.failed is not None:
         return f"kubectl drain fails ({sim.drain.failed}) and must be retried by hand"
@@ -466,7 +486,7 @@ def _blocker(sim: Simulation) -> str:
                 return detail
             counts = detail.split(": ", 1)[1] if ": " in detail else detail
             shape = sim.scheduler.shape()
-            return f"{name} stays Pending: {why} (simulated cluster: {shape}); scheduler: {counts}"
+            raise _Pending(f"{name} stays Pending: {why} (simulated cluster: {shape})", counts)
         if pod.broken:
             if sim.wl.monotonic:
                 return (
@@ -616,10 +636,8 @@ def _result(
     elif not settled:
         verdict = f"{scenario}: not recovered within the {sim.loop.horizon_s:g} s horizon"
     else:
-        blocker = _blocker(sim)
+        blocker, why = _blocker(sim)
         verdict = f"{scenario}: never recovers without an operator: {blocker}"
-        # the blocking reason without the scheduler's node counts, for one-line messages
-        why = blocker.split("; scheduler:")[0]
         facts = sim.scheduler.facts
         if (scenario in NODE_FAULTS and not (facts.forced_node and facts.forced_zone)) or (
             scenario == "zone-loss" and not facts.forced_zone

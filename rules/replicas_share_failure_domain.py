@@ -266,7 +266,7 @@ class ReplicasShareFailureDomain(Rule):
 
         claims: list[str] = []
         sims: list[str] = []
-        short_sims: list[str] = []
+        took: list[int] = []  # how many each simulated loss took
         # when the simulation took fewer than the worst case, what the worst case needs
         # (so the one-line message never states two figures for one loss without a reason)
         node_if = zone_if = ""
@@ -283,7 +283,7 @@ class ReplicasShareFailureDomain(Rule):
             node_sim = _node_simulated(ctx, n, node_worst, node_cap, sim_zones, fewest)
             if node_sim is not None:
                 sims.append(node_sim.text)
-                short_sims.append(node_sim.short)
+                took.append(node_sim.took)
                 node_if = node_sim.condition
                 timelines.append(node_sim.result)
                 placement = placement or str(node_sim.result.get("placement") or "")
@@ -292,7 +292,7 @@ class ReplicasShareFailureDomain(Rule):
             zone_sim = _zone_simulated(ctx, n, zone_worst, h_cap, sim_nodes_per_zone)
             if zone_sim is not None:
                 sims.append(zone_sim.text)
-                short_sims.append(zone_sim.short)
+                took.append(zone_sim.took)
                 zone_if = zone_sim.condition
                 timelines.append(zone_sim.result)
                 placement = placement or str(zone_sim.result.get("placement") or "")
@@ -302,7 +302,7 @@ class ReplicasShareFailureDomain(Rule):
         msg = _summary(
             head, n, host_bad, zone_bad, (node_worst, node_if, cap), (zone_worst, zone_if)
         )
-        msg = _with_simulated(msg, shape, short_sims)
+        msg = _with_simulated(msg, shape, took, n)
         if pods_capped and host_bad:
             claims.append(_pods_cap_claim(max_pods, n))
         detail = _detail(ctx, claims, sims, shape)
@@ -455,11 +455,11 @@ def ssrisk_rules() -> list[Rule]:
 @dataclass(frozen=True)
 class _Simulated:
     """What the simulation of one loss adds to the finding: the sentence of the explanation,
-    the figure of the message (``"2 of 3"``), the condition the worst case needs when the
+    how many replicas it took, the condition the worst case needs when the
     simulation took fewer (``" when a node has room for 3"``), and the result itself."""
 
     text: str
-    short: str
+    took: int
     condition: str
     result: Any
 
@@ -494,7 +494,7 @@ def _node_simulated(
         if limits:
             why = f", not {node_worst}, because there {'; '.join(limits)}"
         condition = f" when a node has room for {node_worst}"
-    return _Simulated(f"node loss took {_lost(n, took)}{why}", f"{took} of {n}", condition, sim)
+    return _Simulated(f"node loss took {_lost(n, took)}{why}", took, condition, sim)
 
 
 def _zone_simulated(
@@ -518,18 +518,15 @@ def _zone_simulated(
         condition = f" with {-(-zone_worst // max(h_cap, 1))} nodes in a zone"
     elif took < zone_worst:
         condition = f" when a zone has room for {zone_worst}"
-    return _Simulated(f"zone loss took {_lost(n, took)}{why}", f"{took} of {n}", condition, sim)
+    return _Simulated(f"zone loss took {_lost(n, took)}{why}", took, condition, sim)
 
 
-def _with_simulated(msg: str, shape: str, short_sims: list[str]) -> str:
-    """``msg`` with the simulated figures, as long as the message may be."""
-    if not short_sims:
+def _with_simulated(msg: str, shape: str, took: list[int], n: int) -> str:
+    """``msg`` with how many each simulated loss took (``2 of 3``, or ``2 and 1`` for both),
+    as long as the message may be."""
+    if not took:
         return msg
-    shown = (
-        short_sims[0]
-        if len(short_sims) == 1
-        else " and ".join(s.split(" of ")[0] for s in short_sims)
-    )
+    shown = f"{took[0]} of {n}" if len(took) == 1 else " and ".join(str(t) for t in took)
     for simulated in (f" (simulated on {shape}: {shown})", f" (simulated: {shown})", ""):
         if len(msg + simulated) <= MAX_MESSAGE_CHARS:
             break

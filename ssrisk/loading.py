@@ -167,14 +167,20 @@ def discover(
                     )
                 )
 
-            for walked, dirs, names in walk(raw, onerror=unlistable):
+            for walked, dirs, names in walk(raw, onerror=unlistable, links_are_names=True):
                 root = tidy(walked)  # os.walk(".") gives "./sub"
                 dirs[:] = sorted(
                     d for d in dirs if d not in DEFAULT_EXCLUDES and not left_out(join(root, d))
                 )
                 for name in sorted(names):
                     full = join(root, name)
-                    if not name.lower().endswith(YAML_SUFFIXES) or excluded(full):
+                    if excluded(full):
+                        continue
+                    if not name.lower().endswith(YAML_SUFFIXES):
+                        # a link out of the tree is refused whatever its name and target (a
+                        # link to a directory, a chart or nothing must read alike)
+                        if os.path.islink(full) and (out := refusal(full, tree, realpath)):
+                            errors.append(InputError(full, out))
                         continue
                     if own.holds(full):
                         continue

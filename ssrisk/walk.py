@@ -35,6 +35,7 @@ def walk(
     followlinks: bool = False,
     onerror: Callable[[OSError], None] | None = None,
     max_depth: int | None = MAX_WALK_DEPTH,
+    links_are_names: bool = False,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """Walk ``top`` top-down like ``os.walk(top, followlinks=..., onerror=...)`` (see the
     module), without recursion.
@@ -42,7 +43,9 @@ def walk(
     A directory ``max_depth`` levels below ``top`` is yielded, but its subdirectories are
     not entered: ``onerror`` gets one :class:`TooDeep` naming it (``None``: no limit).
     With ``followlinks``, links to directories are entered; the caller ends link loops (by
-    pruning directories it has seen).
+    pruning directories it has seen). With ``links_are_names``, every symbolic link is listed
+    with the other names whatever it leads to (nothing is asked of its target: a link out of
+    the checked tree must read the same whether it leads to a directory, a file or nothing).
     """
     stack: list[tuple[str, int]] = [(top, 0)]
     while stack:
@@ -53,7 +56,7 @@ def walk(
             with os.scandir(here) as entries:
                 for entry in entries:
                     try:
-                        is_dir = entry.is_dir()
+                        is_dir = entry.is_dir(follow_symlinks=not links_are_names)
                     except OSError:
                         is_dir = False
                     (dirs if is_dir else names).append(entry.name)

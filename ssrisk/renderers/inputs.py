@@ -62,7 +62,7 @@ def plan_inputs(
 ) -> InputPlan:
     """Sort ``paths`` into plain files, Helm charts, kustomizations and stdin (``skip_files``:
     real paths of files that are not manifests, see :func:`ssrisk.loading.discover`). Paths
-    are spelt as :func:`ssrisk.paths.tidy` spells them."""
+    are spelt as :func:`ssrisk.paths.tidy` spells them; links are names (:func:`_links_out`)."""
     plan = InputPlan()
     rendered_roots: list[str] = []
     walked_kustomizations: list[str] = []
@@ -102,13 +102,18 @@ def plan_inputs(
             if isinstance(exc, TooDeep):  # (discovery reports directories it cannot list)
                 walk_errors.append(InputError(tidy(exc.filename), str(exc.strerror)))
 
-        for walked, dirs, _names in walk(raw, onerror=too_deep):
+        in_unit: dict[str, bool] = {}  # (in or below a walked kustomization: _links_out)
+        for walked, dirs, names in walk(raw, onerror=too_deep, links_are_names=True):
             root = tidy(walked)  # os.walk(".") gives "./sub"
+            unit_here = in_unit.pop(root, False)
+            if unit_here:  # (elsewhere discovery refuses the links out of the tree)
+                walk_errors.extend(_links_out(root, names, tree, excluded))
             dirs[:] = sorted(
                 d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(join(root, d))
             )
             for d in list(dirs):
                 sub = join(root, d)
+                in_unit[sub] = unit_here
                 kfile = kustomization_file(sub)
                 chart = is_chart(sub)
                 linked_out = (chart or kfile is not None) and refusal(sub, tree) is not None
@@ -132,6 +137,7 @@ def plan_inputs(
                     else:
                         walked_kustomizations.append(sub)
                         plan.trees[sub] = tree
+                        in_unit[sub] = True
                     # keep walking: charts and unrelated kustomizations may sit below
     included: set[str] = set()
     if walked_kustomizations:
@@ -149,6 +155,22 @@ def plan_inputs(
     known = {(e.path, e.message) for e in plan.errors}
     plan.errors.extend(e for e in walk_errors if (e.path, e.message) not in known)
     return plan
+
+
+def _links_out(root: str, names: list[str], tree: str, excluded: Excludes) -> list[InputError]:
+    """The refusals of the links of ``root`` that lead out of the tree, whatever they lead to.
+
+    Links are names in the walk of :func:`plan_inputs`: nothing is asked of a link's target,
+    so a link out of the tree reads the same whether it leads to a directory, a chart, a file
+    or nothing. Discovery refuses such links; in a walked kustomization, whose files discovery
+    never reads, this function does."""
+    out = []
+    for name in sorted(names):
+        full = join(root, name)
+        refused = refusal(full, tree) if os.path.islink(full) else None
+        if refused is not None and not excluded(full):
+            out.append(InputError(full, refused))
+    return out
 
 
 def _refused_unit(directory: str, tree: str) -> InputError | None:

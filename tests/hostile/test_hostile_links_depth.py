@@ -163,6 +163,36 @@ def test_a_marker_or_configuration_linking_out_reads_the_same_whatever_is_there(
         assert len({(code, out, err) for a, code, out, err in seen if a == tuple(args)}) == 1
 
 
+def test_a_walk_reads_a_link_out_of_the_tree_the_same_whatever_it_leads_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk meets links ``probe.yaml`` and ``probe`` out of the tree: to a directory, a file,
+    nothing, a chart or a kustomization, the run reads the same (a link to a directory was
+    silently skipped, one to a chart refused, one to a file refused when named like YAML: one
+    bit about the runner's files per link in the exit code)."""
+    repo = make_checkout(tmp_path, monkeypatch)
+    out = tmp_path / "infra"
+    (out / "chart").mkdir(parents=True)
+    (out / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (out / "kz").mkdir()
+    (out / "kz" / "kustomization.yaml").write_text("resources: []\n")
+    (out / "plain").mkdir()
+    (out / "file").write_text(STS)
+    (repo / "deploy" / "db.yaml").write_text(STS.replace(CANARY, "db"))
+    seen = set()
+    for target in ("chart", "kz", "plain", "file", "missing"):
+        for name in ("probe.yaml", "probe"):
+            link = repo / "deploy" / name
+            if link.is_symlink():
+                link.unlink()
+            link.symlink_to(out / target)
+        run = run_cli("check", "deploy", cwd=repo)
+        assert_clean(run.out, run.err)
+        assert run.code == 2 and "infra" not in run.out + run.err, (target, run.out)
+        seen.add((run.code, run.out, run.err))
+    assert len(seen) == 1, seen
+
+
 def test_a_pipe_named_like_the_configuration_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

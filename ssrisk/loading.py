@@ -9,6 +9,7 @@ syntax. Nothing is ever constructed from tags.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -102,11 +103,14 @@ def unchecked_spans(
     for obj in objects:
         at = obj.start()
         starts.setdefault(at.path, []).append(at.line)
+    for lines in starts.values():
+        lines.sort()
     out: dict[str, list[tuple[int, int]]] = {}
     for obj in rejected:
         at = obj.start()
-        later = [line for line in starts.get(at.path, ()) if line > at.line]
-        out.setdefault(at.path, []).append((at.line, min(later) - 1 if later else 1 << 62))
+        lines = starts.get(at.path, [])
+        i = bisect.bisect_right(lines, at.line)  # the next object's start (one look, not all)
+        out.setdefault(at.path, []).append((at.line, lines[i] - 1 if i < len(lines) else 1 << 62))
     return out
 
 

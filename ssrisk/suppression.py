@@ -17,6 +17,7 @@ suppresses nothing, gets a warning notice at its place.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -198,7 +199,9 @@ def apply(
         if declared:
             annotated[(sts.ref, sts.start())] = (sts, declared)
     files = dict(comments)
-    targets: dict[str, dict[int, list[IgnoreComment]]] = {}
+    #: path -> (target line, rule id) -> the nearest comment suppressing it there (one look per
+    #: finding, however many comments aim at its line)
+    targets: dict[str, dict[tuple[int, str], IgnoreComment]] = {}
     used: set[tuple[object, str]] = set()
     for finding in findings:
         found: Suppression | None = None
@@ -212,15 +215,15 @@ def apply(
             if path not in targets:
                 if path not in files:
                     files[path] = _read_comments(path)
-                by_line: dict[int, list[IgnoreComment]] = {}
+                by_line: dict[tuple[int, str], IgnoreComment] = {}
                 for c in sorted(files[path], key=lambda c: -c.line):  # nearest first
-                    by_line.setdefault(c.target, []).append(c)
+                    for rule_id in c.ids:
+                        by_line.setdefault((c.target, rule_id), c)
                 targets[path] = by_line
-            for c in targets[path].get(finding.position.line, ()):
-                if finding.rule in c.ids:
-                    found = Suppression("comment", c.reason)
-                    used.add(((path, c.line), finding.rule))
-                    break
+            nearest = targets[path].get((finding.position.line, finding.rule))
+            if nearest is not None:
+                found = Suppression("comment", nearest.reason)
+                used.add(((path, nearest.line), finding.rule))
         if found is not None:
             finding.suppressed = True
             finding.suppression_kind = found.kind
@@ -229,10 +232,14 @@ def apply(
     for path, found_comments in files.items():
         if warn_in is not None and not warn_in(path):
             continue
-        spans = unchecked.get(path, ()) if unchecked else ()
+        spans = sorted(unchecked.get(path, ()) if unchecked else ())
+        firsts = [first for first, _last in spans]
         for c in found_comments:
             where = (path, c.line, c.column)
-            judged = not any(first <= c.target <= last for first, last in spans)
+            # (the span starting last at or before the target is the one that may hold it:
+            # spans are where objects are written, so none overlaps the next)
+            i = bisect.bisect_right(firsts, c.target) - 1
+            judged = not (i >= 0 and spans[i][0] <= c.target <= spans[i][1])
             notices.extend(
                 _unhelpful(
                     c.ids,

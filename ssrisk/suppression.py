@@ -151,6 +151,16 @@ def scan_comments(text: str) -> list[IgnoreComment]:
     return out
 
 
+def _by_target(comments: Sequence[IgnoreComment]) -> dict[tuple[int, str], IgnoreComment]:
+    """``(target line, rule id)`` -> the nearest comment of a file suppressing that rule there
+    (one look per finding, however many comments aim at its line)."""
+    out: dict[tuple[int, str], IgnoreComment] = {}
+    for c in sorted(comments, key=lambda c: -c.line):  # nearest first
+        for rule_id in c.ids:
+            out.setdefault((c.target, rule_id), c)
+    return out
+
+
 def _read_comments(path: str) -> list[IgnoreComment]:
     """The comments of a file no loader recorded (a kustomize patch, say), read once."""
     import os
@@ -199,9 +209,7 @@ def apply(
         if declared:
             annotated[(sts.ref, sts.start())] = (sts, declared)
     files = dict(comments)
-    #: path -> (target line, rule id) -> the nearest comment suppressing it there (one look per
-    #: finding, however many comments aim at its line)
-    targets: dict[str, dict[tuple[int, str], IgnoreComment]] = {}
+    targets: dict[str, dict[tuple[int, str], IgnoreComment]] = {}  # path -> _by_target
     used: set[tuple[object, str]] = set()
     for finding in findings:
         found: Suppression | None = None
@@ -215,11 +223,7 @@ def apply(
             if path not in targets:
                 if path not in files:
                     files[path] = _read_comments(path)
-                by_line: dict[tuple[int, str], IgnoreComment] = {}
-                for c in sorted(files[path], key=lambda c: -c.line):  # nearest first
-                    for rule_id in c.ids:
-                        by_line.setdefault((c.target, rule_id), c)
-                targets[path] = by_line
+                targets[path] = _by_target(files[path])
             nearest = targets[path].get((finding.position.line, finding.rule))
             if nearest is not None:
                 found = Suppression("comment", nearest.reason)

@@ -271,6 +271,7 @@ class ReplicasShareFailureDomain(Rule):
         # (so the one-line message never states two figures for one loss without a reason)
         node_if = zone_if = ""
         timelines: list[Any] = []  # the results whose timelines the explanation quotes
+        simulated: list[_Simulated | None] = []  # the simulated losses, node then zone
         placement = ""
         if host_bad:
             if colocated is not None:
@@ -281,21 +282,18 @@ class ReplicasShareFailureDomain(Rule):
             else:
                 claims.append(self._node_claim(n, host, zone, node_cap, fewest))
             node_sim = _node_simulated(ctx, n, node_worst, node_cap, sim_zones, fewest)
-            if node_sim is not None:
-                sims.append(node_sim.text)
-                took.append(node_sim.took)
-                node_if = node_sim.condition
-                timelines.append(node_sim.result)
-                placement = placement or str(node_sim.result.get("placement") or "")
+            node_if = node_sim.condition if node_sim is not None else ""
+            simulated.append(node_sim)
         if zone_bad:
             claims.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
             zone_sim = _zone_simulated(ctx, n, zone_worst, h_cap, sim_nodes_per_zone)
-            if zone_sim is not None:
-                sims.append(zone_sim.text)
-                took.append(zone_sim.took)
-                zone_if = zone_sim.condition
-                timelines.append(zone_sim.result)
-                placement = placement or str(zone_sim.result.get("placement") or "")
+            zone_if = zone_sim.condition if zone_sim is not None else ""
+            simulated.append(zone_sim)
+        for found in filter(None, simulated):  # (node loss first, then zone loss)
+            sims.append(found.text)
+            took.append(found.took)
+            timelines.append(found.result)
+            placement = placement or str(found.result.get("placement") or "")
 
         head, at = self._head(ctx, colocated, host, zone, host_bad, zone_bad)
         cap = f" (at most {max_pods} pods a node)" if pods_capped and not node_if else ""

@@ -307,7 +307,10 @@ class _LongPaths:
     is matched by the given regular expression."""
 
     def __init__(self, patterns: dict[str, list[str]]) -> None:
-        self._globs = {base: [_Glob(p) for p in found] for base, found in patterns.items()}
+        self._patterns = patterns
+        #: base -> its patterns as globs, made when a path of the base is first long (most runs
+        #: have none, and each run builds several Excludes)
+        self._globs: dict[str, list[_Glob]] = {}
         self._states: dict[tuple[str, str], list[_State]] = {}
 
     def matches(self, base: str, text: str, regex: re.Pattern[str]) -> bool:
@@ -315,7 +318,9 @@ class _LongPaths:
         matches one of ``base``'s patterns, whose union is ``regex``."""
         if len(text) <= LONG_PATH:
             return regex.match(text) is not None
-        globs = self._globs[base]
+        globs = self._globs.get(base)
+        if globs is None:
+            globs = self._globs[base] = [_Glob(p) for p in self._patterns[base]]
         states = self._state(base, globs, text)
         return any(g.matches(state, text) for g, state in zip(globs, states, strict=True))
 

@@ -14,7 +14,7 @@ from typing import Any
 from .budget import STEP_MEANING, Budget, BudgetExhausted
 from .memo import CACHE, prepare_base, rename
 from .profile import ClusterProfile, NodeSpec, default_nodes
-from .result import PodResult, ScenarioResult, TimelineEvent
+from .result import ClusterShape, Goal, PlacementFacts, PodResult, ScenarioResult, TimelineEvent
 from .scenarios import DESCRIPTIONS, SCENARIOS, run
 from .versions import (
     DEFAULT_KUBE_VERSION,
@@ -34,8 +34,11 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "Budget",
     "ClusterProfile",
+    "ClusterShape",
+    "Goal",
     "KubeVersion",
     "NodeSpec",
+    "PlacementFacts",
     "PodResult",
     "ScenarioResult",
     "Simulator",
@@ -138,6 +141,11 @@ class Simulator:
             ),
             assumptions=[],
             placement="not simulated in full",
+            description="",
+            failed_nodes=[],
+            placement_basis=None,
+            cluster_shape=None,
+            not_back_because=None,
             budget_exhausted=True,
             steps=budget.used,
         )

@@ -224,16 +224,30 @@ def _sub_any(v: Any, sub: Callable[[str], str]) -> Any:
 
 
 #: Fields of a result that hold names, renamed on first access (`RenamedResult`).
-_NAMED_FIELDS = frozenset({"pods", "timeline", "verdict", "assumptions", "placement", "extra"})
+_NAMED_FIELDS = frozenset(
+    {
+        "pods",
+        "timeline",
+        "verdict",
+        "assumptions",
+        "placement",
+        "description",
+        "failed_nodes",
+        "not_back_because",
+        "placement_basis",
+        "cluster_shape",
+    }
+)
 
 
 class RenamedResult(ScenarioResult):
     """A cached placeholder-named result under a caller's names, renamed lazily.
 
     The fields without names (counts, times, flags) are copied at once; the others (`pods`,
-    `timeline`, `verdict`, `assumptions`, `placement`, `extra`) are substituted on first
-    access and then kept, each a fresh copy the caller may change. `get(key)` renames one key
-    of the cached result's `to_dict()` without building the others, and `template()` hands
+    `timeline`, `verdict`, `assumptions`, `placement`, `description`, ...) are substituted on
+    first access, one at a time, and then kept, each a fresh copy the caller may change.
+    `to_dict()` renames only the keys of the cached result's dict that hold a name, and
+    `template()` hands
     renderers the shared cached result, so text rendered from it once serves every
     StatefulSet that behaves the same. Equal, field for field and in `to_dict()`, to
     an uncached run (tests/sim/test_memo.py).
@@ -260,6 +274,10 @@ class RenamedResult(ScenarioResult):
         d["budget_exhausted"] = base.budget_exhausted
         d["steps"] = base.steps
         d["shape_search"] = base.shape_search
+        d["replicas_on_failed_nodes"] = base.replicas_on_failed_nodes
+        d["node_unknown_range_s"] = base.node_unknown_range_s
+        d["goal"] = base.goal
+        d["node_returned_at_s"] = base.node_returned_at_s
         d["_base"] = base
         d["_sub"] = prep.renamer()
         d["_got"] = {}
@@ -268,13 +286,12 @@ class RenamedResult(ScenarioResult):
         # Only called for attributes not set yet: the named fields on first access.
         if attr not in _NAMED_FIELDS:
             raise AttributeError(attr)
-        value = getattr(_renamed_fields(self._base, self._sub), attr)
+        value = _renamed_field(self._base, attr, self._sub)
         self.__dict__[attr] = value
         return value
 
-    def get(self, key: str, default: Any = None) -> Any:
-        if self._base is None:
-            return super().get(key, default)
+    def _value(self, key: str, default: Any = None) -> Any:
+        """``to_dict()[key]``, renamed without building the rest of the dict."""
         got = self._got
         if key in got:
             return got[key]
@@ -300,7 +317,7 @@ class RenamedResult(ScenarioResult):
             return super().to_dict()
         cached = self.__dict__.get("_as_dict")
         if cached is None:
-            cached = {k: self.get(k) for k in self._base.to_dict()}
+            cached = {k: self._value(k) for k in self._base.to_dict()}
             self.__dict__["_as_dict"] = cached
         return cached
 
@@ -324,26 +341,33 @@ def _has_placeholder(v: Any) -> bool:
     return False
 
 
-def _renamed_fields(res: ScenarioResult, sub: Callable[[str], str]) -> ScenarioResult:
-    """The named fields of `res` with `sub` applied (the other fields are `res`'s)."""
-    tl = res.timeline
-    events = _sub_all([e.event for e in tl], sub)
-    pods: dict[str | None, str | None] = {None: None}
-    timeline = []
-    for e, text in zip(tl, events, strict=True):
-        pod = e.pod
-        if pod not in pods:
-            pods[pod] = sub(pod) if pod is not None else None
-        timeline.append(TimelineEvent(e.t_s, pods[pod], e.kind, text, e.source))
-    return dataclasses.replace(
-        res,
-        pods={sub(k): PodResult(v.unavailable_s, v.node) for k, v in res.pods.items()},
-        timeline=timeline,
-        verdict=sub(res.verdict),
-        assumptions=_sub_all(list(res.assumptions), sub),
-        placement=sub(res.placement),
-        extra={k: _sub_any(v, sub) for k, v in res.extra.items()},
-    )
+def _renamed_field(res: ScenarioResult, attr: str, sub: Callable[[str], str]) -> Any:
+    """Field `attr` of `res` with `sub` applied to the names it holds (a fresh copy)."""
+    if attr == "timeline":
+        tl = res.timeline
+        events = _sub_all([e.event for e in tl], sub)
+        pods: dict[str | None, str | None] = {None: None}
+        timeline = []
+        for e, text in zip(tl, events, strict=True):
+            pod = e.pod
+            if pod not in pods:
+                pods[pod] = sub(pod) if pod is not None else None
+            timeline.append(TimelineEvent(e.t_s, pods[pod], e.kind, text, e.source))
+        return timeline
+    if attr == "pods":
+        return {sub(k): PodResult(v.unavailable_s, v.node) for k, v in res.pods.items()}
+    if attr in ("assumptions", "failed_nodes"):
+        return _sub_all(list(getattr(res, attr)), sub)
+    if attr == "placement_basis":
+        basis = res.placement_basis
+        if basis is None:
+            return None
+        return dataclasses.replace(basis, limits=tuple(_sub_all(list(basis.limits), sub)))
+    if attr == "cluster_shape":
+        shape = res.cluster_shape
+        return None if shape is None else dataclasses.replace(shape, text=sub(shape.text))
+    value = getattr(res, attr)  # verdict, placement, description, not_back_because
+    return sub(value) if isinstance(value, str) else value
 
 
 def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 
@@ -52,6 +52,95 @@ class PodResult:
         return {"unavailable_s": _num(self.unavailable_s), "node": self.node}
 
 
+@dataclass(frozen=True)
+class PlacementFacts:
+    """How the steady-state placement relates to the failure a scenario injects.
+
+    `worst_node` / `worst_zone`: replicas the worst allowed placement puts on the node (zone)
+    of the lowest ordinal; `spread_node` / `spread_zone`: the same for the placement the default
+    scoring would choose. `forced` when both agree for node and zone. `limits` names the
+    constraints that bound the worst case, in words. `unplaced`: ordinals no node accepts.
+    """
+
+    worst_node: int
+    spread_node: int
+    worst_zone: int
+    spread_zone: int
+    limits: tuple[str, ...]
+    unplaced: tuple[int, ...]
+
+    @property
+    def forced_node(self) -> bool:
+        return self.worst_node == self.spread_node
+
+    @property
+    def forced_zone(self) -> bool:
+        return self.worst_zone == self.spread_zone
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "node": {
+                "worst_case": self.worst_node,
+                "spread": self.spread_node,
+                "basis": "forced by the constraints" if self.forced_node else "worst case",
+            },
+            "zone": {
+                "worst_case": self.worst_zone,
+                "spread": self.spread_zone,
+                "basis": "forced by the constraints" if self.forced_zone else "worst case",
+            },
+            "limits": list(self.limits),
+            "unplaced": list(self.unplaced),
+        }
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    """The simulated cluster's live nodes when the fault starts: `zones`, `nodes_per_zone` (the
+    largest zone) and `text` ("3 zones × 2 nodes", or "5 nodes in 3 zones" when uneven)."""
+
+    zones: int
+    nodes_per_zone: int
+    text: str
+
+    @classmethod
+    def of(cls, zones: Iterable[str]) -> ClusterShape:
+        """The shape of nodes in ``zones`` (one zone name per node)."""
+        per_zone: dict[str, int] = {}
+        for zone in zones:
+            per_zone[zone] = per_zone.get(zone, 0) + 1
+        if not per_zone:
+            return cls(0, 0, "no nodes")
+        counts = set(per_zone.values())
+        z, most = len(per_zone), max(counts)
+        if len(counts) == 1:
+            text = f"{z} zone{'s' if z != 1 else ''} × {most} node{'s' if most != 1 else ''}"
+        else:
+            text = f"{sum(per_zone.values())} nodes in {z} zones"
+        return cls(z, most, text)
+
+    def to_dict(self) -> dict[str, int | str]:
+        return {"zones": self.zones, "nodes_per_zone": self.nodes_per_zone, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Goal:
+    """Whether the operation a scenario starts finished: `name` is ``drain``, ``rollout`` or
+    ``scale_down`` (the JSON keys are ``<name>_completed`` and, when `timed`,
+    ``<name>_duration_s``); `duration_s` is when it finished (None: it did not)."""
+
+    name: str
+    completed: bool
+    duration_s: float | None = None
+    timed: bool = True
+
+    def items(self) -> list[tuple[str, object]]:
+        out: list[tuple[str, object]] = [(f"{self.name}_completed", self.completed)]
+        if self.timed:
+            out.append((f"{self.name}_duration_s", _num(self.duration_s)))
+        return out
+
+
 @dataclass
 class ScenarioResult:
     """Outcome of one StatefulSet through one scenario."""
@@ -70,7 +159,24 @@ class ScenarioResult:
     verdict: str
     assumptions: list[str]
     placement: str
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: The fields below hold names (renamed per caller on a cached result: memo.RenamedResult)
+    #: and so have no defaults. What the scenario does, in one sentence:
+    description: str
+    #: Nodes the fault took down.
+    failed_nodes: list[str]
+    placement_basis: PlacementFacts | None
+    cluster_shape: ClusterShape | None
+    #: Why the set never recovers without an operator (None when it recovers or is cut off).
+    not_back_because: str | None
+    #: How many replicas ran on the failed nodes when the fault started.
+    replicas_on_failed_nodes: int = 0
+    #: When the lost node's Ready condition turns Unknown: node-monitor-grace-period - 10 s to
+    #: + 5 s (the Lease is renewed every 10 s; the controller looks every 5 s).
+    node_unknown_range_s: tuple[float, float] = (0.0, 0.0)
+    #: When the lost node came back (node-loss with the profile's node-returns-after-s).
+    node_returned_at_s: float | None = None
+    #: The scenario's operation (drain, rollout, scale-down) and whether it finished.
+    goal: Goal | None = None
     #: True when the run stopped because its work budget ran out (budget.py): nothing about
     #: the scenario was concluded, and the other fields say nothing.
     budget_exhausted: bool = False
@@ -93,11 +199,6 @@ class ScenarioResult:
 
     def __iter__(self) -> Iterator[TimelineEvent]:
         return iter(self.timeline)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``to_dict().get(key, default)``, without building the rest of the dict on a renamed
-        copy of a cached result (``memo.RenamedResult``). Read-only, like ``to_dict()``."""
-        return self.to_dict().get(key, default)
 
     def template(self) -> tuple[ScenarioResult, Callable[[str], str]]:
         """The result this one is a renamed copy of, and the function that puts this result's
@@ -134,9 +235,23 @@ class ScenarioResult:
             "assumptions": list(self.assumptions),
             "placement": self.placement,
         }
-        if self.budget_exhausted:
+        if self.budget_exhausted:  # nothing was concluded: no more to say
             d["budget_exhausted"] = True
-        for k, v in self.extra.items():
-            d[k] = _num(v) if isinstance(v, float) else v
+            self.__dict__["_as_dict"] = d
+            return d
+        if self.node_returned_at_s is not None:
+            d["node_returned_at_s"] = _num(self.node_returned_at_s)
+        if self.goal is not None:
+            d.update(self.goal.items())
+        if self.not_back_because is not None:
+            d["not_back_because"] = self.not_back_because
+        d["node_unknown_range_s"] = list(self.node_unknown_range_s)
+        d["failed_nodes"] = list(self.failed_nodes)
+        d["replicas_on_failed_nodes"] = self.replicas_on_failed_nodes
+        d["description"] = self.description
+        if self.placement_basis is not None:
+            d["placement_basis"] = self.placement_basis.to_dict()
+        if self.cluster_shape is not None:
+            d["cluster_shape"] = self.cluster_shape.to_dict()
         self.__dict__["_as_dict"] = d
         return d

@@ -13,7 +13,7 @@ from typing import Any
 from .budget import Budget
 from .cluster import Node, Taint
 from .profile import ClusterProfile, assumption_lines
-from .result import PodResult, ScenarioResult
+from .result import Goal, PodResult, ScenarioResult
 from .simulation import Simulation
 from .versions import NODE_OUT_OF_SERVICE_VOLUME_DETACH
 from .workload import TAINT_OUT_OF_SERVICE
@@ -61,8 +61,9 @@ def _all_updated(sim: Simulation, rev: str) -> bool:
     return sim.stsc.update_revision == rev
 
 
-#: The extra result fields of a scenario, each computed at the end of the run.
-Extra = dict[str, Callable[[], Any]]
+#: How a scenario's operation ended (drain, rollout, scale-down), computed at the end of the
+#: run; None for a scenario that only injects a fault.
+Extra = Callable[[], Goal] | None
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class Scenario:
     verdicts say it), whether its fault hits one node (``"node"``), one zone (``"zone"``) or
     no failure domain (``None``), and ``setup``, which schedules its events on a simulation
     at steady state (the fault at t = 0, on ``node``, the node of the lowest ordinal) and
-    returns its extra result fields."""
+    returns how its operation ended (a `Goal`, or None)."""
 
     name: str
     description: str
@@ -103,14 +104,14 @@ def _node_loss(sim: Simulation, node: Node) -> Extra:
     p = sim.profile
     sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
     if p.node_returns_after_s is None:
-        return {}
+        return None
     back = p.node_returns_after_s
     sim.loop.at(
         back,
         lambda: sim.return_node(node, p.node_returns_rebooted, SRC_NODE_STATUS),
         "node-return",
     )
-    return {"node_returned_at_s": lambda: back}
+    return None
 
 
 @_scenario(
@@ -136,7 +137,7 @@ def _node_loss_out_of_service(sim: Simulation, node: Node) -> Extra:
 
     sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
     sim.loop.at(sim.profile.out_of_service_after_s, oos, "operator")
-    return {}
+    return None
 
 
 @_scenario(
@@ -148,7 +149,7 @@ def _node_loss_out_of_service(sim: Simulation, node: Node) -> Extra:
 def _node_deleted(sim: Simulation, node: Node) -> Extra:
     sim.loop.at(0.0, lambda: _lose(sim, node), "fault")
     sim.loop.at(sim.profile.node_deleted_after_s, lambda: _delete_node(sim, node), "ccm")
-    return {}
+    return None
 
 
 @_scenario(
@@ -192,7 +193,7 @@ def _graceful_node_shutdown(sim: Simulation, node: Node) -> Extra:
 
     sim.loop.at(0.0, shutdown, "fault")
     sim.loop.at(p.shutdown_grace_period_s, power_off, "fault")
-    return {}
+    return None
 
 
 @_scenario(
@@ -203,10 +204,7 @@ def _graceful_node_shutdown(sim: Simulation, node: Node) -> Extra:
 def _node_drain(sim: Simulation, node: Node) -> Extra:
     sim.loop.at(0.0, lambda: sim.drain.start(node.name), "drain")
     sim.goal = lambda: sim.drain.completed_s is not None and sim.now >= sim.drain.completed_s
-    return {
-        "drain_completed": lambda: sim.drain.completed_s is not None,
-        "drain_duration_s": lambda: sim.drain.completed_s,
-    }
+    return lambda: Goal("drain", sim.drain.completed_s is not None, sim.drain.completed_s)
 
 
 @_scenario("rolling-update", "template change at t=0 to a template that becomes Ready", None)
@@ -222,7 +220,7 @@ def _rolling_update(sim: Simulation, node: Node) -> Extra:
         "template",
     )
     sim.goal = lambda: _all_updated(sim, "rev-2")
-    return {"rollout_completed": lambda: _all_updated(sim, "rev-2")}
+    return lambda: Goal("rollout", _all_updated(sim, "rev-2"), timed=False)
 
 
 @_scenario(
@@ -254,13 +252,13 @@ def _bad_rollout(sim: Simulation, node: Node) -> Extra:
 
     sim.loop.at(sim.profile.revert_after_s, revert, "template")
     sim.goal = lambda: reverted["done"] and _all_updated(sim, "rev-1")
-    return {
-        "rollout_completed": lambda: (
-            reverted["done"]
-            and _all_updated(sim, "rev-1")
-            and all(sim.pod_serving(o) for o in sim.stsc.ordinals())
-        )
-    }
+    return lambda: Goal(
+        "rollout",
+        reverted["done"]
+        and _all_updated(sim, "rev-1")
+        and all(sim.pod_serving(o) for o in sim.stsc.ordinals()),
+        timed=False,
+    )
 
 
 @_scenario("scale-down", "spec.replicas lowered by one (to max(replicas-1, 0)) at t=0", None)
@@ -289,10 +287,7 @@ def _scale_down(sim: Simulation, node: Node) -> Extra:
         return gone
 
     sim.goal = scaled
-    return {
-        "scale_down_completed": lambda: done["t"] is not None,
-        "scale_down_duration_s": lambda: done["t"],
-    }
+    return lambda: Goal("scale_down", done["t"] is not None, done["t"])
 
 
 @_scenario(
@@ -314,7 +309,7 @@ def _zone_loss(sim: Simulation, node: Node) -> Extra:
                 _delete_node(sim, n)
 
         sim.loop.at(after, delete_all, "ccm")
-    return {}
+    return None
 
 
 #: The scenario names, in registry order.
@@ -326,7 +321,7 @@ NODE_FAULTS: tuple[str, ...] = tuple(s.name for s in REGISTRY.values() if s.faul
 
 
 def _setup(sim: Simulation, scenario: str) -> Extra:
-    """Schedule the scenario's events; return extra result fields (computed at the end)."""
+    """Schedule the scenario's events; return how its operation ended (computed at the end)."""
     return REGISTRY[scenario].setup(sim, _target_node(sim))
 
 
@@ -539,9 +534,9 @@ def run(
     started = sim.budget.used
     sim.observers.extend(observers)
     sim.steady_state()
-    extra_fns = _setup(sim, scenario)
+    goal = _setup(sim, scenario)
     sim.loop.run()
-    result = _result(sim, scenario, extra_fns)
+    result = _result(sim, scenario, goal)
     result.steps = sim.budget.used - started - sim.shape_search_charged
     result.shape_search = sim.shape_search
     return result, sim
@@ -602,9 +597,7 @@ def _how_recovered(sim: Simulation, scenario: str) -> str:
     return how
 
 
-def _result(
-    sim: Simulation, scenario: str, extra_fns: Mapping[str, Callable[[], Any]]
-) -> ScenarioResult:
+def _result(sim: Simulation, scenario: str, goal: Extra) -> ScenarioResult:
     # Final observation at the end of the horizon (or the last event).
     sim._observe()
     ords = sim.stsc.ordinals()
@@ -620,6 +613,7 @@ def _result(
     g = sim.grace_s
     assumptions = _assumptions(sim, scenario)
     n = len(ords)
+    not_back: str | None = None
     if recovered:
         assert rec_at is not None
         how = _how_recovered(sim, scenario)
@@ -643,7 +637,7 @@ def _result(
             scenario == "zone-loss" and not facts.forced_zone
         ):
             why += "; with the worst placement the constraints allow"
-        extra_fns = {**extra_fns, "not_back_because": lambda: why}
+        not_back = why
     basis = placement_basis(sim, scenario)
     if basis:
         verdict += f" ({basis})"
@@ -660,15 +654,7 @@ def _result(
             f"; {names} fit(s) no node of the simulated cluster ({sim.scheduler.shape()}) and "
             "stay(s) Pending from the start"
         )
-    extra: dict[str, Any] = {k: fn() for k, fn in extra_fns.items()}
-    extra["node_unknown_range_s"] = [g - 10, g + 5]
-    extra["failed_nodes"] = list(sim.failed_nodes)
-    extra["replicas_on_failed_nodes"] = sum(
-        1 for n in sim.initial_nodes.values() if n in set(sim.failed_nodes)
-    )
-    extra["description"] = _description(sim, scenario)
-    extra["placement_basis"] = sim.scheduler.facts.to_dict()
-    extra["cluster_shape"] = dict(sim.initial_shape)
+    failed = set(sim.failed_nodes)
     return ScenarioResult(
         namespace=sim.wl.namespace,
         name=sim.wl.name,
@@ -684,5 +670,13 @@ def _result(
         verdict=verdict,
         assumptions=assumptions,
         placement=sim.placement,
-        extra=extra,
+        description=_description(sim, scenario),
+        failed_nodes=list(sim.failed_nodes),
+        replicas_on_failed_nodes=sum(1 for n in sim.initial_nodes.values() if n in failed),
+        node_unknown_range_s=(g - 10, g + 5),
+        placement_basis=sim.scheduler.facts,
+        cluster_shape=sim.initial_shape,
+        not_back_because=not_back,
+        node_returned_at_s=(sim.profile.node_returns_after_s if scenario == "node-loss" else None),
+        goal=goal() if goal is not None else None,
     )

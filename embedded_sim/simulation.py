@@ -20,6 +20,7 @@ from .node_lifecycle import NodeLifecycleController
 from .nodes import BuiltNode, build_nodes
 from .podgc import PodGC
 from .profile import ClusterProfile, default_nodes
+from .result import ClusterShape
 from .scheduler import Scheduler
 from .statefulset_controller import StatefulSetController
 from .storage import ClaimStorage, resolve_claim
@@ -121,7 +122,7 @@ class Simulation:
         self.stsc = StatefulSetController(self)
         self.gc = GarbageCollector(self)
         self.placement = ""
-        self.initial_shape: dict[str, int | str] = {}
+        self.initial_shape: ClusterShape | None = None
         self.initial_nodes: dict[int, str] = {}
         self.failed_nodes: list[str] = []
         self.observers: list[Callable[[Simulation], None]] = []
@@ -216,7 +217,7 @@ class Simulation:
         if self.scheduler.facts.unplaced and not self.profile.shape_stated:
             placement, text = self._grow_shape(ords, placement, text)
         self.placement = text
-        self.initial_shape = self.scheduler.shape_dict()
+        self.initial_shape = self.scheduler.cluster_shape()
         self.initial_nodes = {o: n for o in ords if (n := placement.get(o)) is not None}
         for o in ords:
             node_name = placement.get(o)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from ssrisk.embedded_sim import ScenarioResult
 
 from ssrisk.objectives import Objective, fmt_objective_duration
 from ssrisk.rule import CheckContext
@@ -114,7 +115,7 @@ class Assessment:
 
     scenario: str
     objective: Objective
-    result: Any
+    result: ScenarioResult
     replicas: int
     took: int
     allowed: int | None
@@ -142,7 +143,7 @@ class Assessment:
 
     @property
     def never_back(self) -> bool:
-        return not bool(getattr(self.result, "recovered", False))
+        return not self.result.recovered
 
     @property
     def slow(self) -> bool:
@@ -151,8 +152,11 @@ class Assessment:
         if limit is None:
             return False
         r = self.result
-        done = r.get("drain_completed", r.get("rollout_completed", r.recovered))
-        took = r.get("drain_duration_s", r.time_to_recovery_s)
+        done, took = r.recovered, r.time_to_recovery_s
+        if r.goal is not None and r.goal.name in ("drain", "rollout"):
+            done = r.goal.completed
+            if r.goal.timed:
+                took = r.goal.duration_s
         return not done or took is None or float(took) > limit
 
     @property
@@ -160,7 +164,7 @@ class Assessment:
         """``revert-without-manual-delete: true`` missed: the bad rollout needs a hand."""
         if not self.objective.revert_without_manual_delete:
             return False
-        return self.never_back or bool(getattr(self.result, "manual_action_required", False))
+        return self.never_back or self.result.manual_action_required
 
     @property
     def missed(self) -> bool:
@@ -170,12 +174,12 @@ class Assessment:
     def worst_case(self) -> bool:
         """Whether the replicas the fault hit are the worst placement the constraints allow
         rather than where spreading or the constraints force them (the simulator says so)."""
-        basis = self.result.get("placement_basis")
-        domain = "zone" if self.scenario == "zone-loss" else "node"
-        entry = basis.get(domain) if isinstance(basis, dict) else None
-        if not isinstance(entry, dict) or entry.get("basis") != "worst case":
+        basis = self.result.placement_basis
+        if basis is None:
             return False
-        return bool(entry.get("worst_case") != entry.get("spread"))
+        if self.scenario == "zone-loss":
+            return not basis.forced_zone
+        return not basis.forced_node
 
     def figure(self) -> str:
         """The simulated figure: ``"1 of 1 down, not back"``, ``"worst case 2 of 3 down, back
@@ -212,8 +216,8 @@ def assess(ctx: CheckContext, scenario: str) -> Assessment | None:
     result = ctx.try_simulate(simulated)
     if result is None:
         return None
-    replicas = int(getattr(result, "replicas", ctx.replicas) or ctx.replicas)
-    took = int(getattr(result, "max_unavailable", 0) or 0)
+    replicas = result.replicas or ctx.replicas
+    took = result.max_unavailable
     allowed = (
         None
         if objective.max_unavailable is None

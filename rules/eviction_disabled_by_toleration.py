@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ssrisk.embedded_sim import ScenarioResult
+
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
@@ -185,25 +187,21 @@ def _remediation_releases(ctx: CheckContext) -> str | None:
     return None
 
 
-def _stuck_pods(ctx: CheckContext, sim: object) -> tuple[str, bool]:
+def _stuck_pods(ctx: CheckContext, sim: ScenarioResult | None) -> tuple[str, bool]:
     """The pods a node loss leaves bound to the lost node in ``sim`` (the configured node-loss
     scenario), as a phrase: ``"redis-0"``, ``"redis-0 and redis-1"``, ``"all 3 pods (worst
     case)"``; and whether it is plural. Without a simulation: ``"its pods"``."""
-    get = getattr(sim, "get", None)
-    if get is None:
+    if sim is None:
         return "its pods", True
-    failed = set(get("failed_nodes") or ())
-    pods = get("pods") or {}
-    stuck = [
-        n for n, p in pods.items() if p.get("node") in failed and p.get("unavailable_s") is None
-    ]
+    failed = set(sim.failed_nodes)
+    stuck = [n for n, p in sim.pods.items() if p.node in failed and p.unavailable_s is None]
     if not stuck:
         return ctx.pod_name(0), False
     if len(stuck) == 1:
         return stuck[0], False
     if len(stuck) == ctx.replicas:
-        basis = (get("placement_basis") or {}).get("node") or {}
-        worst = " (worst case)" if basis.get("basis") == "worst case" else ""
+        basis = sim.placement_basis
+        worst = " (worst case)" if basis is not None and not basis.forced_node else ""
         return f"{'both' if len(stuck) == 2 else f'all {len(stuck)}'} pods{worst}", True
     return ", ".join(stuck[:-1]) + " and " + stuck[-1], True
 

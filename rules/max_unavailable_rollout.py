@@ -182,7 +182,7 @@ class MaxUnavailableRollout(Rule):
         result = ctx.try_simulate("rolling-update")
         if result is None:
             return msg + f" (objective max-unavailable {allowed})", None
-        took = result.get("max_unavailable")
+        took = result.max_unavailable
         msg += f" (objective max-unavailable {allowed}; simulated {took} of {n})"
         return msg, result
 
@@ -198,14 +198,13 @@ class MaxUnavailableRollout(Rule):
 
     def _ignored(self, ctx: CheckContext, gate: _Gate, raw: Any, resolved: int) -> Finding:
         """Info: the field is set but the gate is off, so updates go one pod at a time."""
-        n = ctx.replicas
         msg = (
             f"maxUnavailable {raw} is ignored: {gate.short(ctx.kube_version)}; a rolling "
             f"update replaces one pod at a time, not {resolved}"
         )
         result = ctx.try_simulate("rolling-update")
         if result is not None:
-            msg += f" (simulated {result.max_unavailable} of {result.get('replicas', n)})"
+            msg += f" (simulated {result.max_unavailable} of {result.replicas})"
 
         def explanation() -> str:
             text = paragraph(_IGNORED_WHY.format(version=ctx.kube_version))

@@ -58,7 +58,7 @@ class ObjectiveMissed(Rule):
             if scenario == "bad-rollout":
                 figure = "a revert does not repair it without deleting pods"
             elif a.slow and scenario == "node-drain":
-                took = a.result.get("drain_duration_s")
+                took = a.result.goal.duration_s if a.result.goal is not None else None
                 figure = "never completes" if took is None else f"took {fmt_duration(took)}"
             elif a.slow:
                 took = a.result.time_to_recovery_s

@@ -103,7 +103,7 @@ class PdbBlocksDrain(Rule):
         sim = ctx.try_simulate("node-drain")
         quoted = ""
         if sim is not None:
-            quoted = "" if sim.get("drain_completed") else " (simulated)"
+            quoted = "" if sim.goal is not None and sim.goal.completed else " (simulated)"
         if field is None:
             msg = (
                 f"PodDisruptionBudget {pdb.name!r} sets neither minAvailable nor "

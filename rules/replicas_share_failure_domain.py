@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ssrisk.embedded_sim import ClusterShape, ScenarioResult
+
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Position, Severity
 from ssrisk.rule import CheckContext, Rule
@@ -97,34 +99,23 @@ def per_zone_cap(n: int, zone: Spread, zones: int, min_domains_on: bool) -> int:
 
 def _cluster_shape(nodes: Sequence[Any]) -> tuple[int, int, str]:
     """``(zones, most nodes in one zone, "3 zones × 2 nodes")`` of the profile's nodes."""
-    per_zone: dict[str, int] = {}
-    for node in nodes:
-        zone = str(getattr(node, "zone", ""))
-        per_zone[zone] = per_zone.get(zone, 0) + 1
-    if not per_zone:
-        return 0, 0, "no nodes"
-    counts = set(per_zone.values())
-    z, most = len(per_zone), max(counts)
-    zones = f"{z} zone{'s' if z != 1 else ''}"
-    if len(counts) == 1:
-        return z, most, f"{zones} × {most} node{'s' if most != 1 else ''}"
-    return z, most, f"{sum(per_zone.values())} nodes in {zones}"
+    shape = ClusterShape.of(str(getattr(node, "zone", "")) for node in nodes)
+    return shape.zones, shape.nodes_per_zone, shape.text
 
 
 def _simulated_shape(ctx: CheckContext) -> tuple[int, int, str] | None:
     """The shape the simulation used (it may grow the assumed shape to hold the replicas)."""
     sim = ctx.try_simulate("node-loss")
-    shape = sim.get("cluster_shape") if sim is not None else None
-    if not isinstance(shape, dict):
+    shape = sim.cluster_shape if sim is not None else None
+    if shape is None:
         return None
-    return int(shape["zones"]), int(shape["nodes_per_zone"]), str(shape["text"])
+    return shape.zones, shape.nodes_per_zone, shape.text
 
 
-def _placement_limits(sim: Any) -> list[str]:
+def _placement_limits(sim: ScenarioResult) -> list[str]:
     """The constraints that bound the simulated placement, in words."""
-    basis = sim.get("placement_basis")
-    limits = basis.get("limits") if isinstance(basis, dict) else None
-    return [str(x) for x in limits] if isinstance(limits, list) else []
+    basis = sim.placement_basis
+    return list(basis.limits) if basis is not None else []
 
 
 def _allowed(ctx: CheckContext, scenario: str, n: int, quorum: bool) -> int:
@@ -293,7 +284,7 @@ class ReplicasShareFailureDomain(Rule):
             sims.append(found.text)
             took.append(found.took)
             timelines.append(found.result)
-            placement = placement or str(found.result.get("placement") or "")
+            placement = placement or found.result.placement
 
         head, at = self._head(ctx, colocated, host, zone, host_bad, zone_bad)
         cap = f" (at most {max_pods} pods a node)" if pods_capped and not node_if else ""
@@ -475,7 +466,7 @@ def _node_simulated(
     sim = ctx.try_simulate("node-loss")
     if sim is None:
         return None
-    took = int(sim.get("max_unavailable") or 0)
+    took = sim.max_unavailable
     why = condition = ""
     limits = _placement_limits(sim)
     if took < node_worst and node_cap(sim_zones) <= took:
@@ -503,7 +494,7 @@ def _zone_simulated(
     sim = ctx.try_simulate("zone-loss")
     if sim is None:
         return None
-    took = int(sim.get("max_unavailable") or 0)
+    took = sim.max_unavailable
     why = condition = ""
     capacity = h_cap * nodes_per_zone
     if took < zone_worst and capacity <= took:

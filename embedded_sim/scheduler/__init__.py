@@ -16,12 +16,12 @@ constraints*, otherwise they are the *worst case* (`PlacementFacts`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..budget import filter_pass_steps
 from ..cluster import Node, Pod
+from ..result import ClusterShape, PlacementFacts
 from . import (
     inter_pod_affinity,
     node_name,
@@ -43,48 +43,6 @@ SRC_BIND = "pkg/scheduler/schedule_one.go#bind"
 _WHERE = ("NodeName", "NodeAffinity", "VolumeBinding")
 #: Reasons that mean "this node is down or cordoned", not "the pod's constraints exclude it".
 _NODE_DOWN = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", "unschedulable")
-
-
-@dataclass(frozen=True)
-class PlacementFacts:
-    """How the steady-state placement relates to the failure a scenario injects.
-
-    `worst_node` / `worst_zone`: replicas the worst allowed placement puts on the node (zone)
-    of the lowest ordinal; `spread_node` / `spread_zone`: the same for the placement the default
-    scoring would choose. `forced` when both agree for node and zone. `limits` names the
-    constraints that bound the worst case, in words. `unplaced`: ordinals no node accepts.
-    """
-
-    worst_node: int
-    spread_node: int
-    worst_zone: int
-    spread_zone: int
-    limits: tuple[str, ...]
-    unplaced: tuple[int, ...]
-
-    @property
-    def forced_node(self) -> bool:
-        return self.worst_node == self.spread_node
-
-    @property
-    def forced_zone(self) -> bool:
-        return self.worst_zone == self.spread_zone
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "node": {
-                "worst_case": self.worst_node,
-                "spread": self.spread_node,
-                "basis": "forced by the constraints" if self.forced_node else "worst case",
-            },
-            "zone": {
-                "worst_case": self.worst_zone,
-                "spread": self.spread_zone,
-                "basis": "forced by the constraints" if self.forced_zone else "worst case",
-            },
-            "limits": list(self.limits),
-            "unplaced": list(self.unplaced),
-        }
 
 
 class Scheduler:
@@ -259,21 +217,11 @@ class Scheduler:
 
     def shape(self) -> str:
         """'3 zones × 2 nodes' of the live nodes."""
-        return str(self.shape_dict()["text"])
+        return self.cluster_shape().text
 
-    def shape_dict(self) -> dict[str, int | str]:
-        """{"zones", "nodes_per_zone" (the largest zone), "text"} of the live nodes."""
-        per_zone: dict[str, int] = {}
-        for n in self._live_nodes():
-            per_zone[n.zone] = per_zone.get(n.zone, 0) + 1
-        z = len(per_zone)
-        counts = set(per_zone.values())
-        most = max(counts) if counts else 0
-        if len(counts) == 1:
-            text = f"{z} zone{'s' if z != 1 else ''} × {most} node{'s' if most != 1 else ''}"
-        else:
-            text = f"{sum(per_zone.values())} nodes in {z} zones"
-        return {"zones": z, "nodes_per_zone": most, "text": text}
+    def cluster_shape(self) -> ClusterShape:
+        """The zones, nodes per zone (the largest zone) and their text, of the live nodes."""
+        return ClusterShape.of(n.zone for n in self._live_nodes())
 
     # --- runtime scheduling -------------------------------------------------------------------
     def enqueue(self, pod: Pod) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .podtemplate import PodTemplate, parse_template
 from .selectors import InvalidSelector, selector_matches
 from .storage import claim_class_name
 
@@ -224,26 +225,18 @@ def _topology(key: str) -> str | None:
     return None
 
 
-_SLEEP_RE = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)")
-
-
-def _prestop_seconds(containers: list[Any]) -> float | None:
+def _prestop_seconds(template: PodTemplate) -> float | None:
+    """The longest preStop sleep of the main containers (0 without hooks; None when a hook's
+    length is unknown): the kubelet runs the hooks of a pod's containers in parallel
+    (pkg/kubelet/kuberuntime/kuberuntime_container.go#killContainersWithSyncResult)."""
     total = 0.0
-    for c in containers:
-        lc = _map(_map(c).get("lifecycle"))
-        pre = _map(lc.get("preStop"))
-        if not pre:
+    for c in template.main:
+        if c.pre_stop is None:
             continue
-        sl = _map(pre.get("sleep"))
-        if sl:
-            total = max(total, _num(sl.get("seconds"), 0.0) or 0.0)
-            continue
-        cmd = " ".join(str(x) for x in _list(_map(pre.get("exec")).get("command")))
-        m = _SLEEP_RE.search(cmd)
-        if m:
-            total = max(total, float(m.group(1)))
-        else:
+        secs = c.pre_stop.sleeps_s
+        if secs is None:
             return None
+        total = max(total, secs)
     return total
 
 
@@ -324,7 +317,7 @@ def parse_statefulset(
         start_to_ready_s=start_to_ready,
         has_readiness_probe=has_probe,
         readiness_period_s=probe_period,
-        prestop_s=_prestop_seconds(containers),
+        prestop_s=_prestop_seconds(parse_template(sts)),
         labels=labels,
         has_empty_dir=any("emptyDir" in _map(v) for v in _list(pspec.get("volumes"))),
         revision_history_limit=_int(spec.get("revisionHistoryLimit"), 10),

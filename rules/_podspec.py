@@ -6,12 +6,13 @@ Nothing here reports anything; the rule modules decide what is a risk.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ssrisk.embedded_sim import workload as _model
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
+from ssrisk.embedded_sim.podtemplate import Container, PodTemplate, parse_template
 from ssrisk.embedded_sim.workload import Toleration
 
 from ssrisk.model import K8sObject
@@ -76,24 +77,15 @@ def grace_period_s(sts: K8sObject) -> int:
     return DEFAULT_GRACE_S if value is None or value < 0 else value
 
 
-def containers(sts: K8sObject) -> tuple[tuple[str, int, Mapping[str, Any]], ...]:
-    """``(field, index, container)`` for every container and restartable init container
-    (a sidecar, ``restartPolicy: Always``, KEP-753) of the template."""
-    return sts.memo("containers", lambda: tuple(_containers(sts)))
+def template(sts: K8sObject) -> PodTemplate:
+    """The typed pod and claim templates of ``sts`` (the model's, parsed once per object)."""
+    return sts.memo("template", lambda: parse_template(sts.data))
 
 
-def _containers(sts: K8sObject) -> Iterator[tuple[str, int, Mapping[str, Any]]]:
-    spec = pod_spec(sts)
-    for field in ("initContainers", "containers"):
-        items = spec.get(field)
-        if not isinstance(items, list):
-            continue
-        for i, c in enumerate(items):
-            if not isinstance(c, Mapping):
-                continue
-            if field == "initContainers" and c.get("restartPolicy") != "Always":
-                continue
-            yield field, i, c
+def containers(sts: K8sObject) -> tuple[Container, ...]:
+    """Every container and restartable init container (a sidecar, ``restartPolicy: Always``,
+    KEP-753) of the template, sidecars first."""
+    return template(sts).running
 
 
 # --- tolerations -----------------------------------------------------------------------------
@@ -278,16 +270,12 @@ def host_port_path(sts: K8sObject) -> tuple[str | int, ...] | None:
     ``hostNetwork: true`` with a containerPort), else ``None``. The scheduler's NodePorts filter
     (k8s: pkg/scheduler/framework/plugins/nodeports/node_ports.go#Filter) then admits one pod of
     the set per node, as a required anti-affinity on the hostname would."""
-    host_network = sts.get(*POD, "hostNetwork") is True
-    for field, i, c in containers(sts):
-        ports = c.get("ports")
-        for j, port in enumerate(ports if isinstance(ports, list) else []):
-            if not isinstance(port, Mapping):
-                continue
-            hp = as_int(port.get("hostPort"))
-            if hp is not None and hp > 0:
-                return (*POD, field, i, "ports", j, "hostPort")
-            if host_network and (as_int(port.get("containerPort")) or 0) > 0:
+    host_network = template(sts).host_network
+    for c in containers(sts):
+        for port in c.ports:
+            if port.host_port is not None and port.host_port > 0:
+                return (*port.path, "hostPort")
+            if host_network and (port.container_port or 0) > 0:
                 return (*POD, "hostNetwork")
     return None
 

@@ -4,8 +4,8 @@ answers alone, or one that needs the member's peers."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+
+from ssrisk.embedded_sim.podtemplate import Probe
 
 from ._scan import followed_by
 
@@ -46,21 +46,15 @@ PEER_CHECK = re.compile(
 )
 
 
-def probe_text(probe: Mapping[str, Any]) -> tuple[str, str]:
+def probe_text(probe: Probe) -> tuple[str, str]:
     """``(kind, text)`` of a probe: ``("exec", command line)``, ``("httpGet", path)``,
     ``("tcpSocket", "")``, ``("grpc", "")`` or ``("", "")``."""
-    for kind in ("exec", "httpGet", "tcpSocket", "grpc"):
-        handler = probe.get(kind)
-        if not isinstance(handler, Mapping):
-            continue
-        if kind == "exec":
-            cmd = handler.get("command")
-            words = cmd if isinstance(cmd, list) else []
-            return kind, " ".join(str(w) for w in words)
-        if kind == "httpGet":
-            return kind, str(handler.get("path") or "/")
-        return kind, ""
-    return "", ""
+    handler = probe.handler
+    if handler is None:
+        return "", ""
+    if handler.kind == "exec":
+        return "exec", handler.command_line
+    return handler.kind, handler.http_path
 
 
 #: Exec checks that answer whenever the process runs, even while it loads its data or has no
@@ -71,7 +65,7 @@ def probe_text(probe: Mapping[str, Any]) -> tuple[str, str]:
 PROCESS_EXEC = re.compile(r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b", re.I)
 
 
-def is_process_check(probe: Mapping[str, Any]) -> bool:
+def is_process_check(probe: Probe) -> bool:
     """Whether ``probe`` only tells that the process runs: a TCP connect (the kernel completes
     it from the listen backlog, however busy the process) or ZooKeeper's ruok
     (:data:`PROCESS_EXEC`). Such a check does not fail while a member is busy, catching up or

@@ -18,15 +18,15 @@ configurations" (a majority of master-eligible nodes).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache, partial
-from typing import Any
+
+from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.model import K8sObject
 from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
 
-from ._podspec import containers
+from ._podspec import template
 
 ANNOTATION = "ssrisk.io/quorum"
 
@@ -104,7 +104,7 @@ def _quorum_system(sts: K8sObject) -> str | None:
     main = server_container(sts)
     if main is None:
         return None
-    found = image_system(str(main.get("image") or "")) or _flag_system(main)
+    found = image_system(main.image) or _flag_system(main)
     if found is None or not _serves(found, main) or not _votes(found, main):
         return None
     return found
@@ -116,7 +116,7 @@ def _quorum_system(sts: K8sObject) -> str | None:
 _SERVER_FLAGS: dict[str, re.Pattern[str]] = {"mongodb": re.compile(r"(?:^|\s)--replSet\b")}
 
 
-def _flag_system(container: Mapping[str, Any]) -> str | None:
+def _flag_system(container: Container) -> str | None:
     program = _program(container)
     return next((s for s, flag in _SERVER_FLAGS.items() if flag.search(program)), None)
 
@@ -139,23 +139,23 @@ _HELPER_IMAGE = re.compile(
 _HELPER_NAME = re.compile(r"(?:^metrics$|exporter|sidecar|reloader|^istio-proxy$|^backup)")
 
 
-def _image_name(container: Mapping[str, Any]) -> str:
-    image = str(container.get("image") or "")
+def _image_name(container: Container) -> str:
+    image = container.image
     return _ARCH.sub("", image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower())
 
 
-def _is_helper(container: Mapping[str, Any]) -> bool:
+def _is_helper(container: Container) -> bool:
     """A container that runs a helper beside the server (see :data:`_HELPER_IMAGE`), or a
     quorum system's client program (``vault agent``, ``etcdctl``: :func:`_serves`)."""
     if _HELPER_IMAGE.search(_image_name(container)):
         return True
-    if _HELPER_NAME.search(str(container.get("name") or "").lower()):
+    if _HELPER_NAME.search(container.name.lower()):
         return True
-    system = image_system(str(container.get("image") or ""))
+    system = image_system(container.image)
     return system is not None and not _serves(system, container)
 
 
-def server_container(sts: K8sObject) -> Mapping[str, Any] | None:
+def server_container(sts: K8sObject) -> Container | None:
     """The container that runs what the StatefulSet is for (its server), or ``None`` when
     it has no container: the one the pod template's ``kubectl.kubernetes.io/default-container``
     annotation names; else of the containers that mount a ``volumeClaimTemplates`` volume
@@ -166,31 +166,19 @@ def server_container(sts: K8sObject) -> Mapping[str, Any] | None:
     return sts.memo("server_container", lambda: _server_container(sts))
 
 
-def _server_container(sts: K8sObject) -> Mapping[str, Any] | None:
-    items = [c for field, _i, c in containers(sts) if field == "containers"]
+def _server_container(sts: K8sObject) -> Container | None:
+    model = template(sts)
+    items = model.main
     if not items:
         return None
-    notes = sts.get("spec", "template", "metadata", "annotations")
-    named = notes.get(DEFAULT_CONTAINER) if hasattr(notes, "get") else None
+    named = model.annotations.get(DEFAULT_CONTAINER)
     for c in items:
-        if named and c.get("name") == named:
+        if named and c.name == named:
             return c
-    claims = {
-        t.get("metadata", {}).get("name")
-        for t in _list(sts.get("spec", "volumeClaimTemplates"))
-        if hasattr(t, "get") and hasattr(t.get("metadata"), "get")
-    }
-    data = [
-        c
-        for c in items
-        if any(hasattr(m, "get") and m.get("name") in claims for m in _list(c.get("volumeMounts")))
-    ]
+    claims = model.claim_names
+    data = [c for c in items if any(m.name in claims for m in c.mounts)]
     pool = data or items
     return next((c for c in pool if not _is_helper(c)), pool[0])
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 #: Per system, the programs or subcommands of its image that are clients, not servers
@@ -216,10 +204,10 @@ _SHELLS = re.compile(r"^(?:\S*/)?(?:sh|bash|ash|dash)$")
 _EXEC = re.compile(r"(?:^|[;&|\n])[^\S\n]*exec\s+([^;&|\n]+)")
 
 
-def _program(container: Mapping[str, Any]) -> str:
+def _program(container: Container) -> str:
     """What the container runs, as one line: ``command`` then ``args`` (a shell's ``-c``
     script in their place; empty when both are unset: the image's own entrypoint)."""
-    words = [str(w) for w in _list(container.get("command")) + _list(container.get("args"))]
+    words = [*container.command, *container.args]
     if len(words) >= 3 and _SHELLS.match(words[0]) and words[1].startswith("-") and "c" in words[1]:
         words = words[2:]
     script = " ".join(words).strip()
@@ -228,7 +216,7 @@ def _program(container: Mapping[str, Any]) -> str:
     return execs[-1].strip() if execs else script
 
 
-def _serves(system: str, container: Mapping[str, Any]) -> bool:
+def _serves(system: str, container: Container) -> bool:
     """Whether a container of ``system``'s image runs its server rather than one of its
     client programs (:data:`_CLIENT_COMMANDS`; ``hashicorp/vault`` with ``args: [agent,
     ...]`` is a Vault Agent beside the application, not a Vault server)."""
@@ -253,23 +241,20 @@ _LEGACY_MASTER_ENV = re.compile(r"(?:^|[._])node[._]master$", re.I)
 _MASTER_ROLES = frozenset({"master", "cluster_manager"})
 
 
-def _votes(system: str, container: object) -> bool:
+def _votes(system: str, container: Container) -> bool:
     """Whether a container of ``system`` is a voting member: always, except an Elasticsearch
     or OpenSearch node whose environment gives it roles without master / cluster_manager (or
     ``node.master: false``)."""
-    if system not in _ROLE_SYSTEMS or not hasattr(container, "get"):
+    if system not in _ROLE_SYSTEMS:
         return True
-    env = container.get("env")
-    for e in env if isinstance(env, list) else []:
-        if not hasattr(e, "get") or not isinstance(e.get("name"), str):
-            continue
-        value = e.get("value")
-        if not isinstance(value, str):
+    for e in container.env:
+        value = e.value
+        if value is None:
             continue  # from a ConfigMap or Secret: unknown, a vote by default
-        if _ROLES_ENV.search(e["name"]):
+        if _ROLES_ENV.search(e.name):
             roles = {r.strip().lower() for r in value.split(",")}
             return bool(roles & _MASTER_ROLES)
-        if _LEGACY_MASTER_ENV.search(e["name"]) and value.strip().lower() == "false":
+        if _LEGACY_MASTER_ENV.search(e.name) and value.strip().lower() == "false":
             return False
     return True
 

@@ -18,12 +18,11 @@ in the same place:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ssrisk.model import K8sObject
 
-from ._podspec import containers, pod_spec
+from ._podspec import containers, template
 
 if TYPE_CHECKING:
     from ssrisk.rule import CheckContext
@@ -36,19 +35,13 @@ def holds_state(sts: K8sObject) -> bool:
 
 
 def _holds_state(sts: K8sObject) -> bool:
-    templates = sts.get("spec", "volumeClaimTemplates")
-    if isinstance(templates, list) and any(isinstance(t, Mapping) for t in templates):
-        return True
-    volumes = pod_spec(sts).get("volumes")
-    return isinstance(volumes, list) and any(
-        isinstance(v, Mapping) and isinstance(v.get("persistentVolumeClaim"), Mapping)
-        for v in volumes
-    )
+    model = template(sts)
+    return bool(model.claim_templates) or any(v.claim_name is not None for v in model.volumes)
 
 
 def declares_ports(sts: K8sObject) -> bool:
     """Whether a container or sidecar of the template declares a port."""
-    return any(isinstance(c.get("ports"), list) and c["ports"] for _, _, c in containers(sts))
+    return any(c.ports for c in containers(sts))
 
 
 def serves(ctx: CheckContext) -> bool:

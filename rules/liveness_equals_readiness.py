@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import POD, as_int, containers
+from ._podspec import containers
 from ._probes import is_process_check
 from ._text import paragraph
-
-HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
-#: Probe defaults (k8s: pkg/apis/core/v1/defaults.go, SetDefaults_Probe).
-DEFAULTS = {"periodSeconds": 10, "failureThreshold": 3, "timeoutSeconds": 1}
-
-
-def _handler(probe: Mapping[str, Any]) -> tuple[str, Any] | None:
-    for key in HANDLERS:
-        if key in probe:
-            return key, probe[key]
-    return None
-
-
-def _value(probe: Mapping[str, Any], key: str) -> int:
-    value = as_int(probe.get(key))
-    return value if value is not None and value > 0 else DEFAULTS[key]
-
-
-def gives_up_by(probe: Mapping[str, Any]) -> int:
-    """Seconds of consecutive failures after which the kubelet acts on ``probe``:
-    failureThreshold × periodSeconds (prober/worker.go#doProbe)."""
-    return _value(probe, "failureThreshold") * _value(probe, "periodSeconds")
 
 
 class LivenessEqualsReadiness(Rule):
@@ -54,23 +31,22 @@ class LivenessEqualsReadiness(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.replicas < 1:
             return
-        for field, i, c in containers(ctx.sts):
-            live, ready = c.get("livenessProbe"), c.get("readinessProbe")
-            if not isinstance(live, Mapping) or not isinstance(ready, Mapping):
+        for c in containers(ctx.sts):
+            live, ready = c.liveness, c.readiness
+            if live is None or ready is None or live.handler is None or ready.handler is None:
                 continue
-            handler = _handler(live)
-            if handler is None or handler != _handler(ready):
+            if (live.handler.kind, live.handler.spec) != (ready.handler.kind, ready.handler.spec):
                 continue
-            if gives_up_by(live) > gives_up_by(ready):
+            if live.gives_up_after_s > ready.gives_up_after_s:
                 continue  # the docs' pattern: same endpoint, more patience
             if is_process_check(live):
                 continue  # a check that fails only when the process is gone (ZooKeeper ruok)
-            name = str(c.get("name", "?"))
+            name = c.name or "?"
             msg = (
                 f"container {name!r}: the livenessProbe is its readiness check and gives up as "
                 "soon: an unready replica is restarted, not left to recover"
             )
-            live_s, ready_s = gives_up_by(live), gives_up_by(ready)
+            live_s, ready_s = live.gives_up_after_s, ready.gives_up_after_s
 
             def explanation(live_s: int = live_s, ready_s: int = ready_s) -> str:
                 why = paragraph(
@@ -94,7 +70,7 @@ class LivenessEqualsReadiness(Rule):
                 )
                 return f"{why}\n\n{fix}\n"
 
-            at = ctx.sts.pos(*POD, field, i, "livenessProbe")
+            at = ctx.sts.pos(*live.path)
             yield self.finding(ctx, at, msg, explanation)
 
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+
+from ssrisk.embedded_sim.storage import BETA_STORAGE_CLASS_ANNOTATION as BETA_CLASS
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import POD, claim_storage, containers, pinned_hostname
-
-#: The legacy claim annotation that names the class (embedded_sim/storage.py).
-BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+from ._podspec import claim_storage, containers, pinned_hostname, template
 
 #: hostPath prefixes that hold node plumbing, not application data.
 SYSTEM_PATHS = (
@@ -70,25 +69,15 @@ or, better, use replicated or network storage so pods can move.
         yield from self._local_volumes(ctx)
 
     def _host_paths(self, ctx: CheckContext) -> Iterator[Finding]:
-        volumes = ctx.sts.get(*POD, "volumes")
-        if not isinstance(volumes, list):
-            return
-        mounted = {
-            str(m.get("name"))
-            for _, _, c in containers(ctx.sts)
-            for m in (c.get("volumeMounts") or [])
-            if isinstance(m, Mapping) and not m.get("readOnly")
-        }
-        for i, vol in enumerate(volumes):
-            hp = vol.get("hostPath") if isinstance(vol, Mapping) else None
-            if not isinstance(hp, Mapping) or not isinstance(hp.get("path"), str):
-                continue
-            if _system_path(hp["path"]) or str(vol.get("name")) not in mounted:
+        mounted = {m.name for c in containers(ctx.sts) for m in c.mounts if not m.read_only}
+        for vol in template(ctx.sts).volumes:
+            host_path = vol.host_path
+            if host_path is None or _system_path(host_path) or vol.name not in mounted:
                 continue
             yield self.finding(
                 ctx,
-                ctx.sts.pos(*POD, "volumes", i, "hostPath", "path"),
-                f"volume {vol.get('name')!r} keeps data in hostPath {hp['path']}: a pod moved "
+                ctx.sts.pos(*vol.path, "hostPath", "path"),
+                f"volume {vol.name!r} keeps data in hostPath {host_path}: a pod moved "
                 "to another node starts empty, and a lost node's data is gone",
                 """
 A hostPath volume is a directory of whichever node the pod runs on. Nothing ties the pod to
@@ -102,25 +91,18 @@ pod with its data and make the pinning visible to the scheduler).
             )
 
     def _local_volumes(self, ctx: CheckContext) -> Iterator[Finding]:
-        templates = ctx.sts.get("spec", "volumeClaimTemplates")
-        if not isinstance(templates, list):
-            return
-        for i, vct in enumerate(templates):
-            if not isinstance(vct, Mapping):
-                continue
-            spec = vct.get("spec")
-            spec = spec if isinstance(spec, Mapping) else {}
+        for vct in template(ctx.sts).claim_templates:
+            i = vct.index
             storage = claim_storage(ctx, i)
             if storage is None or not storage.node_local:
                 continue
             reason = storage.basis
-            meta = vct.get("metadata")
-            name = meta.get("name", f"#{i}") if isinstance(meta, Mapping) else f"#{i}"
+            name = vct.name or f"#{i}"
             base = ("spec", "volumeClaimTemplates", i, "spec")
             ann = ("spec", "volumeClaimTemplates", i, "metadata", "annotations", BETA_CLASS)
-            if ctx.sts.get(*ann) is not None:
+            if vct.class_from_annotation:
                 at = ctx.sts.pos(*ann)
-            elif spec.get("storageClassName"):
+            elif vct.class_name:
                 at = ctx.sts.pos(*base, "storageClassName")
             else:
                 at = ctx.sts.pos(*base)

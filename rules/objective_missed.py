@@ -132,9 +132,9 @@ class ObjectiveMissed(Rule):
                 *POD, "terminationGracePeriodSeconds"
             )
         if scenario == "rolling-update" and a.slow:
-            for field, i, c in containers(ctx.sts):
-                if isinstance(c.get("readinessProbe"), Mapping):
-                    where = ctx.sts.pos(*POD, field, i, "readinessProbe")
+            for c in containers(ctx.sts):
+                if c.readiness is not None:
+                    where = ctx.sts.pos(*c.readiness.path)
                     return "the readiness probe (when a new pod counts as Ready)", where
             return "replicas", ctx.replicas_at()
         if scenario in ("rolling-update", "bad-rollout"):

@@ -4,8 +4,9 @@ publishes Ready pods."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
+
+from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, K8sObject, Severity
@@ -28,9 +29,9 @@ def readiness_needs_peers(sts: K8sObject) -> tuple[bool | None, str]:
     cannot tell (a script of the image). ``probe`` describes the deciding probe."""
     local: list[str] = []
     unknown = ""
-    for _field, _i, c in containers(sts):
-        probe = c.get("readinessProbe")
-        if not isinstance(probe, Mapping):
+    for c in containers(sts):
+        probe = c.readiness
+        if probe is None:
             continue
         kind, text = probe_text(probe)
         shown = f"{kind} {text}".strip()[:80]
@@ -50,18 +51,15 @@ def readiness_needs_peers(sts: K8sObject) -> tuple[bool | None, str]:
     return (False, local[0]) if local else (None, "")
 
 
-def _strings(c: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+def _strings(c: Container) -> Iterator[tuple[str, str]]:
     """``(where, text)`` of a container's command, args and literal env values."""
-    for key in ("command", "args"):
-        items = c.get(key)
-        if isinstance(items, list):
-            for item in items:
-                if isinstance(item, (str, int)):
-                    yield key, str(item)
-    env = c.get("env")
-    for e in env if isinstance(env, list) else []:
-        if isinstance(e, Mapping) and isinstance(e.get("value"), (str, int)):
-            yield f"env {e.get('name')}", str(e.get("value"))
+    for item in c.command:
+        yield "command", item
+    for item in c.args:
+        yield "args", item
+    for e in c.env:
+        if e.value is not None:
+            yield f"env {e.name}", e.value
 
 
 def peer_evidence(sts: K8sObject, service: str) -> str | None:
@@ -71,7 +69,7 @@ def peer_evidence(sts: K8sObject, service: str) -> str | None:
     env variable for peer discovery (``K8S_SERVICE_NAME``, ``*_SEEDS``, ...) that names the
     Service; ``None`` when nothing does."""
     dns = word = None  # compiled only for a text that names the Service at all
-    for _field, _i, c in containers(sts):
+    for c in containers(sts):
         for where, text in _strings(c):
             if service not in text:
                 continue
@@ -110,7 +108,7 @@ class PeerDiscoveryNotReady(Rule):
         if n < 2 or ctx.is_fragment or not isinstance(name, str) or not name:
             return
         found = list(containers(ctx.sts))
-        if not any(c.get("readinessProbe") is not None for _, _, c in found):
+        if not any(c.readiness is not None for c in found):
             return  # without a readiness probe a pod is Ready as soon as it runs
         service = self._governing(ctx, name)
         if service is None or service.get("spec", "publishNotReadyAddresses") is True:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
+
+from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import POD, containers
+from ._podspec import containers, template
 from ._scan import followed_by
 from ._text import paragraph
 
@@ -49,12 +50,6 @@ _RM = re.compile(r"\brm\s+(-(?=[a-zA-Z]*[rR])[a-zA-Z]+\s+|--recursive\s+)+")
 _COMMAND_END = re.compile(r";|&&|\|\|")
 
 
-def _command_text(command: Any) -> str:
-    if isinstance(command, list):
-        return " ".join(str(c) for c in command)
-    return str(command) if isinstance(command, str) else ""
-
-
 def _removed_paths(text: str) -> list[str]:
     """Paths given to a recursive ``rm`` in a shell command."""
     out: list[str] = []
@@ -77,25 +72,18 @@ def _under(path: str, mount: str) -> bool:
     return p == m or p.startswith(m + "/") or m.startswith(p + "/") or p == "/"
 
 
-def destroyed_state(c: Mapping[str, Any], claims: set[str]) -> str | None:
+def destroyed_state(c: Container, claims: set[str]) -> str | None:
     """What a container's preStop exec hook destroys: ``"the data in /var/lib/x"`` when it
     removes a directory of a volume claim mount, ``"its cluster membership (etcdctl member
     remove)"`` when it leaves the cluster; ``None`` otherwise."""
-    lifecycle = c.get("lifecycle")
-    pre = lifecycle.get("preStop") if isinstance(lifecycle, Mapping) else None
-    exec_ = pre.get("exec") if isinstance(pre, Mapping) else None
-    if not isinstance(exec_, Mapping):
+    if c.pre_stop is None or c.pre_stop.kind != "exec":
         return None
-    text = _command_text(exec_.get("command"))
+    text = c.pre_stop.command_line
     for program, then, what in MEMBERSHIP:
         said = then.search(text) if program is None else followed_by(program, then, text, "\n")
         if said:
             return f"its cluster membership ({what})"
-    mounts = [
-        str(m.get("mountPath"))
-        for m in (c.get("volumeMounts") or [])
-        if isinstance(m, Mapping) and str(m.get("name")) in claims and m.get("mountPath")
-    ]
+    mounts = [m.mount_path for m in c.mounts if m.name in claims and m.mount_path]
     for path in _removed_paths(text):
         for mount in mounts:
             if _under(path, mount):
@@ -139,17 +127,12 @@ class PreStopDestroysState(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.replicas < 1:
             return
-        templates = ctx.sts.get("spec", "volumeClaimTemplates")
-        claims = {
-            str(t.get("metadata", {}).get("name"))
-            for t in (templates if isinstance(templates, list) else [])
-            if isinstance(t, Mapping) and isinstance(t.get("metadata"), Mapping)
-        }
-        for field, i, c in containers(ctx.sts):
+        claims = template(ctx.sts).claim_names
+        for c in containers(ctx.sts):
             what = destroyed_state(c, claims)
             if what is None:
                 continue
-            name = str(c.get("name", "?"))
+            name = c.name or "?"
             msg = (
                 f"container {name!r}: preStop destroys {what} on every termination, each "
                 "rollout and drain included"
@@ -174,7 +157,7 @@ class PreStopDestroysState(Rule):
                 )
                 return f"{why}\n\n{fix}\n"
 
-            at = ctx.sts.pos(*POD, field, i, "lifecycle", "preStop")
+            at = ctx.sts.pos(*c.path, "lifecycle", "preStop")
             yield self.finding(ctx, at, msg, explanation)
 
 

@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import POD, as_int, containers, grace_period_s
-
-_SLEEP = re.compile(r"(?:^|[\s;&|(/])sleep\s+(\d+(?:\.\d+)?)([smh]?)(?=$|[\s;&|)])")
-_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
-
-
-def sleep_seconds(command: Any) -> float | None:
-    """Total seconds slept by ``sleep N`` calls in an exec command (``None`` if none)."""
-    if isinstance(command, list):
-        text = " ".join(str(c) for c in command)
-    elif isinstance(command, str):
-        text = command
-    else:
-        return None
-    found = [float(v) * _UNIT[u] for v, u in _SLEEP.findall(text)]
-    return sum(found) if found else None
+from ._podspec import containers, grace_period_s
 
 
 class PreStopExceedsGrace(Rule):
@@ -46,27 +29,17 @@ class PreStopExceedsGrace(Rule):
         if ctx.replicas < 1:
             return
         grace = grace_period_s(ctx.sts)
-        for field, i, c in containers(ctx.sts):
-            pre = (
-                c.get("lifecycle", {}).get("preStop")
-                if isinstance(c.get("lifecycle"), Mapping)
-                else None
-            )
-            if not isinstance(pre, Mapping):
+        for c in containers(ctx.sts):
+            pre = c.pre_stop
+            if pre is None:
                 continue
-            base = (*POD, field, i, "lifecycle", "preStop")
-            secs: float | None = None
-            if isinstance(pre.get("sleep"), Mapping):
-                secs = as_int(pre["sleep"].get("seconds"))
-                at = ctx.sts.pos(*base, "sleep", "seconds")
-            elif isinstance(pre.get("exec"), Mapping):
-                secs = sleep_seconds(pre["exec"].get("command"))
-                at = ctx.sts.pos(*base, "exec", "command")
+            secs = pre.sleeps_s
+            at = ctx.sts.pos(*pre.path, "seconds" if pre.kind == "sleep" else "command")
             if secs is None or secs < grace:
                 continue
             shown = int(secs) if secs == int(secs) else secs
             msg = (
-                f"container {c.get('name', '?')!r} sleeps {shown} s in preStop but "
+                f"container {c.name or '?'!r} sleeps {shown} s in preStop but "
                 f"terminationGracePeriodSeconds is {grace}: no time is left for a clean shutdown"
             )
 

@@ -8,7 +8,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import POD, containers
+from ._podspec import containers
 from ._workload import serves
 
 WHY = """
@@ -52,9 +52,9 @@ class ReadinessProbeMissing(Rule):
         if ctx.replicas < 1 or ctx.is_fragment:
             return
         found = list(containers(ctx.sts))
-        if not found or any(c.get("readinessProbe") is not None for _, _, c in found):
+        if not found or any(c.readiness is not None for c in found):
             return
-        names = ", ".join(str(c.get("name", "?")) for _, _, c in found)
+        names = ", ".join(c.name or "?" for c in found)
         if len(names) > 40:
             names = names[:37] + "..."
         # Ready matters for two things: sending clients (only to a set that serves) and pacing
@@ -75,11 +75,8 @@ class ReadinessProbeMissing(Rule):
             )
         msg = f"no readiness probe on any container ({names}): {effect}"
         explanation = WHY + (SERVED if served else NOT_SERVED) + FIX
-        main = [(f, i) for f, i, _ in found if f == "containers"] or [found[0][:2]]
-        field, index = main[0]
-        yield self.finding(
-            ctx, ctx.sts.pos(*POD, field, index), msg, explanation, severity=severity
-        )
+        main = [c for c in found if c.field == "containers"] or found
+        yield self.finding(ctx, ctx.sts.pos(*main[0].path), msg, explanation, severity=severity)
 
 
 @hookimpl

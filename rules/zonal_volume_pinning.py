@@ -10,7 +10,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import ZONE_KEYS
+from ._podspec import ZONE_KEYS, template
 from ._sim import timeline_block
 
 #: Provisioners of zonal block disks (a disk lives in one zone). Sources: the drivers' docs
@@ -84,18 +84,10 @@ class ZonalVolumePinning(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.replicas < 1:
             return
-        templates = ctx.sts.get("spec", "volumeClaimTemplates")
-        if not isinstance(templates, list):
-            return
         seen: set[str] = set()
-        for vct in templates:
-            if not isinstance(vct, Mapping):
-                continue
-            spec = vct.get("spec")
-            spec = spec if isinstance(spec, Mapping) else {}
-            sc = ctx.inventory.storage_class_for_claim(spec)
-            meta = vct.get("metadata")
-            claim = str(meta.get("name", "")) if isinstance(meta, Mapping) else ""
+        for vct in template(ctx.sts).claim_templates:
+            sc = ctx.inventory.storage_class_for_claim(vct.class_name)
+            claim = vct.name
             if sc is not None and sc.name not in seen:
                 seen.add(sc.name)
                 yield from self._immediate(ctx, sc, claim)

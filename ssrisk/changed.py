@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .confine import RealPaths, Trees
+from .embedded_sim.storage import claim_class_name
 from .engine import Report, check_loaded, load_all
 from .inventory import Inventory
 from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
@@ -555,12 +556,12 @@ class ChangedRelated:
         claims = [_mapping(t) for t in sts.get("spec", "volumeClaimTemplates") or []]
         if claims and self.kinds & {"StorageClass", "PersistentVolume"}:
             for c in claims:
-                spec = _mapping(c.get("spec"))
-                sc = inventory.storage_class_for_claim(spec)
+                asked = claim_class_name(c)
+                sc = inventory.storage_class_for_claim(asked)
                 if sc is not None and id(sc) in self.ids:
                     return True
-                cls = sc.name if sc is not None else spec.get("storageClassName")
-                if (cls is None or isinstance(cls, str)) and cls in self.volume_classes:
+                cls = sc.name if sc is not None else asked
+                if cls in self.volume_classes:
                     return True
         if claims and self.claims.get(ns):
             prefixes = [f"{_mapping(c.get('metadata')).get('name')}-{sts.name}-" for c in claims]

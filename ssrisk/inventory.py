@@ -301,14 +301,15 @@ class Inventory:
         """The StorageClass ``name`` (the first one loaded, if defined twice)."""
         return self.named("StorageClass", None, name)
 
-    def storage_class_for_claim(self, claim_spec: Mapping[str, Any]) -> K8sObject | None:
-        """The StorageClass a PersistentVolumeClaim spec gets, when the inputs define it.
+    def storage_class_for_claim(self, name: str | None) -> K8sObject | None:
+        """The StorageClass a claim that asks for class ``name`` gets, when the inputs define
+        it (``name`` as :func:`embedded_sim.storage.claim_class_name` reads a claim: the beta
+        annotation, else ``storageClassName``).
 
-        ``storageClassName: NAME`` names it; unset, the DefaultStorageClass admission plugin
-        fills in the default class (plugin/pkg/admission/storage/storageclass/setdefault);
+        A name is looked up; None (neither set) gets the default class the DefaultStorageClass
+        admission plugin fills in (plugin/pkg/admission/storage/storageclass/setdefault);
         ``""`` asks for no class (static binding only).
         """
-        name = claim_spec.get("storageClassName")
         if name is None:
             return self.default_storage_class()
         return self.storage_class(str(name)) if name else None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import DATA, SHARED
+from ssrisk.embedded_sim.storage import claim_class_name
 
 from ssrisk.changed import ChangedRelated
 from ssrisk.inventory import Inventory
@@ -40,12 +41,12 @@ def _relates(sts: K8sObject, obj: K8sObject, inventory: Inventory) -> bool:
         return inventory.autoscaler_for(sts.namespace, "StatefulSet", sts.name) is obj
     claims = [_m(t) for t in sts.get("spec", "volumeClaimTemplates") or []]
     if kind == "StorageClass":
-        return any(inventory.storage_class_for_claim(_m(c.get("spec"))) is obj for c in claims)
+        return any(inventory.storage_class_for_claim(claim_class_name(c)) is obj for c in claims)
     if kind == "PersistentVolume":
         classes = set()
         for c in claims:
-            sc = inventory.storage_class_for_claim(_m(c.get("spec")))
-            classes.add(sc.name if sc is not None else _m(c.get("spec")).get("storageClassName"))
+            sc = inventory.storage_class_for_claim(claim_class_name(c))
+            classes.add(sc.name if sc is not None else claim_class_name(c))
         return obj.get("spec", "storageClassName") in classes
     if kind == "PersistentVolumeClaim":
         prefixes = [f"{_m(c.get('metadata')).get('name')}-{sts.name}-" for c in claims]

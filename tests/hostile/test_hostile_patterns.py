@@ -231,6 +231,7 @@ _MEMBERSHIP_WORDS = [
 @settings(derandomize=True, max_examples=400, deadline=None)
 @given(_texts(_MEMBERSHIP_WORDS, "\n;"))
 def test_membership_commands_are_found_as_by_the_old_patterns(text: str) -> None:
+    from ssrisk.embedded_sim.podtemplate import parse_template
     from ssrisk.rules.prestop_destroys_state import MEMBERSHIP
     from ssrisk.rules.prestop_destroys_state import destroyed_state as destroyed
 
@@ -246,7 +247,9 @@ def test_membership_commands_are_found_as_by_the_old_patterns(text: str) -> None
         ),
         None,
     )
-    got = destroyed({"lifecycle": {"preStop": {"exec": {"command": [text]}}}}, set())
+    hook = {"lifecycle": {"preStop": {"exec": {"command": [text]}}}}
+    pod = {"spec": {"template": {"spec": {"containers": [hook]}}}}
+    got = destroyed(parse_template(pod).containers[0], set())
     assert got == (f"its cluster membership ({old})" if old else None)
 
 
@@ -291,11 +294,13 @@ def test_removed_paths_are_those_the_old_pattern_found(text: str) -> None:
 @settings(derandomize=True, max_examples=400, deadline=None)
 @given(_texts(["exec", "postgres", "-c", "\t"], ";&|\n"))
 def test_a_scripts_exec_is_found_as_by_the_old_pattern(text: str) -> None:
+    from ssrisk.embedded_sim.podtemplate import parse_template
     from ssrisk.rules._quorum import _program
 
     script = text.strip()
     old = re.findall(r"(?:^|[;&|\n]\s*)exec\s+([^;&|\n]+)", script)
-    assert _program({"command": [script]}) == (old[-1].strip() if old else script)
+    pod = {"spec": {"template": {"spec": {"containers": [{"command": [script]}]}}}}
+    assert _program(parse_template(pod).containers[0]) == (old[-1].strip() if old else script)
 
 
 _OLD_QUANTITY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)\s*$")

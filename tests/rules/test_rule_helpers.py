@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from ssrisk.embedded_sim.podtemplate import sleep_seconds
 from ssrisk.rules._podspec import UNREACHABLE, budget, eviction_for, scaled
-from ssrisk.rules.prestop_exceeds_grace import sleep_seconds
 
 from ssrisk.model import K8sObject
 
@@ -129,7 +129,8 @@ def test_a_budget_that_sets_neither_field_allows_no_eviction(api: str) -> None:
     ],
 )
 def test_sleep_seconds(command: Any, want: float | None) -> None:
-    assert sleep_seconds(command) == want
+    line = command if isinstance(command, str) else " ".join(command)
+    assert sleep_seconds(line) == want
 
 
 @pytest.mark.parametrize(

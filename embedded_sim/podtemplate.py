@@ -1,0 +1,361 @@
+"""A StatefulSet's pod template and claim templates as typed values: the fields rules and the
+simulator read, parsed once per object, each keeping the field path it came from (for
+positions).
+
+Parsing is lenient: a value of the wrong type reads as absent (validation reports it at its
+field; kustomize patches and other fragments leave fields out). Defaults are the API
+server's where it sets one (pkg/apis/core/v1/defaults.go: ``terminationGracePeriodSeconds``
+30, a probe's ``httpGet.path`` none, a topology spread constraint's ``whenUnsatisfiable``
+required, read as DoNotSchedule); a field the API server leaves unset stays None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .storage import BETA_STORAGE_CLASS_ANNOTATION, claim_class_name
+
+#: Field path of a value inside a StatefulSet: ``("spec", "template", "spec", "containers", 0)``.
+Path = tuple[str | int, ...]
+
+#: Path of the pod spec inside a StatefulSet.
+POD: Path = ("spec", "template", "spec")
+
+
+#: A ``sleep N`` call in a command line, with coreutils' suffixes (s, m, h; GNU sleep
+#: "NUMBER[SUFFIX]"), at the start of a word (``/bin/sleep``) and ending one.
+_SLEEP = re.compile(r"(?:^|[\s;&|(/])sleep\s+(\d+(?:\.\d+)?)([smh]?)(?=$|[\s;&|)])")
+_SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
+
+
+def sleep_seconds(text: str) -> float | None:
+    """Total seconds slept by the ``sleep N`` calls of an exec command line (``None`` if
+    none): the hook runs to its end, so each call's time counts."""
+    found = [float(v) * _SLEEP_UNIT[u] for v, u in _SLEEP.findall(text)]
+    return sum(found) if found else None
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _int(v: Any) -> int | None:
+    return None if isinstance(v, bool) or not isinstance(v, int) else v
+
+
+def _text(v: Any) -> str:
+    """A scalar as text ("" for null, an empty value or a mapping or list)."""
+    if v is None or isinstance(v, (Mapping, list)):
+        return ""
+    return str(v)
+
+
+def _words(v: Any) -> tuple[str, ...]:
+    return tuple(str(w) for w in _list(v))
+
+
+@dataclass(frozen=True)
+class Handler:
+    """A probe's or lifecycle hook's action: ``kind`` is ``exec``, ``httpGet``, ``tcpSocket``,
+    ``grpc`` or ``sleep`` (``""`` for none the model knows); ``command`` the exec words,
+    ``http_path`` the httpGet path (``"/"`` when unset), ``sleep_s`` the sleep action's
+    seconds (KEP-3960; None when not an integer)."""
+
+    kind: str
+    path: Path
+    command: tuple[str, ...] = ()
+    http_path: str = ""
+    sleep_s: int | None = None
+    #: The handler as written (two handlers are the same check when these are equal).
+    spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def command_line(self) -> str:
+        """The exec words joined by spaces (``""`` for another kind)."""
+        return " ".join(self.command)
+
+    @property
+    def sleeps_s(self) -> float | None:
+        """Seconds the handler sleeps: the sleep action's, or the ``sleep N`` calls of an exec
+        command added up (:func:`sleep_seconds`); None when it says no length."""
+        if self.kind == "sleep":
+            return None if self.sleep_s is None else float(self.sleep_s)
+        return sleep_seconds(self.command_line) if self.kind == "exec" else None
+
+    @classmethod
+    def parse(cls, raw: Any, path: Path, kinds: tuple[str, ...]) -> Handler | None:
+        """The first of ``kinds`` that ``raw`` sets as a mapping, or None."""
+        spec = _map(raw)
+        for kind in kinds:
+            handler = spec.get(kind)
+            if not isinstance(handler, Mapping):
+                continue
+            at = (*path, kind)
+            if kind == "exec":
+                return cls(kind, at, command=_words(handler.get("command")), spec=handler)
+            if kind == "httpGet":
+                return cls(kind, at, http_path=_text(handler.get("path")) or "/", spec=handler)
+            if kind == "sleep":
+                return cls(kind, at, sleep_s=_int(handler.get("seconds")), spec=handler)
+            return cls(kind, at, spec=handler)
+        return None
+
+
+#: The handlers of a probe, in the order they are looked for (pkg/apis/core/types.go
+#: ProbeHandler), and of a lifecycle hook (LifecycleHandler, with KEP-3960's sleep).
+PROBE_KINDS = ("exec", "httpGet", "tcpSocket", "grpc")
+HOOK_KINDS = ("exec", "httpGet", "tcpSocket", "sleep")
+
+
+#: Probe defaults (pkg/apis/core/v1/defaults.go#SetDefaults_Probe: 0 or unset reads as these).
+PROBE_PERIOD_S = 10
+PROBE_FAILURE_THRESHOLD = 3
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A readiness, liveness or startup probe: its handler (None: none the model knows) and
+    its ``periodSeconds`` and ``failureThreshold`` with the API server's defaults."""
+
+    path: Path
+    handler: Handler | None
+    period_s: int = PROBE_PERIOD_S
+    failure_threshold: int = PROBE_FAILURE_THRESHOLD
+
+    @property
+    def gives_up_after_s(self) -> int:
+        """Seconds of consecutive failures after which the kubelet acts on the probe:
+        failureThreshold × periodSeconds (pkg/kubelet/prober/worker.go#doProbe)."""
+        return self.failure_threshold * self.period_s
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    name: str
+    mount_path: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class ContainerPort:
+    path: Path
+    container_port: int | None
+    host_port: int | None
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """An ``env`` entry: ``value`` is None when it comes from ``valueFrom`` or is not text."""
+
+    name: str
+    value: str | None
+
+
+@dataclass(frozen=True)
+class Container:
+    """A container of the template: ``field`` is ``containers`` or ``initContainers``,
+    ``index`` its position there; ``sidecar`` for an init container with ``restartPolicy:
+    Always`` (KEP-753: it runs beside the main containers)."""
+
+    field: str
+    index: int
+    name: str
+    image: str
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    env: tuple[EnvVar, ...]
+    ports: tuple[ContainerPort, ...]
+    mounts: tuple[VolumeMount, ...]
+    pre_stop: Handler | None
+    readiness: Probe | None
+    liveness: Probe | None
+    startup: Probe | None
+    sidecar: bool
+
+    @property
+    def path(self) -> Path:
+        return (*POD, self.field, self.index)
+
+    @property
+    def runs(self) -> bool:
+        """Whether it runs beside the others (a main container or a sidecar), not to completion
+        before them."""
+        return self.field == "containers" or self.sidecar
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A pod volume: its name and, for the kinds rules look at, its source: ``host_path``
+    (hostPath's ``path``), ``claim_name`` (persistentVolumeClaim's ``claimName``;
+    ``""`` when unset)."""
+
+    index: int
+    name: str
+    host_path: str | None
+    claim_name: str | None
+
+    @property
+    def path(self) -> Path:
+        return (*POD, "volumes", self.index)
+
+
+@dataclass(frozen=True)
+class ClaimTemplate:
+    """A ``volumeClaimTemplates`` entry: ``class_name`` is the beta annotation's class, else
+    ``storageClassName``, else None (the default class applies); ``class_from_annotation``
+    says which. ``has_spec``: the entry has a ``spec`` mapping."""
+
+    index: int
+    name: str
+    access_modes: tuple[str, ...]
+    class_name: str | None
+    class_from_annotation: bool
+    has_spec: bool
+
+    @property
+    def path(self) -> Path:
+        return ("spec", "volumeClaimTemplates", self.index)
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """What the template of one StatefulSet says, typed (:func:`parse_template`)."""
+
+    labels: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+    containers: tuple[Container, ...]
+    volumes: tuple[Volume, ...]
+    claim_templates: tuple[ClaimTemplate, ...]
+    host_network: bool
+
+    @property
+    def running(self) -> tuple[Container, ...]:
+        """The containers that run beside each other: sidecars first, then the main ones."""
+        return tuple(c for c in self.containers if c.runs)
+
+    @property
+    def main(self) -> tuple[Container, ...]:
+        return tuple(c for c in self.containers if c.field == "containers")
+
+    @property
+    def claim_names(self) -> set[str]:
+        return {t.name for t in self.claim_templates}
+
+
+def _probe(raw: Any, path: Path) -> Probe | None:
+    if not isinstance(raw, Mapping):
+        return None
+    period, failures = _int(raw.get("periodSeconds")), _int(raw.get("failureThreshold"))
+    return Probe(
+        path,
+        Handler.parse(raw, path, PROBE_KINDS),
+        period if period is not None and period > 0 else PROBE_PERIOD_S,
+        failures if failures is not None and failures > 0 else PROBE_FAILURE_THRESHOLD,
+    )
+
+
+def _env_value(v: Any) -> str | None:
+    """An env entry's literal value as text (an integer written unquoted too); None else."""
+    if isinstance(v, str):
+        return v
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _container(field: str, index: int, c: Mapping[str, Any]) -> Container:
+    at: Path = (*POD, field, index)
+    pre = _map(c.get("lifecycle")).get("preStop")
+    env = tuple(
+        EnvVar(e["name"], _env_value(e.get("value")))
+        for e in _list(c.get("env"))
+        if isinstance(e, Mapping) and isinstance(e.get("name"), str)
+    )
+    ports = tuple(
+        ContainerPort((*at, "ports", j), _int(p.get("containerPort")), _int(p.get("hostPort")))
+        for j, p in enumerate(_list(c.get("ports")))
+        if isinstance(p, Mapping)
+    )
+    mounts = tuple(
+        VolumeMount(_text(m.get("name")), _text(m.get("mountPath")), bool(m.get("readOnly")))
+        for m in _list(c.get("volumeMounts"))
+        if isinstance(m, Mapping)
+    )
+    hook_at: Path = (*at, "lifecycle", "preStop")
+    return Container(
+        field=field,
+        index=index,
+        name=_text(c.get("name")),
+        image=_text(c.get("image")),
+        command=_words(c.get("command")),
+        args=_words(c.get("args")),
+        env=env,
+        ports=ports,
+        mounts=mounts,
+        pre_stop=Handler.parse(pre, hook_at, HOOK_KINDS) if isinstance(pre, Mapping) else None,
+        readiness=_probe(c.get("readinessProbe"), (*at, "readinessProbe")),
+        liveness=_probe(c.get("livenessProbe"), (*at, "livenessProbe")),
+        startup=_probe(c.get("startupProbe"), (*at, "startupProbe")),
+        sidecar=field == "initContainers" and c.get("restartPolicy") == "Always",
+    )
+
+
+def _claim_template(index: int, t: Mapping[str, Any]) -> ClaimTemplate:
+    meta, spec = _map(t.get("metadata")), t.get("spec")
+    modes = tuple(m for m in _list(_map(spec).get("accessModes")) if isinstance(m, str))
+    return ClaimTemplate(
+        index=index,
+        name=_text(meta.get("name")),
+        access_modes=modes,
+        class_name=claim_class_name(t),
+        class_from_annotation=BETA_STORAGE_CLASS_ANNOTATION in _map(meta.get("annotations")),
+        has_spec=isinstance(spec, Mapping),
+    )
+
+
+def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
+    """The typed template of a StatefulSet manifest (a mapping as loaded from YAML).
+
+    Never raises: entries that are not mappings are left out (validation names them).
+    """
+    spec = _map(statefulset.get("spec"))
+    template = _map(spec.get("template"))
+    meta, pod = _map(template.get("metadata")), _map(template.get("spec"))
+    containers = tuple(
+        _container(field, i, c)
+        for field in ("initContainers", "containers")
+        for i, c in enumerate(_list(pod.get(field)))
+        if isinstance(c, Mapping)
+    )
+    volumes = tuple(
+        Volume(
+            i,
+            _text(v.get("name")),
+            hp["path"]
+            if isinstance(hp := v.get("hostPath"), Mapping) and isinstance(hp.get("path"), str)
+            else None,
+            _text(pvc.get("claimName"))
+            if isinstance(pvc := v.get("persistentVolumeClaim"), Mapping)
+            else None,
+        )
+        for i, v in enumerate(_list(pod.get("volumes")))
+        if isinstance(v, Mapping)
+    )
+    claims = tuple(
+        _claim_template(i, t)
+        for i, t in enumerate(_list(spec.get("volumeClaimTemplates")))
+        if isinstance(t, Mapping)
+    )
+    return PodTemplate(
+        labels=_map(meta.get("labels")),
+        annotations=_map(meta.get("annotations")),
+        containers=containers,
+        volumes=volumes,
+        claim_templates=claims,
+        host_network=pod.get("hostNetwork") is True,
+    )

@@ -1,0 +1,109 @@
+"""The typed pod template (embedded_sim/podtemplate.py): what the simulator and the rules both
+read from one parse."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from ssrisk.embedded_sim.podtemplate import parse_template
+from ssrisk.embedded_sim.workload import parse_statefulset
+
+_STS = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata:
+      labels: {app: db}
+      annotations: {kubectl.kubernetes.io/default-container: db}
+    spec:
+      initContainers:
+      - {name: init, image: busybox}
+      - {name: proxy, image: envoy, restartPolicy: Always}
+      containers:
+      - name: db
+        image: postgres:16
+        command: [postgres]
+        env: [{name: A, value: x}, {name: PORT, value: 5432}, {name: S, valueFrom: {}}]
+        ports: [{containerPort: 5432, hostPort: 5432}]
+        volumeMounts:
+        - {name: data, mountPath: /var/lib/pg}
+        - {name: cfg, mountPath: /c, readOnly: true}
+        readinessProbe: {exec: {command: [pg_isready]}, periodSeconds: 5}
+        livenessProbe: {httpGet: {port: 8080}, failureThreshold: 0}
+        lifecycle: {preStop: {exec: {command: [sh, -c, "{stop}"]}}}
+      volumes:
+      - {name: cfg, configMap: {name: c}}
+      - {name: logs, hostPath: {path: /var/log/db}}
+      - {name: old, persistentVolumeClaim: {claimName: legacy}}
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+      annotations: {volume.beta.kubernetes.io/storage-class: fast}
+    spec: {accessModes: [ReadWriteOnce], storageClassName: slow}
+  - metadata: {name: logs}
+    spec: {accessModes: [ReadWriteMany, 7]}
+"""
+
+
+def _sts(stop: str = "sleep 5") -> dict[str, Any]:
+    return yaml.safe_load(_STS.replace("{stop}", stop))
+
+
+def test_template_fields_paths_and_defaults() -> None:
+    t = parse_template(_sts())
+    assert [(c.field, c.index, c.name, c.sidecar) for c in t.containers] == [
+        ("initContainers", 0, "init", False),
+        ("initContainers", 1, "proxy", True),
+        ("containers", 0, "db", False),
+    ]
+    assert [c.name for c in t.running] == ["proxy", "db"]
+    db = t.main[0]
+    assert db.path == ("spec", "template", "spec", "containers", 0)
+    assert [(e.name, e.value) for e in db.env] == [("A", "x"), ("PORT", "5432"), ("S", None)]
+    assert [(p.container_port, p.host_port) for p in db.ports] == [(5432, 5432)]
+    assert [(m.name, m.read_only) for m in db.mounts] == [("data", False), ("cfg", True)]
+    assert db.readiness is not None and db.readiness.handler is not None
+    assert (db.readiness.handler.kind, db.readiness.handler.command_line) == ("exec", "pg_isready")
+    assert db.readiness.gives_up_after_s == 3 * 5  # failureThreshold defaults to 3
+    assert db.liveness is not None and db.liveness.handler is not None
+    assert (db.liveness.handler.kind, db.liveness.handler.http_path) == ("httpGet", "/")
+    assert db.liveness.gives_up_after_s == 3 * 10  # 0 reads as the default
+    assert [(v.name, v.host_path, v.claim_name) for v in t.volumes] == [
+        ("cfg", None, None),
+        ("logs", "/var/log/db", None),
+        ("old", None, "legacy"),
+    ]
+    data, logs = t.claim_templates
+    assert (data.name, data.class_name, data.class_from_annotation) == ("data", "fast", True)
+    assert (logs.name, logs.class_name, logs.access_modes) == ("logs", None, ("ReadWriteMany",))
+    assert t.annotations["kubectl.kubernetes.io/default-container"] == "db"
+
+
+@pytest.mark.parametrize(
+    ("stop", "want"),
+    [
+        ("sleep 5", 5.0),
+        # the hook runs to its end: every sleep counts (the simulator took the first: 5)
+        ("sleep 5 && pg_ctl stop; sleep 10", 15.0),
+        ("sleep 2m", 120.0),  # coreutils suffixes (the simulator read 2)
+        ("pg_ctl stop", None),  # no length known
+    ],
+)
+def test_simulator_and_rules_read_one_prestop_length(stop: str, want: float | None) -> None:
+    sts = _sts(stop)
+    hook = parse_template(sts).main[0].pre_stop
+    assert hook is not None and hook.sleeps_s == want
+    assert parse_statefulset(sts).prestop_s == want
+
+
+def test_wrong_types_read_as_absent() -> None:
+    sts = {"spec": {"template": {"spec": {"containers": ["x", {"env": "y", "ports": [1]}]}}}}
+    t = parse_template(sts)
+    assert len(t.containers) == 1 and t.containers[0].env == () and t.containers[0].ports == ()
+    assert parse_template({"spec": None}).containers == ()

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .selectors import selects
 from .storage import BETA_STORAGE_CLASS_ANNOTATION, claim_class_name
 
 #: Field path of a value inside a StatefulSet: ``("spec", "template", "spec", "containers", 0)``.
@@ -225,6 +226,68 @@ class ClaimTemplate:
 
 
 @dataclass(frozen=True)
+class AffinityTerm:
+    """A pod (anti-)affinity term: its topology key, label selector (as written: read with
+    :func:`embedded_sim.selectors.selects`), the namespaces it lists and whether it has a
+    namespaceSelector."""
+
+    path: Path
+    topology_key: str
+    label_selector: Any
+    namespaces: tuple[str, ...]
+    namespace_selector: bool
+
+    def selects_own_pods(self, labels: Mapping[str, Any], namespace: str) -> bool:
+        """Whether the term counts the set's own pods (``labels`` in ``namespace``): a term
+        without ``namespaces`` and ``namespaceSelector`` looks in the pod's own namespace; a
+        listed namespace or any namespaceSelector may include it (pkg/scheduler/framework/
+        types.go#newAffinityTerm)."""
+        own = namespace or "default"
+        if self.namespaces and own not in self.namespaces and not self.namespace_selector:
+            return False
+        return selects(self.label_selector, labels)
+
+
+@dataclass(frozen=True)
+class SpreadConstraint:
+    """A topologySpreadConstraint: ``when_unsatisfiable`` defaults to DoNotSchedule,
+    ``max_skew`` and ``min_domains`` read below 1 (or unset) as 1, as the scheduler reads them
+    (pkg/scheduler/framework/plugins/podtopologyspread/common.go)."""
+
+    path: Path
+    topology_key: str
+    label_selector: Any
+    when_unsatisfiable: str
+    max_skew: int
+    min_domains: int
+
+    @property
+    def hard(self) -> bool:
+        """A filter (DoNotSchedule), not only a score (ScheduleAnyway)."""
+        return self.when_unsatisfiable == "DoNotSchedule"
+
+
+@dataclass(frozen=True)
+class NodeSelectorRequirement:
+    """One matchExpressions (or matchFields, `field=True`: metadata.name) requirement."""
+
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    values: tuple[str, ...] = ()
+    field: bool = False
+
+
+@dataclass(frozen=True)
+class NodeSelectorTerm:
+    """A required node affinity term: its matchExpressions and matchFields, in order (an entry
+    that is no mapping reads as key "" In nothing, so indexes stay the manifest's)."""
+
+    path: Path
+    match_expressions: tuple[NodeSelectorRequirement, ...]
+    match_fields: tuple[NodeSelectorRequirement, ...]
+
+
+@dataclass(frozen=True)
 class PodTemplate:
     """What the template of one StatefulSet says, typed (:func:`parse_template`)."""
 
@@ -234,6 +297,15 @@ class PodTemplate:
     volumes: tuple[Volume, ...]
     claim_templates: tuple[ClaimTemplate, ...]
     host_network: bool
+    node_name: str | None = None
+    node_selector: Mapping[str, Any] = field(default_factory=dict)
+    #: podAntiAffinity / podAffinity terms: required, and the preferred ones' podAffinityTerm.
+    anti_affinity_required: tuple[AffinityTerm, ...] = ()
+    anti_affinity_preferred: tuple[AffinityTerm, ...] = ()
+    affinity_required: tuple[AffinityTerm, ...] = ()
+    spread_constraints: tuple[SpreadConstraint, ...] = ()
+    #: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
+    node_affinity_required: tuple[NodeSelectorTerm, ...] = ()
 
     @property
     def running(self) -> tuple[Container, ...]:
@@ -318,6 +390,92 @@ def _claim_template(index: int, t: Mapping[str, Any]) -> ClaimTemplate:
     )
 
 
+def _affinity_term(term: Any, path: Path) -> AffinityTerm | None:
+    if not isinstance(term, Mapping):
+        return None
+    return AffinityTerm(
+        path,
+        _text(term.get("topologyKey")),
+        term.get("labelSelector"),
+        tuple(str(n) for n in _list(term.get("namespaces"))),
+        term.get("namespaceSelector") is not None,
+    )
+
+
+def _affinity(pod: Mapping[str, Any], kind: str) -> tuple[tuple[AffinityTerm, ...], ...]:
+    """The required terms and the preferred ones' podAffinityTerm of ``kind``."""
+    at: Path = (*POD, "affinity", kind)
+    section = _map(_map(pod.get("affinity")).get(kind))
+    req = "requiredDuringSchedulingIgnoredDuringExecution"
+    pref = "preferredDuringSchedulingIgnoredDuringExecution"
+    required = (_affinity_term(t, (*at, req, i)) for i, t in enumerate(_list(section.get(req))))
+    preferred = (
+        _affinity_term(_map(w).get("podAffinityTerm"), (*at, pref, i, "podAffinityTerm"))
+        for i, w in enumerate(_list(section.get(pref)))
+    )
+    return tuple(t for t in required if t), tuple(t for t in preferred if t)
+
+
+def _at_least_1(v: Any) -> int:
+    n = _int(v)
+    return n if n is not None and n >= 1 else 1
+
+
+def _spread(pod: Mapping[str, Any]) -> tuple[SpreadConstraint, ...]:
+    out = []
+    for i, c in enumerate(_list(pod.get("topologySpreadConstraints"))):
+        if not isinstance(c, Mapping):
+            continue
+        when = c.get("whenUnsatisfiable")
+        out.append(
+            SpreadConstraint(
+                (*POD, "topologySpreadConstraints", i),
+                _text(c.get("topologyKey")),
+                c.get("labelSelector"),
+                when if isinstance(when, str) else "DoNotSchedule",
+                _at_least_1(c.get("maxSkew")),
+                _at_least_1(c.get("minDomains")),
+            )
+        )
+    return tuple(out)
+
+
+def _requirements(raw: Any, is_field: bool) -> tuple[NodeSelectorRequirement, ...]:
+    out = []
+    for e in _list(raw):
+        em = _map(e)
+        op = em.get("operator")
+        out.append(
+            NodeSelectorRequirement(
+                _text(em.get("key")) if isinstance(em.get("key"), str) else "",
+                op if isinstance(op, str) else "In",
+                tuple(str(v) for v in _list(em.get("values"))),
+                is_field,
+            )
+        )
+    return tuple(out)
+
+
+def _node_affinity(pod: Mapping[str, Any]) -> tuple[NodeSelectorTerm, ...]:
+    at: Path = (
+        *POD,
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+    )
+    node = _map(_map(pod.get("affinity")).get("nodeAffinity"))
+    req = _map(node.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    return tuple(
+        NodeSelectorTerm(
+            (*at, i),
+            _requirements(_map(t).get("matchExpressions"), False),
+            _requirements(_map(t).get("matchFields"), True),
+        )
+        for i, t in enumerate(_list(req.get("nodeSelectorTerms")))
+    )
+
+
 def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
     """The typed template of a StatefulSet manifest (a mapping as loaded from YAML).
 
@@ -351,7 +509,16 @@ def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
         for i, t in enumerate(_list(spec.get("volumeClaimTemplates")))
         if isinstance(t, Mapping)
     )
+    anti_required, anti_preferred = _affinity(pod, "podAntiAffinity")
+    node_name = pod.get("nodeName")
     return PodTemplate(
+        node_name=node_name if isinstance(node_name, str) and node_name else None,
+        node_selector=_map(pod.get("nodeSelector")),
+        anti_affinity_required=anti_required,
+        anti_affinity_preferred=anti_preferred,
+        affinity_required=_affinity(pod, "podAffinity")[0],
+        spread_constraints=_spread(pod),
+        node_affinity_required=_node_affinity(pod),
         labels=_map(meta.get("labels")),
         annotations=_map(meta.get("annotations")),
         containers=containers,

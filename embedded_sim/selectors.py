@@ -63,6 +63,17 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, An
     return True
 
 
+def selects(selector: Any, labels: Mapping[str, Any]) -> bool:
+    """Whether a LabelSelector as written selects ``labels``: ``None`` (or any non-mapping)
+    selects nothing, ``{}`` every pod, and a selector the API server would reject nothing."""
+    if not isinstance(selector, Mapping):
+        return False
+    try:
+        return selector_matches(selector, labels)
+    except InvalidSelector:
+        return False
+
+
 def map_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, Any]) -> bool:
     """Whether a plain map selector (as in ``Service.spec.selector``) selects ``labels``.
 

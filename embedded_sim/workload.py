@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .podtemplate import PodTemplate, parse_template
-from .selectors import InvalidSelector, selector_matches
+from .podtemplate import NodeSelectorRequirement, PodTemplate, parse_template
+from .selectors import selects
 from .storage import claim_class_name
 
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
@@ -127,16 +127,6 @@ class SpreadRule:
 
 
 @dataclass(frozen=True)
-class NodeSelectorRequirement:
-    """One matchExpressions (or matchFields, `field=True`: metadata.name) requirement."""
-
-    key: str
-    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
-    values: tuple[str, ...] = ()
-    field: bool = False
-
-
-@dataclass(frozen=True)
 class HostPort:
     """A container port with hostPort (pkg/scheduler/framework/plugins/nodeports)."""
 
@@ -203,18 +193,6 @@ class Workload:
 
     def pod_name(self, ordinal: int) -> str:
         return f"{self.name}-{ordinal}"
-
-
-def _selector_matches(sel: Any, labels: Mapping[str, str]) -> bool:
-    """Whether the LabelSelector ``sel`` (as written: ``None`` selects nothing, ``{}`` every
-    pod) selects ``labels`` (:func:`embedded_sim.selectors.selector_matches`; a selector the
-    API server would reject selects nothing)."""
-    if not isinstance(sel, Mapping):
-        return False
-    try:
-        return selector_matches(sel, labels)
-    except InvalidSelector:
-        return False
 
 
 def _topology(key: str) -> str | None:
@@ -285,8 +263,9 @@ def parse_statefulset(
     when_deleted = _str(ret.get("whenDeleted"), "Retain")
     when_scaled = _str(ret.get("whenScaled"), "Retain")
 
-    aff = _map(pspec.get("affinity"))
-    rules, foreign = _hard_rules(pspec, labels)
+    template = parse_template(sts)
+    namespace = _str(meta.get("namespace"), "default") or "default"
+    rules, foreign = _hard_rules(template, namespace)
 
     containers = _list(pspec.get("containers"))
     has_probe, start_to_ready, probe_period = _readiness(containers)
@@ -317,11 +296,13 @@ def parse_statefulset(
         start_to_ready_s=start_to_ready,
         has_readiness_probe=has_probe,
         readiness_period_s=probe_period,
-        prestop_s=_prestop_seconds(parse_template(sts)),
+        prestop_s=_prestop_seconds(template),
         labels=labels,
         has_empty_dir=any("emptyDir" in _map(v) for v in _list(pspec.get("volumes"))),
         revision_history_limit=_int(spec.get("revisionHistoryLimit"), 10),
-        node_affinity_terms=_node_affinity_terms(aff),
+        node_affinity_terms=tuple(
+            (*t.match_expressions, *t.match_fields) for t in template.node_affinity_required
+        ),
         host_ports=_host_ports([*containers, *sidecars], pspec.get("hostNetwork") is True),
         requests=_pod_requests(containers, init, _map(pspec.get("overhead"))),
         foreign_affinity_terms=foreign,
@@ -345,32 +326,28 @@ def _claim_templates(spec: Mapping[str, Any]) -> list[ClaimTemplate]:
     return claims
 
 
-def _hard_rules(
-    pspec: Mapping[str, Any], labels: Mapping[str, str]
-) -> tuple[list[SpreadRule], int]:
+def _hard_rules(template: PodTemplate, namespace: str) -> tuple[list[SpreadRule], int]:
     """The required pod (anti-)affinity terms and DoNotSchedule spread constraints that
     select the set's own pods, on a topology the model knows, and how many required terms
-    select other pods."""
+    select other pods (the model's reading: :meth:`AffinityTerm.selects_own_pods`)."""
+    labels = {str(k): str(v) for k, v in template.labels.items()}
     rules: list[SpreadRule] = []
     foreign = 0
-    aff = _map(pspec.get("affinity"))
-    for field_name, kind in (("podAntiAffinity", "anti-affinity"), ("podAffinity", "affinity")):
-        section = _map(aff.get(field_name))
-        for term in _list(section.get("requiredDuringSchedulingIgnoredDuringExecution")):
-            tm = _map(term)
-            topo = _topology(_str(tm.get("topologyKey")))
-            if _selector_matches(tm.get("labelSelector"), labels):
+    for kind, terms in (
+        ("anti-affinity", template.anti_affinity_required),
+        ("affinity", template.affinity_required),
+    ):
+        for term in terms:
+            topo = _topology(term.topology_key)
+            if term.selects_own_pods(labels, namespace):
                 if topo:
                     rules.append(SpreadRule(topo, kind, 1))
             else:
                 foreign += 1
-    for tsc in _list(pspec.get("topologySpreadConstraints")):
-        tc = _map(tsc)
-        if _str(tc.get("whenUnsatisfiable"), "DoNotSchedule") != "DoNotSchedule":
-            continue
-        topo = _topology(_str(tc.get("topologyKey")))
-        if topo and _selector_matches(tc.get("labelSelector"), labels):
-            rules.append(SpreadRule(topo, "spread", max(1, _int(tc.get("maxSkew"), 1))))
+    for tsc in template.spread_constraints:
+        topo = _topology(tsc.topology_key)
+        if tsc.hard and topo and selects(tsc.label_selector, labels):
+            rules.append(SpreadRule(topo, "spread", tsc.max_skew))
     return rules, foreign
 
 
@@ -389,28 +366,6 @@ def _readiness(containers: list[Any]) -> tuple[bool, float | None, float | None]
             probe_period = period if probe_period is None else max(probe_period, period)
             start_to_ready = delay if start_to_ready is None else max(start_to_ready, delay)
     return has_probe, start_to_ready, probe_period
-
-
-def _node_affinity_terms(aff: Mapping[str, Any]) -> tuple[tuple[NodeSelectorRequirement, ...], ...]:
-    """pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."""
-    req = _map(_map(aff.get("nodeAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution"))
-    terms: list[tuple[NodeSelectorRequirement, ...]] = []
-    for term in _list(req.get("nodeSelectorTerms")):
-        tm = _map(term)
-        reqs: list[NodeSelectorRequirement] = []
-        for fld, is_field in (("matchExpressions", False), ("matchFields", True)):
-            for e in _list(tm.get(fld)):
-                em = _map(e)
-                reqs.append(
-                    NodeSelectorRequirement(
-                        _str(em.get("key")),
-                        _str(em.get("operator"), "In"),
-                        tuple(str(v) for v in _list(em.get("values"))),
-                        is_field,
-                    )
-                )
-        terms.append(tuple(reqs))
-    return tuple(terms)
 
 
 def _host_ports(containers: list[Any], host_network: bool) -> tuple[HostPort, ...]:

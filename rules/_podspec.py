@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from ssrisk.embedded_sim import workload as _model
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
 from ssrisk.embedded_sim.podtemplate import Container, PodTemplate, parse_template
+from ssrisk.embedded_sim.selectors import selects
 from ssrisk.embedded_sim.workload import Toleration
 
 from ssrisk.model import K8sObject
-from ssrisk.selectors import InvalidSelector, selector_matches
 
 if TYPE_CHECKING:
     from ssrisk.embedded_sim.storage import ClaimStorage
@@ -170,33 +170,6 @@ def tolerated_for_ever(sts: K8sObject, taint: str, value: str = "") -> bool:
 # --- selectors and spreading -----------------------------------------------------------------
 
 
-def selects(selector: Any, labels: Mapping[str, Any]) -> bool:
-    """Whether a LabelSelector selects ``labels`` (invalid or null selectors select nothing)."""
-    if not isinstance(selector, Mapping):
-        return False
-    try:
-        return selector_matches(selector, labels)
-    except InvalidSelector:
-        return False
-
-
-def term_selects_own_pods(
-    term: Mapping[str, Any], sts: K8sObject, labels: Mapping[str, Any]
-) -> bool:
-    """Whether a pod (anti-)affinity term counts the StatefulSet's own pods.
-
-    A term without ``namespaces`` and ``namespaceSelector`` looks in the pod's own namespace;
-    a listed namespace or any namespaceSelector may include it (k8s: pkg/scheduler/framework/
-    types.go#newAffinityTerm).
-    """
-    namespaces = term.get("namespaces")
-    if isinstance(namespaces, list) and namespaces:
-        ns = sts.namespace or "default"
-        if ns not in [str(n) for n in namespaces] and term.get("namespaceSelector") is None:
-            return False
-    return selects(term.get("labelSelector"), labels)
-
-
 @dataclass(frozen=True)
 class Spread:
     """How a template limits replicas per topology domain.
@@ -228,39 +201,24 @@ def spread_over(sts: K8sObject, keys: tuple[str, ...], labels: Mapping[str, Any]
     path: tuple[str | int, ...] | None = None
     soft: tuple[str | int, ...] | None = None
     min_domains = 1
-    anti = ("spec", "template", "spec", "affinity", "podAntiAffinity")
-    required = sts.get(*anti, "requiredDuringSchedulingIgnoredDuringExecution")
-    if isinstance(required, list):
-        for i, term in enumerate(required):
-            if (
-                isinstance(term, Mapping)
-                and term.get("topologyKey") in keys
-                and term_selects_own_pods(term, sts, labels)
-            ):
-                best, path = 1, (*anti, "requiredDuringSchedulingIgnoredDuringExecution", i)
-                break
-    preferred = sts.get(*anti, "preferredDuringSchedulingIgnoredDuringExecution")
-    if isinstance(preferred, list):
-        for weighted in preferred:
-            term = weighted.get("podAffinityTerm") if isinstance(weighted, Mapping) else None
-            if isinstance(term, Mapping) and term.get("topologyKey") in keys and soft is None:
-                soft = (*anti, "preferredDuringSchedulingIgnoredDuringExecution")
-    constraints = sts.get(*POD, "topologySpreadConstraints")
-    if isinstance(constraints, list):
-        for i, c in enumerate(constraints):
-            if not isinstance(c, Mapping) or c.get("topologyKey") not in keys:
-                continue
-            if not selects(c.get("labelSelector"), labels):
-                continue
-            where = (*POD, "topologySpreadConstraints", i)
-            if c.get("whenUnsatisfiable", "DoNotSchedule") != "DoNotSchedule":
-                if soft is None:
-                    soft = (*where, "whenUnsatisfiable")
-                continue
-            skew = as_int(c.get("maxSkew")) or 1
-            if best is None or skew < best:
-                best, path = max(skew, 1), where
-                min_domains = max(as_int(c.get("minDomains")) or 1, 1)
+    model = template(sts)
+    for term in model.anti_affinity_required:
+        if term.topology_key in keys and term.selects_own_pods(labels, sts.namespace):
+            best, path = 1, term.path
+            break
+    for term in model.anti_affinity_preferred:
+        if term.topology_key in keys and soft is None:
+            soft = term.path[:-2]  # (the preferred list, as before)
+    for c in model.spread_constraints:
+        if c.topology_key not in keys or not selects(c.label_selector, labels):
+            continue
+        if not c.hard:
+            if soft is None:
+                soft = (*c.path, "whenUnsatisfiable")
+            continue
+        if best is None or c.max_skew < best:
+            best, path = c.max_skew, c.path
+            min_domains = c.min_domains
     is_anti = path is not None and "podAntiAffinity" in path
     return Spread(keys[0], best, path, soft, 1 if is_anti else min_domains, is_anti)
 
@@ -284,15 +242,9 @@ def colocation_path(sts: K8sObject, labels: Mapping[str, Any]) -> tuple[str | in
     """A required pod affinity on the hostname that selects the set's own pods: the scheduler's
     InterPodAffinity filter then puts every replica on the node of the first one
     (k8s: pkg/scheduler/framework/plugins/interpodaffinity/filtering.go#satisfyPodAffinity)."""
-    aff = ("spec", "template", "spec", "affinity", "podAffinity")
-    required = sts.get(*aff, "requiredDuringSchedulingIgnoredDuringExecution")
-    for i, term in enumerate(required if isinstance(required, list) else []):
-        if (
-            isinstance(term, Mapping)
-            and term.get("topologyKey") == HOSTNAME_KEY
-            and term_selects_own_pods(term, sts, labels)
-        ):
-            return (*aff, "requiredDuringSchedulingIgnoredDuringExecution", i)
+    for term in template(sts).affinity_required:
+        if term.topology_key == HOSTNAME_KEY and term.selects_own_pods(labels, sts.namespace):
+            return term.path
     return None
 
 
@@ -303,33 +255,24 @@ def pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:
 
 
 def _pinned_hostname(sts: K8sObject) -> tuple[str, tuple[str | int, ...]] | None:
-    name = sts.get(*POD, "nodeName")
-    if isinstance(name, str) and name:
-        return name, (*POD, "nodeName")
-    sel = sts.get(*POD, "nodeSelector", HOSTNAME_KEY)
+    model = template(sts)
+    if model.node_name:
+        return model.node_name, (*POD, "nodeName")
+    sel = model.node_selector.get(HOSTNAME_KEY)
     if isinstance(sel, (str, int)) and str(sel):
         return str(sel), (*POD, "nodeSelector", HOSTNAME_KEY)
-    na = (*POD, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = sts.get(*na, "nodeSelectorTerms")
-    if not isinstance(terms, list) or not terms:
+    terms = model.node_affinity_required
+    if not terms:
         return None
     hosts: set[str] = set()
     first: tuple[str | int, ...] | None = None
-    for ti, term in enumerate(terms):  # terms are ORed: every term must pin to a hostname
-        exprs = term.get("matchExpressions") if isinstance(term, Mapping) else None
+    for term in terms:  # terms are ORed: every term must pin to a hostname
         found = None
-        for ei, e in enumerate(exprs if isinstance(exprs, list) else []):
-            vals = e.get("values") if isinstance(e, Mapping) else None
-            if (
-                isinstance(e, Mapping)
-                and e.get("key") == HOSTNAME_KEY
-                and e.get("operator") == "In"
-                and isinstance(vals, list)
-                and len(vals) == 1
-            ):
-                found = str(vals[0])
+        for ei, e in enumerate(term.match_expressions):
+            if e.key == HOSTNAME_KEY and e.operator == "In" and len(e.values) == 1:
+                found = e.values[0]
                 if first is None:
-                    first = (*na, "nodeSelectorTerms", ti, "matchExpressions", ei)
+                    first = (*term.path, "matchExpressions", ei)
         if found is None:
             return None
         hosts.add(found)

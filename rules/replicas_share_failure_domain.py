@@ -8,7 +8,7 @@ placement on the cluster profile's nodes. The message gives both and says why th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from ._podspec import (
     pinned_hostname,
     selects,
     spread_over,
-    term_selects_own_pods,
+    template,
 )
 from ._quorum import allowed_down, is_quorum
 from ._sim import timeline_block
@@ -167,24 +167,13 @@ def _wrong_selector(ctx: CheckContext, spread: Spread) -> tuple[str, tuple[str |
     podtopologyspread/filtering.go#Filter match the selector against existing pods)."""
     keys = ZONE_KEYS if spread.key in ZONE_KEYS else (HOSTNAME_KEY,)
     labels = ctx.pod_labels
-    anti = (*POD, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = ctx.sts.get(*anti)
-    for i, term in enumerate(terms if isinstance(terms, list) else []):
-        if (
-            isinstance(term, Mapping)
-            and term.get("topologyKey") in keys
-            and not term_selects_own_pods(term, ctx.sts, labels)
-        ):
-            return "the required podAntiAffinity", (*anti, i, "labelSelector")
-    constraints = ctx.sts.get(*POD, "topologySpreadConstraints")
-    for i, c in enumerate(constraints if isinstance(constraints, list) else []):
-        if not isinstance(c, Mapping) or c.get("topologyKey") not in keys:
-            continue
-        if c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule" and not selects(
-            c.get("labelSelector"), labels
-        ):
-            where = (*POD, "topologySpreadConstraints", i, "labelSelector")
-            return "the topologySpreadConstraint", where
+    model = template(ctx.sts)
+    for term in model.anti_affinity_required:
+        if term.topology_key in keys and not term.selects_own_pods(labels, ctx.sts.namespace):
+            return "the required podAntiAffinity", (*term.path, "labelSelector")
+    for c in model.spread_constraints:
+        if c.topology_key in keys and c.hard and not selects(c.label_selector, labels):
+            return "the topologySpreadConstraint", (*c.path, "labelSelector")
     return None
 
 

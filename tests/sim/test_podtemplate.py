@@ -107,3 +107,43 @@ def test_wrong_types_read_as_absent() -> None:
     t = parse_template(sts)
     assert len(t.containers) == 1 and t.containers[0].env == () and t.containers[0].ports == ()
     assert parse_template({"spec": None}).containers == ()
+
+
+_ANTI = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: kv, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: kv}}
+  template:
+    metadata: {labels: {app: kv}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: kv}}
+            topologyKey: kubernetes.io/hostname
+            namespaces: [{namespaces}]
+      containers: [{name: kv, image: example.org/kv:1}]
+"""
+
+
+@pytest.mark.parametrize(("namespaces", "own"), [("shop", True), ("other", False)])
+def test_simulator_and_rules_read_one_affinity_term(namespaces: str, own: bool) -> None:
+    """A term listing namespaces counts the set's own pods only when its namespace is listed
+    (pkg/scheduler/framework/types.go#newAffinityTerm): the simulator counted them whatever
+    the term listed, while replicas-share-failure-domain did not."""
+    from ssrisk.rules._podspec import HOSTNAME_KEY, spread_over
+
+    from ssrisk.loading import load_text
+
+    text = _ANTI.replace("{namespaces}", namespaces)
+    data = yaml.safe_load(text)
+    term = parse_template(data).anti_affinity_required[0]
+    assert term.selects_own_pods({"app": "kv"}, "shop") is own
+    wl = parse_statefulset(data)
+    assert [r.kind for r in wl.hard_rules] == (["anti-affinity"] if own else [])
+    assert wl.foreign_affinity_terms == (0 if own else 1)
+    (sts,) = load_text(text, "kv.yaml").objects
+    assert (spread_over(sts, (HOSTNAME_KEY,), {"app": "kv"}).max_per_domain == 1) is own

@@ -40,11 +40,12 @@ def sleep_seconds(text: str) -> float | None:
 
 
 def _map(v: Any) -> Mapping[str, Any]:
-    return v if isinstance(v, Mapping) else {}
+    # dict first: loaders hand in dict subclasses, and the Mapping ABC check is slow
+    return v if isinstance(v, (dict, Mapping)) else {}
 
 
 def _list(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
+    return list(v) if isinstance(v, (list, tuple)) else []
 
 
 def _int(v: Any) -> int | None:
@@ -56,6 +57,16 @@ def _text(v: Any) -> str:
     if v is None or isinstance(v, (Mapping, list)):
         return ""
     return str(v)
+
+
+def _str(v: Any, default: str = "") -> str:
+    return v if isinstance(v, str) else default
+
+
+def _num(v: Any, default: float | None) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return default
+    return float(v)
 
 
 def _words(v: Any) -> tuple[str, ...]:
@@ -288,6 +299,58 @@ class NodeSelectorTerm:
 
 
 @dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: float | None = None
+    defaulted: bool = False  # added by the DefaultTolerationSeconds admission plugin
+
+    @staticmethod
+    def parse(raw: Any) -> Toleration:
+        """A toleration as written (a mapping; anything else tolerates nothing the API server
+        would store). ``tolerationSeconds`` that is not a number reads as unset."""
+        m = _map(raw)
+        return Toleration(
+            key=_str(m.get("key")),
+            operator=_str(m.get("operator"), "Equal") or "Equal",
+            value=_str(m.get("value")),
+            effect=_str(m.get("effect")),
+            toleration_seconds=_num(m.get("tolerationSeconds"), None),
+        )
+
+    def suppresses_default(self, key: str) -> bool:
+        """Whether this toleration stops DefaultTolerationSeconds from adding its toleration
+        for ``key`` (plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: a key of
+        ``key`` or empty and an effect of NoExecute or empty; operator and value are not
+        looked at)."""
+        return self.key in (key, "") and self.effect in ("NoExecute", "")
+
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        """k8s.io/api/core/v1/toleration.go#ToleratesTaint."""
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("Equal", ""):
+            return self.value == value
+        return False
+
+    def describe(self) -> str:
+        k = self.key or "<any key>"
+        eff = self.effect or "<any effect>"
+        ts = (
+            "no tolerationSeconds"
+            if self.toleration_seconds is None
+            else (f"tolerationSeconds {self.toleration_seconds:g}")
+        )
+        return f"{k} {self.operator} {eff} ({ts})"
+
+
+@dataclass(frozen=True)
 class PodTemplate:
     """What the template of one StatefulSet says, typed (:func:`parse_template`)."""
 
@@ -297,6 +360,12 @@ class PodTemplate:
     volumes: tuple[Volume, ...]
     claim_templates: tuple[ClaimTemplate, ...]
     host_network: bool
+    #: terminationGracePeriodSeconds as written (None: unset or not an integer; the API
+    #: server's default is 30).
+    grace_period_s: int | None = None
+    #: The tolerations in order (:meth:`Toleration.parse`: an entry that is no mapping
+    #: tolerates nothing).
+    tolerations: tuple[Toleration, ...] = ()
     node_name: str | None = None
     node_selector: Mapping[str, Any] = field(default_factory=dict)
     #: podAntiAffinity / podAffinity terms: required, and the preferred ones' podAffinityTerm.
@@ -476,6 +545,53 @@ def _node_affinity(pod: Mapping[str, Any]) -> tuple[NodeSelectorTerm, ...]:
     )
 
 
+@dataclass(frozen=True)
+class SetSpec:
+    """A StatefulSet's own ``spec`` fields, as written: None where the manifest leaves a field
+    out (or gives it a type the API server would reject), so a rule can tell an explicit value
+    from the default (:class:`embedded_sim.workload.Workload` holds the defaulted values the
+    simulator runs). ``fields`` and ``pod_fields`` are the keys the spec and the pod spec set
+    (to a value other than null)."""
+
+    replicas: int | None
+    service_name: str | None
+    selector: Any
+    pod_management_policy: str | None
+    update_strategy_type: str | None
+    partition: int | None
+    max_unavailable: Any
+    retention_when_deleted: str | None
+    retention_when_scaled: str | None
+    fields: frozenset[str]
+    pod_fields: frozenset[str]
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
+    """The StatefulSet's own spec fields (:class:`SetSpec`). Never raises."""
+    spec = _map(statefulset.get("spec"))
+    strategy = _map(spec.get("updateStrategy"))
+    rolling = _map(strategy.get("rollingUpdate"))
+    retention = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
+    pod = _map(_map(spec.get("template")).get("spec"))
+    return SetSpec(
+        replicas=_int(spec.get("replicas")),
+        service_name=_opt_str(spec.get("serviceName")),
+        selector=spec.get("selector"),
+        pod_management_policy=_opt_str(spec.get("podManagementPolicy")),
+        update_strategy_type=_opt_str(strategy.get("type")),
+        partition=_int(rolling.get("partition")),
+        max_unavailable=rolling.get("maxUnavailable"),
+        retention_when_deleted=_opt_str(retention.get("whenDeleted")),
+        retention_when_scaled=_opt_str(retention.get("whenScaled")),
+        fields=frozenset(str(k) for k, v in spec.items() if v is not None),
+        pod_fields=frozenset(str(k) for k, v in pod.items() if v is not None),
+    )
+
+
 def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
     """The typed template of a StatefulSet manifest (a mapping as loaded from YAML).
 
@@ -514,6 +630,8 @@ def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
     return PodTemplate(
         node_name=node_name if isinstance(node_name, str) and node_name else None,
         node_selector=_map(pod.get("nodeSelector")),
+        grace_period_s=_int(pod.get("terminationGracePeriodSeconds")),
+        tolerations=tuple(Toleration.parse(t) for t in _list(pod.get("tolerations"))),
         anti_affinity_required=anti_required,
         anti_affinity_preferred=anti_preferred,
         affinity_required=_affinity(pod, "podAffinity")[0],

@@ -15,7 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .podtemplate import NodeSelectorRequirement, PodTemplate, parse_template
+from .podtemplate import (
+    NodeSelectorRequirement,
+    PodTemplate,
+    Toleration,
+    _list,
+    _map,
+    _num,
+    _str,
+    parse_template,
+)
 from .selectors import selects
 from .storage import claim_class_name
 
@@ -29,81 +38,10 @@ HOSTNAME_KEY = "kubernetes.io/hostname"
 ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
 
-def _map(v: Any) -> Mapping[str, Any]:
-    # dict first: loaders hand in dict subclasses, and the Mapping ABC check is slow
-    return v if isinstance(v, (dict, Mapping)) else {}
-
-
-def _list(v: Any) -> list[Any]:
-    return list(v) if isinstance(v, (list, tuple)) else []
-
-
 def _int(v: Any, default: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return default
     return int(v)
-
-
-def _num(v: Any, default: float | None) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return default
-    return float(v)
-
-
-def _str(v: Any, default: str = "") -> str:
-    return v if isinstance(v, str) else default
-
-
-@dataclass(frozen=True)
-class Toleration:
-    key: str = ""
-    operator: str = "Equal"
-    value: str = ""
-    effect: str = ""
-    toleration_seconds: float | None = None
-    defaulted: bool = False  # added by the DefaultTolerationSeconds admission plugin
-
-    @staticmethod
-    def parse(raw: Any) -> Toleration:
-        """A toleration as written (a mapping; anything else tolerates nothing the API server
-        would store). ``tolerationSeconds`` that is not a number reads as unset."""
-        m = _map(raw)
-        return Toleration(
-            key=_str(m.get("key")),
-            operator=_str(m.get("operator"), "Equal") or "Equal",
-            value=_str(m.get("value")),
-            effect=_str(m.get("effect")),
-            toleration_seconds=_num(m.get("tolerationSeconds"), None),
-        )
-
-    def suppresses_default(self, key: str) -> bool:
-        """Whether this toleration stops DefaultTolerationSeconds from adding its toleration
-        for ``key`` (plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: a key of
-        ``key`` or empty and an effect of NoExecute or empty; operator and value are not
-        looked at)."""
-        return self.key in (key, "") and self.effect in ("NoExecute", "")
-
-    def tolerates(self, key: str, value: str, effect: str) -> bool:
-        """k8s.io/api/core/v1/toleration.go#ToleratesTaint."""
-        if self.effect and self.effect != effect:
-            return False
-        if self.key and self.key != key:
-            return False
-        if self.operator == "Exists":
-            return True
-        if self.operator in ("Equal", ""):
-            return self.value == value
-        return False
-
-    def describe(self) -> str:
-        k = self.key or "<any key>"
-        eff = self.effect or "<any effect>"
-        ts = (
-            "no tolerationSeconds"
-            if self.toleration_seconds is None
-            else (f"tolerationSeconds {self.toleration_seconds:g}")
-        )
-        return f"{k} {self.operator} {eff} ({ts})"
 
 
 @dataclass(frozen=True)

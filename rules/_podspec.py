@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from ssrisk.embedded_sim import workload as _model
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
-from ssrisk.embedded_sim.podtemplate import Container, PodTemplate, parse_template
+from ssrisk.embedded_sim.podtemplate import (
+    Container,
+    PodTemplate,
+    SetSpec,
+    parse_spec,
+    parse_template,
+)
 from ssrisk.embedded_sim.selectors import selects
 from ssrisk.embedded_sim.workload import Toleration
 
@@ -66,20 +72,20 @@ def node_monitor_grace_period_s(kube_version: str) -> int:
         return int(version_defaults(f"1.{minor(kube_version)}").node_monitor_grace_period_s)
 
 
-def pod_spec(sts: K8sObject) -> Mapping[str, Any]:
-    spec = sts.get(*POD)
-    return spec if isinstance(spec, Mapping) else {}
-
-
 def grace_period_s(sts: K8sObject) -> int:
     """``terminationGracePeriodSeconds`` of the template, default 30 s."""
-    value = as_int(sts.get(*POD, "terminationGracePeriodSeconds"))
+    value = template(sts).grace_period_s
     return DEFAULT_GRACE_S if value is None or value < 0 else value
 
 
 def template(sts: K8sObject) -> PodTemplate:
     """The typed pod and claim templates of ``sts`` (the model's, parsed once per object)."""
     return sts.memo("template", lambda: parse_template(sts.data))
+
+
+def set_spec(sts: K8sObject) -> SetSpec:
+    """The StatefulSet's own spec fields as written (the model's, parsed once per object)."""
+    return sts.memo("set_spec", lambda: parse_spec(sts.data))
 
 
 def containers(sts: K8sObject) -> tuple[Container, ...]:
@@ -107,23 +113,10 @@ class Eviction:
     defaulted: bool
 
 
-def tolerations(sts: K8sObject) -> list[Mapping[str, Any]]:
-    items = sts.get(*POD, "tolerations")
-    if not isinstance(items, list):
-        return []
-    return [t if isinstance(t, Mapping) else {} for t in items]
-
-
-def tolerates(t: Mapping[str, Any], key: str, effect: str, value: str = "") -> bool:
-    """Whether toleration ``t`` tolerates the taint ``key=value:effect`` (the model's
-    :meth:`ssrisk.embedded_sim.workload.Toleration.tolerates`: toleration.go#ToleratesTaint)."""
-    return Toleration.parse(t).tolerates(key, value, effect)
-
-
-def suppresses_default(t: Mapping[str, Any], key: str) -> bool:
-    """Whether ``t`` stops DefaultTolerationSeconds from adding the 300 s toleration for
-    ``key`` (the model's :meth:`ssrisk.embedded_sim.workload.Toleration.suppresses_default`)."""
-    return Toleration.parse(t).suppresses_default(key)
+def tolerations(sts: K8sObject) -> tuple[Toleration, ...]:
+    """The template's tolerations as the model reads them (:meth:`Toleration.parse`; an entry
+    that is no mapping tolerates nothing), in order."""
+    return template(sts).tolerations
 
 
 def eviction_for(sts: K8sObject, taint: str, default_s: float = DEFAULT_TOLERATION_S) -> Eviction:
@@ -133,28 +126,28 @@ def eviction_for(sts: K8sObject, taint: str, default_s: float = DEFAULT_TOLERATI
     --default-unreachable-toleration-seconds / --default-not-ready-toleration-seconds, 300 s
     unless the cluster profile says otherwise); a whole number of seconds is returned as int.
 
-    Sources: admission as in :func:`suppresses_default` (its tolerations are appended after the
-    pod's own); k8s: pkg/controller/tainteviction/taint_eviction.go#processPodOnNode, which
-    takes for each taint only the *first* toleration of the list that tolerates it
-    (pkg/apis/core/v1/helper/helpers.go#GetMatchingTolerations), then #getMinTolerationTime (a
-    NoExecute taint that is not tolerated deletes at once; a tolerationSeconds ≤0 means now; none
-    means never).
+    Sources: admission as in :meth:`Toleration.suppresses_default` (its tolerations are
+    appended after the pod's own); k8s:
+    pkg/controller/tainteviction/taint_eviction.go#processPodOnNode, which takes for each
+    taint only the *first* toleration of the list that tolerates it
+    (pkg/apis/core/v1/helper/helpers.go#GetMatchingTolerations), then #getMinTolerationTime
+    (a NoExecute taint that is not tolerated deletes at once; a tolerationSeconds <= 0 means
+    now; none means never).
     """
     tols = tolerations(sts)
-    defaulted = not any(suppresses_default(t, taint) for t in tols)
-    matching: list[tuple[int | None, Mapping[str, Any]]] = [
-        (i, t) for i, t in enumerate(tols) if tolerates(t, taint, "NoExecute")
+    defaulted = not any(t.suppresses_default(taint) for t in tols)
+    matching: list[tuple[int | None, float | None]] = [
+        (i, t.toleration_seconds) for i, t in enumerate(tols) if t.tolerates(taint, "", "NoExecute")
     ]
     if defaulted:
-        added = int(default_s) if float(default_s).is_integer() else math.ceil(default_s)
-        matching.append((None, {"tolerationSeconds": added}))
+        matching.append((None, default_s))
     if not matching:
         return Eviction(taint, 0, None, defaulted)
-    index, first = matching[0]
-    secs = as_int(first.get("tolerationSeconds"))
+    index, secs = matching[0]
     if secs is None:
         return Eviction(taint, None, index, defaulted)
-    return Eviction(taint, max(secs, 0), index, defaulted)
+    whole = int(secs) if float(secs).is_integer() else math.ceil(secs)
+    return Eviction(taint, max(whole, 0), index, defaulted)
 
 
 def tolerated_for_ever(sts: K8sObject, taint: str, value: str = "") -> bool:
@@ -163,8 +156,8 @@ def tolerated_for_ever(sts: K8sObject, taint: str, value: str = "") -> bool:
     decides (k8s: pkg/apis/core/v1/helper/helpers.go#GetMatchingTolerations, then
     taint_eviction.go#getMinTolerationTime). No admission default applies: use
     :func:`eviction_for` for the unreachable and not-ready taints."""
-    matching = [t for t in tolerations(sts) if tolerates(t, taint, "NoExecute", value)]
-    return bool(matching) and as_int(matching[0].get("tolerationSeconds")) is None
+    matching = [t for t in tolerations(sts) if t.tolerates(taint, value, "NoExecute")]
+    return bool(matching) and matching[0].toleration_seconds is None
 
 
 # --- selectors and spreading -----------------------------------------------------------------
@@ -294,20 +287,16 @@ def claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
 
 
 def _claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
-    template = ctx.sts.get("spec", "volumeClaimTemplates", index)
-    if not isinstance(template, Mapping):
+    claim = next((t for t in template(ctx.sts).claim_templates if t.index == index), None)
+    if claim is None:
         return None
-    from ssrisk.embedded_sim.storage import claim_class_name, resolve_claim
+    from ssrisk.embedded_sim.storage import resolve_claim
 
-    modes = ctx.sts.get("spec", "volumeClaimTemplates", index, "spec", "accessModes")
-    modes_t = tuple(m for m in modes if isinstance(m, str)) if isinstance(modes, list) else ()
-    name = ctx.sts.get("spec", "volumeClaimTemplates", index, "metadata", "name")
-    class_name = claim_class_name(template)
-    classes, volumes = ctx.inventory.storage_inputs([class_name])
+    classes, volumes = ctx.inventory.storage_inputs([claim.class_name])
     return resolve_claim(
-        class_name,
-        modes_t or ("ReadWriteOnce",),
-        str(name or f"#{index}"),
+        claim.class_name,
+        claim.access_modes or ("ReadWriteOnce",),
+        claim.name or f"#{index}",
         classes,
         volumes,
         ctx.effective_profile,

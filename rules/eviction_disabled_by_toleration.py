@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ssrisk.embedded_sim import ScenarioResult
+from ssrisk.embedded_sim.podtemplate import Toleration
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
@@ -20,7 +21,6 @@ from ._podspec import (
     UNREACHABLE,
     Eviction,
     eviction_for,
-    tolerates,
     tolerations,
 )
 from ._sim import timeline_block
@@ -65,15 +65,15 @@ class EvictionDisabledByToleration(Rule):
     def _disabled(self, ctx: CheckContext, ev: Eviction) -> Finding:
         tols = tolerations(ctx.sts)
         index = ev.index if ev.index is not None else 0
-        tol = tols[index] if index < len(tols) else {}
-        catch_all = not tol.get("key")
+        tol = tols[index] if index < len(tols) else Toleration()
+        catch_all = not tol.key
         if ev.after_s is None:
             at = ctx.sts.pos(*POD, "tolerations", index)
-            what = "a catch-all toleration" if catch_all else f"the toleration for {tol.get('key')}"
+            what = "a catch-all toleration" if catch_all else f"the toleration for {tol.key}"
             when = "never evicted"
         else:
             at = ctx.sts.pos(*POD, "tolerations", index, "tolerationSeconds")
-            what = f"tolerationSeconds {ev.after_s} for {tol.get('key') or 'every taint'}"
+            what = f"tolerationSeconds {ev.after_s} for {tol.key or 'every taint'}"
             when = f"evicted only {fmt_duration(ev.after_s)} after the taint"
         pod = ctx.pod_name(0)
         # node loss as the platform handles it (profile node-remediation), as check's other
@@ -92,7 +92,7 @@ class EvictionDisabledByToleration(Rule):
             )
         default = seconds(default_toleration_s(ctx, ev.taint))
         oos = ""
-        if catch_all and tolerates(tol, OUT_OF_SERVICE, "NoExecute", "nodeshutdown"):
+        if catch_all and tol.tolerates(OUT_OF_SERVICE, "nodeshutdown", "NoExecute"):
             oos = "; " + _released_by(ctx, pod)
         if catch_all:
             node = "an unreachable or not-ready node"
@@ -127,8 +127,7 @@ class EvictionDisabledByToleration(Rule):
         """Tolerations for the node-failure keys that only cover scheduling."""
         tols = tolerations(ctx.sts)
         for i, t in enumerate(tols):
-            key = str(t.get("key") or "")
-            effect = str(t.get("effect") or "")
+            key, effect = t.key, t.effect
             if key not in (UNREACHABLE, NOT_READY) or effect not in (
                 "NoSchedule",
                 "PreferNoSchedule",

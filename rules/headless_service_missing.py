@@ -10,7 +10,7 @@ from ssrisk.model import Finding, K8sObject, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
-from ._podspec import is_headless
+from ._podspec import is_headless, set_spec
 from ._workload import serves
 
 #: What is lost, by whether the pods serve (see :meth:`HeadlessServiceMissing._finding`).
@@ -37,7 +37,7 @@ class HeadlessServiceMissing(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.replicas < 1:
             return
-        name = ctx.sts.get("spec", "serviceName")
+        name = set_spec(ctx.sts).service_name
         ns = ctx.sts.namespace or "default"
         if not isinstance(name, str) or not name:
             if ctx.is_fragment:

@@ -9,6 +9,8 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
+from ._podspec import template
+
 #: A grace period above this many seconds is reported (the default is 30 s).
 THRESHOLD_S = 300
 
@@ -27,8 +29,8 @@ class LongTerminationGrace(Rule):
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        grace = ctx.sts.get("spec", "template", "spec", "terminationGracePeriodSeconds")
-        if isinstance(grace, bool) or not isinstance(grace, int) or grace <= THRESHOLD_S:
+        grace = template(ctx.sts).grace_period_s
+        if grace is None or grace <= THRESHOLD_S:
             return
         if ctx.replicas < 1:
             return

@@ -19,7 +19,7 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import gate_enabled, version_facts
-from ._podspec import as_int
+from ._podspec import set_spec
 from ._quorum import allowed_down
 from ._sim import timeline_block
 from ._text import paragraph
@@ -115,15 +115,15 @@ class MaxUnavailableRollout(Rule):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         n = ctx.replicas
-        if n < 1 or (ctx.is_fragment and ctx.sts.get("spec", "replicas") is None):
+        spec = set_spec(ctx.sts)
+        if n < 1 or (ctx.is_fragment and spec.replicas is None):
             return
-        if ctx.sts.get("spec", "updateStrategy", "type") not in (None, "RollingUpdate"):
+        if spec.update_strategy_type not in (None, "RollingUpdate"):
             return  # OnDelete (the API server rejects rollingUpdate with it)
-        partition = as_int(ctx.sts.get("spec", "updateStrategy", "rollingUpdate", "partition"))
-        partition = partition if partition is not None and partition > 0 else 0
+        partition = spec.partition if spec.partition is not None and spec.partition > 0 else 0
         if partition >= n:
             return  # nothing is ever updated: partition-blocks-update
-        raw = ctx.sts.get(*FIELD)
+        raw = spec.max_unavailable
         resolved = resolve_max_unavailable(raw, n) if raw is not None else None
         gate = _gate(ctx)
         if not gate.on:
@@ -134,7 +134,7 @@ class MaxUnavailableRollout(Rule):
         allowed = rolling_allowed(ctx, n)
         quorum = at_once > 1 and at_once > allowed
         parallel = ctx.pod_management_policy == "Parallel" and (
-            ctx.sts.get("spec", "podManagementPolicy") is not None
+            spec.pod_management_policy is not None
         )
         # (1.37 counts unavailable pods the #137666 way: broken old-revision pods of a
         # Parallel set are replaced at once; k8s-behavior.md E.3.1)

@@ -17,7 +17,7 @@ from ._cluster import (
     seconds,
 )
 from ._objectives import Assessment, assess, causes, remediation
-from ._podspec import NOT_READY, POD, UNREACHABLE, eviction_for
+from ._podspec import NOT_READY, POD, UNREACHABLE, eviction_for, set_spec
 from ._sim import timeline_block
 from ._text import paragraph
 from ._workload import nothing_at_stake
@@ -48,7 +48,7 @@ class NoAutomaticFailover(Rule):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         n = ctx.replicas
-        if n < 1 or (ctx.is_fragment and ctx.sts.get("spec", "replicas") is None):
+        if n < 1 or (ctx.is_fragment and set_spec(ctx.sts).replicas is None):
             return
         loss = assess(ctx, "node-loss")
         if loss is None or not loss.never_back:

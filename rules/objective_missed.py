@@ -3,7 +3,7 @@ no other rule names the manifest field that causes it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Position, Severity
@@ -11,7 +11,7 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
 from ._objectives import CAUSES, Assessment, assess, remediation_phrase
-from ._podspec import POD, containers
+from ._podspec import POD, containers, set_spec, template
 from ._sim import timeline_block
 from ._text import paragraph
 from ._workload import nothing_at_stake
@@ -118,8 +118,7 @@ class ObjectiveMissed(Rule):
     @staticmethod
     def _deciding(ctx: CheckContext, scenario: str, a: Assessment) -> tuple[str, Position]:
         """The manifest field that decides the missed figure, and where it is."""
-        spec = ctx.sts.get(*POD)
-        spec = spec if isinstance(spec, Mapping) else {}
+        spec = set_spec(ctx.sts).pod_fields
         if scenario in ("node-loss", "zone-loss", "node-drain") and (a.too_many or a.too_long):
             if a.replicas > 1 and (a.took > 1 or scenario == "zone-loss"):
                 for key in ("topologySpreadConstraints", "affinity"):
@@ -139,11 +138,10 @@ class ObjectiveMissed(Rule):
             return "replicas", ctx.replicas_at()
         if scenario in ("rolling-update", "bad-rollout"):
             path = ("spec", "updateStrategy")
-            if ctx.sts.get(*path) is None and scenario == "bad-rollout":
+            if "updateStrategy" not in set_spec(ctx.sts).fields and scenario == "bad-rollout":
                 path = ("spec", "podManagementPolicy")
             return ".".join(path), ctx.sts.pos(*path)
-        tols = ctx.sts.get(*POD, "tolerations")
-        if scenario == "node-loss" and tols:
+        if scenario == "node-loss" and template(ctx.sts).tolerations:
             return "tolerations (and the profile's node-remediation)", ctx.sts.pos(
                 *POD, "tolerations"
             )

@@ -9,6 +9,7 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._objectives import Assessment, assess
+from ._podspec import set_spec
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -32,10 +33,11 @@ class OrderedReadyStall(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.pod_management_policy != "OrderedReady" or ctx.replicas < 1:
             return
-        if ctx.is_fragment and ctx.sts.get("spec", "podManagementPolicy") is None:
+        spec = set_spec(ctx.sts)
+        if ctx.is_fragment and spec.pod_management_policy is None:
             return  # a patch that leaves the policy to the object it patches
-        strategy = ctx.sts.get("spec", "updateStrategy", "type")
-        explicit = ctx.sts.get("spec", "podManagementPolicy") is not None
+        strategy = spec.update_strategy_type
+        explicit = spec.pod_management_policy is not None
         at = ctx.sts.pos("spec", "podManagementPolicy") if explicit else ctx.sts.start()
         bad = assess(ctx, "bad-rollout")
         if bad is not None and not bad.never_back and not bad.result.manual_action_required:

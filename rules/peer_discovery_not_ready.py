@@ -13,7 +13,7 @@ from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
-from ._podspec import containers, is_headless
+from ._podspec import containers, is_headless, set_spec
 from ._probes import LOCAL_PATHS, PEER_CHECK, local_exec, probe_text
 from ._quorum import quorum_system
 from ._text import paragraph
@@ -104,7 +104,7 @@ class PeerDiscoveryNotReady(Rule):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         n = ctx.replicas
-        name = ctx.sts.get("spec", "serviceName")
+        name = set_spec(ctx.sts).service_name
         if n < 2 or ctx.is_fragment or not isinstance(name, str) or not name:
             return
         found = list(containers(ctx.sts))

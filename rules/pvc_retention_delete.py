@@ -9,6 +9,7 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import STATEFULSET_AUTO_DELETE_PVC, gate_enabled
+from ._podspec import set_spec, template
 from ._text import paragraph
 
 WHAT = {
@@ -47,10 +48,15 @@ class PvcRetentionDelete(Rule):
         if not gate_enabled(ctx, STATEFULSET_AUTO_DELETE_PVC):
             # off by default before 1.27: the API server then drops the field (KEP-1847)
             return
-        if not ctx.sts.get("spec", "volumeClaimTemplates"):
+        if not template(ctx.sts).claim_templates:
             return
+        spec = set_spec(ctx.sts)
         base = ("spec", "persistentVolumeClaimRetentionPolicy")
-        fields = [f for f in WHAT if ctx.sts.get(*base, f) == "Delete"]
+        said = {
+            "whenDeleted": spec.retention_when_deleted,
+            "whenScaled": spec.retention_when_scaled,
+        }
+        fields = [f for f in WHAT if said[f] == "Delete"]
         if not fields:
             return
         # One block, one cause: both fields set to Delete are one finding (at the block), whose

@@ -28,6 +28,7 @@ from ._podspec import (
     host_port_path,
     pinned_hostname,
     selects,
+    set_spec,
     spread_over,
     template,
 )
@@ -373,8 +374,7 @@ class ReplicasShareFailureDomain(Rule):
     ) -> tuple[str | int, ...]:
         path = (host.soft or host.path) if host_bad else (zone.soft or zone.path or host.path)
         if path is None:
-            spec = ctx.sts.get(*POD)
-            path = (*POD, "affinity") if spec and "affinity" in spec else POD
+            path = (*POD, "affinity") if "affinity" in set_spec(ctx.sts).pod_fields else POD
         return path
 
     @staticmethod

@@ -12,7 +12,7 @@ from ssrisk.timeline import fmt_duration
 
 from ._cluster import force_detach_after_s, out_of_service_works
 from ._objectives import Assessment, assess, causes, remediation, remediation_phrase
-from ._podspec import claim_storage, pinned_hostname
+from ._podspec import claim_storage, pinned_hostname, template
 from ._sim import timeline_block
 from ._text import paragraph
 
@@ -133,16 +133,12 @@ def rwo_claims(ctx: CheckContext) -> list[tuple[int, str, str]]:
     ReadWriteOncePod and not also ReadWriteMany or ReadOnlyMany, and whose volume is attached
     to a node (not node-local or a network file system: ``claim_storage``); none for a set
     pinned to one host."""
-    templates = ctx.sts.get("spec", "volumeClaimTemplates")
-    if not isinstance(templates, list):
-        return []
-    if pinned_hostname(ctx.sts) is not None:
+    claims = template(ctx.sts).claim_templates
+    if not claims or pinned_hostname(ctx.sts) is not None:
         return []  # no replacement runs elsewhere to attach it: node-pinned-storage reports it
     out = []
-    for i in range(len(templates)):
-        modes = ctx.sts.get("spec", "volumeClaimTemplates", i, "spec", "accessModes")
-        if not isinstance(modes, list):
-            continue
+    for claim in claims:
+        i, modes = claim.index, claim.access_modes
         rwx = any(m in ("ReadWriteMany", "ReadOnlyMany") for m in modes)
         single = [m for m in modes if m in SINGLE_NODE_MODES]
         if not single or rwx:
@@ -150,8 +146,7 @@ def rwo_claims(ctx: CheckContext) -> list[tuple[int, str, str]]:
         storage = claim_storage(ctx, i)
         if storage is not None and not storage.attachable:
             continue  # node-local or network volumes are never attached (node-pinned-storage)
-        name = ctx.sts.get("spec", "volumeClaimTemplates", i, "metadata", "name") or f"#{i}"
-        out.append((i, str(name), str(single[0])))
+        out.append((i, claim.name or f"#{i}", single[0]))
     return out
 
 

@@ -9,6 +9,8 @@ from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import InvalidSelector, is_empty_selector, selector_matches
 
+from ._podspec import set_spec
+
 
 class SelectorTemplateMismatch(Rule):
     id = "selector-template-mismatch"
@@ -26,7 +28,7 @@ class SelectorTemplateMismatch(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.sts.api_version != "apps/v1" or ctx.is_fragment:
             return  # apps/v1beta1 defaulted the selector from the template labels
-        selector = ctx.sts.get("spec", "selector")
+        selector = set_spec(ctx.sts).selector
         labels = dict(ctx.pod_labels)
         shown = ", ".join(f"{k}={v}" for k, v in labels.items()) or "none"
         if len(shown) > 50:

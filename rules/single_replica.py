@@ -11,7 +11,7 @@ from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, out_of_service_works, seconds
 from ._objectives import assess, remediation_phrase
-from ._podspec import UNREACHABLE, budget
+from ._podspec import UNREACHABLE, budget, set_spec
 from ._quorum import members, quorum_system
 from ._sim import timeline_block
 from ._text import paragraph
@@ -58,7 +58,7 @@ class SingleReplica(Rule):
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        raw = ctx.sts.get("spec", "replicas")
+        raw = set_spec(ctx.sts).replicas
         if ctx.replicas != 1 or (raw is None and ctx.autoscaler() is None and ctx.is_fragment):
             return
         system = quorum_system(ctx)

@@ -8,6 +8,8 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
+from ._podspec import set_spec
+
 
 class UpdateStrategyOnDelete(Rule):
     id = "update-strategy-ondelete"
@@ -23,7 +25,7 @@ class UpdateStrategyOnDelete(Rule):
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
-        if ctx.replicas < 1 or ctx.sts.get("spec", "updateStrategy", "type") != "OnDelete":
+        if ctx.replicas < 1 or set_spec(ctx.sts).update_strategy_type != "OnDelete":
             return
         msg = (
             "updateStrategy OnDelete: template changes are not rolled out; a pod replaced after "

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 from ssrisk.embedded_sim.podtemplate import sleep_seconds
 from ssrisk.rules._podspec import UNREACHABLE, budget, eviction_for, scaled
 
+from ssrisk.loading import load_text
 from ssrisk.model import K8sObject
 
 
@@ -149,9 +151,15 @@ def test_rules_and_simulator_read_a_toleration_alike(
     toleration: dict[str, Any], taint: tuple[str, str, str], want: bool
 ) -> None:
     from ssrisk.embedded_sim.workload import parse_tolerations
-    from ssrisk.rules._podspec import tolerates
+    from ssrisk.rules._podspec import eviction_for, tolerated_for_ever
 
     key, value, effect = taint
-    assert tolerates(toleration, key, effect, value) is want
     (model, *_defaults) = parse_tolerations([toleration])
     assert model.tolerates(key, value, effect) is want
+    if effect == "NoExecute" and "tolerationSeconds" not in toleration:  # what the rules ask
+        pod = {"spec": {"template": {"spec": {"tolerations": [toleration]}}}}
+        doc = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "t"}, **pod}
+        (sts,) = load_text(yaml.safe_dump(doc), "t.yaml").objects
+        assert tolerated_for_ever(sts, key, value) is want
+        if not value:
+            assert (eviction_for(sts, key).after_s is None) is want

@@ -248,7 +248,7 @@ class AffinityTerm:
     namespaces: tuple[str, ...]
     namespace_selector: bool
 
-    def selects_own_pods(self, labels: Mapping[str, Any], namespace: str) -> bool:
+    def selects_own_pods(self, labels: Mapping[str, Any], namespace: str | None) -> bool:
         """Whether the term counts the set's own pods (``labels`` in ``namespace``): a term
         without ``namespaces`` and ``namespaceSelector`` looks in the pod's own namespace; a
         listed namespace or any namespaceSelector may include it (pkg/scheduler/framework/

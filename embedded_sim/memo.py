@@ -358,16 +358,18 @@ def _renamed_field(res: ScenarioResult, attr: str, sub: Callable[[str], str]) ->
         return {sub(k): PodResult(v.unavailable_s, v.node) for k, v in res.pods.items()}
     if attr in ("assumptions", "failed_nodes"):
         return _sub_all(list(getattr(res, attr)), sub)
-    if attr == "placement_basis":
+    if attr == "placement_basis":  # (frozen: shared as it is when it holds no name)
         basis = res.placement_basis
-        if basis is None:
-            return None
+        if basis is None or not _has_placeholder(basis.limits):
+            return basis
         return dataclasses.replace(basis, limits=tuple(_sub_all(list(basis.limits), sub)))
     if attr == "cluster_shape":
         shape = res.cluster_shape
-        return None if shape is None else dataclasses.replace(shape, text=sub(shape.text))
+        if shape is None or not _has_placeholder(shape.text):
+            return shape
+        return dataclasses.replace(shape, text=sub(shape.text))
     value = getattr(res, attr)  # verdict, placement, description, not_back_because
-    return sub(value) if isinstance(value, str) else value
+    return sub(value) if isinstance(value, str) and _has_placeholder(value) else value
 
 
 def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:

@@ -12,8 +12,11 @@ required, read as DoNotSchedule); a field the API server leaves unset stays None
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .selectors import selects
@@ -39,6 +42,11 @@ def sleep_seconds(text: str) -> float | None:
     return sum(found) if found else None
 
 
+#: What a loaded mapping is: dict first (loaders hand in dict subclasses, and the Mapping ABC
+#: check alone is slow).
+_MAPS = (dict, Mapping)
+
+
 def _map(v: Any) -> Mapping[str, Any]:
     # dict first: loaders hand in dict subclasses, and the Mapping ABC check is slow
     return v if isinstance(v, (dict, Mapping)) else {}
@@ -54,7 +62,7 @@ def _int(v: Any) -> int | None:
 
 def _text(v: Any) -> str:
     """A scalar as text ("" for null, an empty value or a mapping or list)."""
-    if v is None or isinstance(v, (Mapping, list)):
+    if v is None or isinstance(v, (dict, list, Mapping)):
         return ""
     return str(v)
 
@@ -107,7 +115,7 @@ class Handler:
         spec = _map(raw)
         for kind in kinds:
             handler = spec.get(kind)
-            if not isinstance(handler, Mapping):
+            if not isinstance(handler, _MAPS):
                 continue
             at = (*path, kind)
             if kind == "exec":
@@ -140,6 +148,8 @@ class Probe:
     handler: Handler | None
     period_s: int = PROBE_PERIOD_S
     failure_threshold: int = PROBE_FAILURE_THRESHOLD
+    #: initialDelaySeconds (0 when unset or not a positive integer)
+    initial_delay_s: int = 0
 
     @property
     def gives_up_after_s(self) -> int:
@@ -376,29 +386,31 @@ class PodTemplate:
     #: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
     node_affinity_required: tuple[NodeSelectorTerm, ...] = ()
 
-    @property
+    @cached_property
     def running(self) -> tuple[Container, ...]:
         """The containers that run beside each other: sidecars first, then the main ones."""
         return tuple(c for c in self.containers if c.runs)
 
-    @property
+    @cached_property
     def main(self) -> tuple[Container, ...]:
         return tuple(c for c in self.containers if c.field == "containers")
 
-    @property
-    def claim_names(self) -> set[str]:
-        return {t.name for t in self.claim_templates}
+    @cached_property
+    def claim_names(self) -> frozenset[str]:
+        return frozenset(t.name for t in self.claim_templates)
 
 
 def _probe(raw: Any, path: Path) -> Probe | None:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, _MAPS):
         return None
     period, failures = _int(raw.get("periodSeconds")), _int(raw.get("failureThreshold"))
+    delay = _int(raw.get("initialDelaySeconds"))
     return Probe(
         path,
         Handler.parse(raw, path, PROBE_KINDS),
         period if period is not None and period > 0 else PROBE_PERIOD_S,
         failures if failures is not None and failures > 0 else PROBE_FAILURE_THRESHOLD,
+        delay if delay is not None and delay > 0 else 0,
     )
 
 
@@ -415,17 +427,17 @@ def _container(field: str, index: int, c: Mapping[str, Any]) -> Container:
     env = tuple(
         EnvVar(e["name"], _env_value(e.get("value")))
         for e in _list(c.get("env"))
-        if isinstance(e, Mapping) and isinstance(e.get("name"), str)
+        if isinstance(e, _MAPS) and isinstance(e.get("name"), str)
     )
     ports = tuple(
         ContainerPort((*at, "ports", j), _int(p.get("containerPort")), _int(p.get("hostPort")))
         for j, p in enumerate(_list(c.get("ports")))
-        if isinstance(p, Mapping)
+        if isinstance(p, _MAPS)
     )
     mounts = tuple(
         VolumeMount(_text(m.get("name")), _text(m.get("mountPath")), bool(m.get("readOnly")))
         for m in _list(c.get("volumeMounts"))
-        if isinstance(m, Mapping)
+        if isinstance(m, _MAPS)
     )
     hook_at: Path = (*at, "lifecycle", "preStop")
     return Container(
@@ -438,7 +450,7 @@ def _container(field: str, index: int, c: Mapping[str, Any]) -> Container:
         env=env,
         ports=ports,
         mounts=mounts,
-        pre_stop=Handler.parse(pre, hook_at, HOOK_KINDS) if isinstance(pre, Mapping) else None,
+        pre_stop=Handler.parse(pre, hook_at, HOOK_KINDS) if isinstance(pre, _MAPS) else None,
         readiness=_probe(c.get("readinessProbe"), (*at, "readinessProbe")),
         liveness=_probe(c.get("livenessProbe"), (*at, "livenessProbe")),
         startup=_probe(c.get("startupProbe"), (*at, "startupProbe")),
@@ -455,12 +467,12 @@ def _claim_template(index: int, t: Mapping[str, Any]) -> ClaimTemplate:
         access_modes=modes,
         class_name=claim_class_name(t),
         class_from_annotation=BETA_STORAGE_CLASS_ANNOTATION in _map(meta.get("annotations")),
-        has_spec=isinstance(spec, Mapping),
+        has_spec=isinstance(spec, _MAPS),
     )
 
 
 def _affinity_term(term: Any, path: Path) -> AffinityTerm | None:
-    if not isinstance(term, Mapping):
+    if not isinstance(term, _MAPS):
         return None
     return AffinityTerm(
         path,
@@ -493,7 +505,7 @@ def _at_least_1(v: Any) -> int:
 def _spread(pod: Mapping[str, Any]) -> tuple[SpreadConstraint, ...]:
     out = []
     for i, c in enumerate(_list(pod.get("topologySpreadConstraints"))):
-        if not isinstance(c, Mapping):
+        if not isinstance(c, _MAPS):
             continue
         when = c.get("whenUnsatisfiable")
         out.append(
@@ -592,11 +604,33 @@ def parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
     )
 
 
+#: The last templates parsed, by the identity of the manifest they were parsed from: the rules
+#: and the simulator read the same loaded object, which is not changed after loading, so one
+#: parse serves both. Each entry keeps its manifest alive, so an id is not reused while cached.
+_PARSED: OrderedDict[int, tuple[Mapping[str, Any], PodTemplate]] = OrderedDict()
+_PARSED_MAX = 64
+_PARSED_LOCK = threading.Lock()
+
+
 def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
-    """The typed template of a StatefulSet manifest (a mapping as loaded from YAML).
+    """The typed template of a StatefulSet manifest (a mapping as loaded from YAML; not to be
+    changed afterwards: the result is shared by whoever parses the same object).
 
     Never raises: entries that are not mappings are left out (validation names them).
     """
+    key = id(statefulset)
+    hit = _PARSED.get(key)
+    if hit is not None and hit[0] is statefulset:
+        return hit[1]
+    parsed = _parse_template(statefulset)
+    with _PARSED_LOCK:
+        _PARSED[key] = (statefulset, parsed)
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return parsed
+
+
+def _parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
     spec = _map(statefulset.get("spec"))
     template = _map(spec.get("template"))
     meta, pod = _map(template.get("metadata")), _map(template.get("spec"))
@@ -604,26 +638,26 @@ def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
         _container(field, i, c)
         for field in ("initContainers", "containers")
         for i, c in enumerate(_list(pod.get(field)))
-        if isinstance(c, Mapping)
+        if isinstance(c, _MAPS)
     )
     volumes = tuple(
         Volume(
             i,
             _text(v.get("name")),
             hp["path"]
-            if isinstance(hp := v.get("hostPath"), Mapping) and isinstance(hp.get("path"), str)
+            if isinstance(hp := v.get("hostPath"), _MAPS) and isinstance(hp.get("path"), str)
             else None,
             _text(pvc.get("claimName"))
-            if isinstance(pvc := v.get("persistentVolumeClaim"), Mapping)
+            if isinstance(pvc := v.get("persistentVolumeClaim"), _MAPS)
             else None,
         )
         for i, v in enumerate(_list(pod.get("volumes")))
-        if isinstance(v, Mapping)
+        if isinstance(v, _MAPS)
     )
     claims = tuple(
         _claim_template(i, t)
         for i, t in enumerate(_list(spec.get("volumeClaimTemplates")))
-        if isinstance(t, Mapping)
+        if isinstance(t, _MAPS)
     )
     anti_required, anti_preferred = _affinity(pod, "podAntiAffinity")
     node_name = pod.get("nodeName")

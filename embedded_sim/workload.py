@@ -26,7 +26,6 @@ from .podtemplate import (
     parse_template,
 )
 from .selectors import selects
-from .storage import claim_class_name
 
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
 TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -195,18 +194,18 @@ def parse_statefulset(
     min_ready = max(0.0, _num(spec.get("minReadySeconds"), 0.0) or 0.0)
     labels = {str(k): str(v) for k, v in _map(tmeta.get("labels")).items()}
 
-    claims = _claim_templates(spec)
+    template = parse_template(sts)
+    claims = _claim_templates(template)
 
     ret = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
     when_deleted = _str(ret.get("whenDeleted"), "Retain")
     when_scaled = _str(ret.get("whenScaled"), "Retain")
 
-    template = parse_template(sts)
     namespace = _str(meta.get("namespace"), "default") or "default"
     rules, foreign = _hard_rules(template, namespace)
 
     containers = _list(pspec.get("containers"))
-    has_probe, start_to_ready, probe_period = _readiness(containers)
+    has_probe, start_to_ready, probe_period = _readiness(template)
 
     node_name = pspec.get("nodeName")
     init = _list(pspec.get("initContainers"))
@@ -248,20 +247,12 @@ def parse_statefulset(
     )
 
 
-def _claim_templates(spec: Mapping[str, Any]) -> list[ClaimTemplate]:
+def _claim_templates(template: PodTemplate) -> list[ClaimTemplate]:
     """spec.volumeClaimTemplates: name, access modes (ReadWriteOnce when none) and class."""
-    claims: list[ClaimTemplate] = []
-    for vct in _list(spec.get("volumeClaimTemplates")):
-        v = _map(vct)
-        vspec = _map(v.get("spec"))
-        modes = tuple(str(m) for m in _list(vspec.get("accessModes")) if isinstance(m, str))
-        scn = claim_class_name(v)
-        claims.append(
-            ClaimTemplate(
-                _str(_map(v.get("metadata")).get("name"), "data"), modes or ("ReadWriteOnce",), scn
-            )
-        )
-    return claims
+    return [
+        ClaimTemplate(t.name or "data", t.access_modes or ("ReadWriteOnce",), t.class_name)
+        for t in template.claim_templates
+    ]
 
 
 def _hard_rules(template: PodTemplate, namespace: str) -> tuple[list[SpreadRule], int]:
@@ -289,21 +280,17 @@ def _hard_rules(template: PodTemplate, namespace: str) -> tuple[list[SpreadRule]
     return rules, foreign
 
 
-def _readiness(containers: list[Any]) -> tuple[bool, float | None, float | None]:
-    """Whether a container has a readiness probe, the longest initialDelaySeconds and the
+def _readiness(template: PodTemplate) -> tuple[bool, float | None, float | None]:
+    """Whether a main container has a readiness probe, the longest initialDelaySeconds and the
     longest periodSeconds of them (kubelet prober/worker.go)."""
-    start_to_ready: float | None = None
-    has_probe = False
-    probe_period: float | None = None
-    for c in containers:
-        rp = _map(_map(c).get("readinessProbe"))
-        if rp:
-            has_probe = True
-            delay = max(0.0, _num(rp.get("initialDelaySeconds"), 0.0) or 0.0)
-            period = max(1.0, _num(rp.get("periodSeconds"), 10.0) or 10.0)
-            probe_period = period if probe_period is None else max(probe_period, period)
-            start_to_ready = delay if start_to_ready is None else max(start_to_ready, delay)
-    return has_probe, start_to_ready, probe_period
+    probes = [c.readiness for c in template.main if c.readiness is not None]
+    if not probes:
+        return False, None, None
+    return (
+        True,
+        float(max(p.initial_delay_s for p in probes)),
+        float(max(p.period_s for p in probes)),
+    )
 
 
 def _host_ports(containers: list[Any], host_network: bool) -> tuple[HostPort, ...]:

@@ -80,12 +80,18 @@ def grace_period_s(sts: K8sObject) -> int:
 
 def template(sts: K8sObject) -> PodTemplate:
     """The typed pod and claim templates of ``sts`` (the model's, parsed once per object)."""
-    return sts.memo("template", lambda: parse_template(sts.data))
+    found = sts.__dict__.get("_template")  # (read by nearly every rule: no memo call)
+    if found is None:
+        found = sts.__dict__["_template"] = parse_template(sts.data)
+    return found
 
 
 def set_spec(sts: K8sObject) -> SetSpec:
     """The StatefulSet's own spec fields as written (the model's, parsed once per object)."""
-    return sts.memo("set_spec", lambda: parse_spec(sts.data))
+    found = sts.__dict__.get("_set_spec")
+    if found is None:
+        found = sts.__dict__["_set_spec"] = parse_spec(sts.data)
+    return found
 
 
 def containers(sts: K8sObject) -> tuple[Container, ...]:

@@ -72,7 +72,7 @@ def _under(path: str, mount: str) -> bool:
     return p == m or p.startswith(m + "/") or m.startswith(p + "/") or p == "/"
 
 
-def destroyed_state(c: Container, claims: set[str]) -> str | None:
+def destroyed_state(c: Container, claims: frozenset[str] | set[str]) -> str | None:
     """What a container's preStop exec hook destroys: ``"the data in /var/lib/x"`` when it
     removes a directory of a volume claim mount, ``"its cluster membership (etcdctl member
     remove)"`` when it leaves the cluster; ``None`` otherwise."""

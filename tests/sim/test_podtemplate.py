@@ -147,3 +147,21 @@ def test_simulator_and_rules_read_one_affinity_term(namespaces: str, own: bool) 
     assert wl.foreign_affinity_terms == (0 if own else 1)
     (sts,) = load_text(text, "kv.yaml").objects
     assert (spread_over(sts, (HOSTNAME_KEY,), {"app": "kv"}).max_per_domain == 1) is own
+
+
+@pytest.mark.parametrize(
+    ("listed", "worst_node"), [("data", 1), ("monitoring, data", 1), ("default", 3)]
+)
+def test_a_cached_run_reads_a_terms_namespaces_in_the_sets_own_namespace(
+    listed: str, worst_node: int
+) -> None:
+    """The cached simulation runs a copy named into namespace "default"; a term listing the
+    set's own namespace still keeps its pods apart there, and one listing only "default" (not
+    the set's) still does not (the simulator read both the other way round)."""
+    from ssrisk.embedded_sim import cache_clear, simulate
+
+    text = _ANTI.replace("namespace: shop", "namespace: data").replace("{namespaces}", listed)
+    cache_clear()
+    result = simulate(yaml.safe_load(text), "node-loss", kube_version="1.34")
+    assert result.placement_basis is not None
+    assert result.placement_basis.worst_node == worst_node

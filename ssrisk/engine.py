@@ -721,6 +721,7 @@ def _evaluate_range(
         if explanations and texts:
             for finding in findings[first:]:
                 finding.explanation = finding.explanation
+        sts.forget_model()  # (rebuilt if a lazy explanation reads it again)
         failures = ctx.simulation_failures()
         for reason in sorted({f.reason for f in failures}):
             scenarios = ", ".join(sorted(f.scenario for f in failures if f.reason == reason))

@@ -171,6 +171,13 @@ class K8sObject:
                 return None
         return node
 
+    def forget_model(self) -> None:
+        """Free the typed model the rules parsed from this object (``rules/_podspec.template``
+        and ``set_spec``) once its StatefulSet is checked: a large run holds thousands of
+        objects until it reports, and whoever reads the model again parses it again."""
+        self.__dict__.pop("_template", None)
+        self.__dict__.pop("_set_spec", None)
+
     def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """``build()``, computed once per object for ``key``: for what rules derive from the
         object's own data alone (loaded data is not changed after loading), read by several

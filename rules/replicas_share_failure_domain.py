@@ -163,18 +163,28 @@ def _cause(host: Spread, zone: Spread, host_bad: bool, zone_bad: bool) -> str:
 
 def _wrong_selector(ctx: CheckContext, spread: Spread) -> tuple[str, tuple[str | int, ...]] | None:
     """A required anti-affinity term or DoNotSchedule spread constraint on the topology of
-    ``spread`` whose labelSelector selects none of the pod's own labels: written to keep the
-    replicas apart, it counts other pods (interpodaffinity/filtering.go#Filter and
-    podtopologyspread/filtering.go#Filter match the selector against existing pods)."""
+    ``spread`` that does not count the set's own pods, as ``(cause, field)``: its labelSelector
+    selects none of the pod's labels, or the term's ``namespaces`` leave out the set's own
+    (types.go#newAffinityTerm). Written to keep the replicas apart, it counts other pods
+    (interpodaffinity/filtering.go#Filter and podtopologyspread/filtering.go#Filter match the
+    selector against existing pods)."""
     keys = ZONE_KEYS if spread.key in ZONE_KEYS else (HOSTNAME_KEY,)
     labels = ctx.pod_labels
     model = template(ctx.sts)
+    own = ctx.sts.namespace or "default"
     for term in model.anti_affinity_required:
-        if term.topology_key in keys and not term.selects_own_pods(labels, ctx.sts.namespace):
-            return "the required podAntiAffinity", (*term.path, "labelSelector")
+        if term.topology_key not in keys or term.selects_own_pods(labels, own):
+            continue
+        if selects(term.label_selector, labels):  # the namespaces leave the set's own out
+            listed = ", ".join(term.namespaces)
+            cause = f"the required podAntiAffinity counts only pods in {listed}, not {own}"
+            return cause, (*term.path, "namespaces")
+        cause = "the required podAntiAffinity selects none of the pod's labels"
+        return cause, (*term.path, "labelSelector")
     for c in model.spread_constraints:
         if c.topology_key in keys and c.hard and not selects(c.label_selector, labels):
-            return "the topologySpreadConstraint", (*c.path, "labelSelector")
+            cause = "the topologySpreadConstraint selects none of the pod's labels"
+            return cause, (*c.path, "labelSelector")
     return None
 
 
@@ -307,8 +317,8 @@ class ReplicasShareFailureDomain(Rule):
         if colocated is not None and host_bad:
             return "a required pod affinity puts every replica on one node", ctx.sts.pos(*colocated)
         if wrong is not None:
-            what, path = wrong
-            return f"{what} selects none of the pod's labels", ctx.sts.pos(*path)
+            cause, path = wrong
+            return cause, ctx.sts.pos(*path)
         head = _cause(host, zone, host_bad, zone_bad)
         return head, ctx.sts.pos(*self._position(ctx, host, zone, host_bad))
 

@@ -4,9 +4,9 @@ A repository holds many StatefulSets that differ only in their names, namespaces
 values, and the linter asks for several scenarios of each. The outcome of a run depends only on
 
 * the parsed workload (`workload.Workload`) without `namespace`, `name` and `labels`: label
-  selectors of required pod anti-affinity and DoNotSchedule topology spread are already
-  resolved against the pod's own labels into `hard_rules` at parse time, and nothing else in
-  the simulator reads a label;
+  selectors (and the namespaces) of required pod (anti-)affinity and DoNotSchedule topology
+  spread are already resolved against the pod's own labels and namespace into `hard_rules` at
+  parse time, and nothing else in the simulator reads a label or the namespace;
 * the storage each claim template resolves to (topology, binding mode, class name and the
   assumption note), which is all the simulator takes from StorageClasses and PVs;
 * the PDBs passed in (already selected by the caller), without their names;
@@ -114,18 +114,13 @@ class Prepared:
         return (scenario, self.key)
 
     def statefulset(self) -> Mapping[str, Any]:
-        """The manifest with metadata.name `PLACEHOLDER_SET` and namespace "default", and the
-        namespaces its pod (anti-)affinity terms list renamed to match: its own namespace as
-        "default", and "default" (when it is another namespace) as a name no namespace can
-        have, so that each term selects the same pods as in the real namespace."""
+        """The manifest with metadata.name `PLACEHOLDER_SET`. The namespace stays: no result
+        text names it (a renamed result takes this call's), and which pods an affinity term
+        counts depends on it (`AffinityTerm.selects_own_pods`), as the key does."""
         sts = self.raw_statefulset
         meta = dict(sts["metadata"]) if isinstance(sts.get("metadata"), Mapping) else {}
         meta["name"] = PLACEHOLDER_SET
-        meta["namespace"] = "default"
-        out = {**dict(sts), "metadata": meta}
-        if self.namespace != "default":
-            out = _terms_in_default(out, self.namespace)
-        return out
+        return {**dict(sts), "metadata": meta}
 
     def renamer(self) -> Callable[[str], str]:
         """The substitution of this call's names for the placeholders, made once per call
@@ -141,48 +136,6 @@ class Prepared:
             {**dict(raw), "metadata": {"name": placeholder_pdb(i)}}
             for i, raw in enumerate(self.raw_pdbs)
         )
-
-
-#: What "default" becomes in a term's namespaces when the set's own namespace is renamed to
-#: it (not a DNS label, so no namespace has this name).
-_OTHER_DEFAULT = "-default"
-_TERM_LISTS = (
-    ("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
-    ("podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
-    ("podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
-    ("podAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
-)
-
-
-def _terms_in_default(sts: dict[str, Any], own: str) -> dict[str, Any]:
-    """``sts`` with its affinity terms' namespaces renamed as :meth:`Prepared.statefulset`
-    says (the rest shared, not copied)."""
-    rename = {own: "default", "default": _OTHER_DEFAULT}
-    spec = sts.get("spec")
-    template = spec.get("template") if isinstance(spec, Mapping) else None
-    pod = template.get("spec") if isinstance(template, Mapping) else None
-    affinity = pod.get("affinity") if isinstance(pod, Mapping) else None
-    if not isinstance(affinity, Mapping):
-        return sts
-    new_affinity = dict(affinity)
-    for kind, field in _TERM_LISTS:
-        section = affinity.get(kind)
-        terms = section.get(field) if isinstance(section, Mapping) else None
-        if not isinstance(terms, list):
-            continue
-        preferred = "preferred" in field
-        renamed = []
-        for term in terms:
-            inner = term.get("podAffinityTerm") if preferred and isinstance(term, Mapping) else term
-            names = inner.get("namespaces") if isinstance(inner, Mapping) else None
-            if isinstance(names, list) and isinstance(inner, Mapping):
-                inner = {**inner, "namespaces": [rename.get(str(n), n) for n in names]}
-                term = {**term, "podAffinityTerm": inner} if preferred else inner
-            renamed.append(term)
-        new_affinity[kind] = {**dict(new_affinity.get(kind) or {}), field: renamed}
-    new_pod = {**dict(pod), "affinity": new_affinity}  # type: ignore[arg-type]
-    new_template = {**dict(template), "spec": new_pod}  # type: ignore[arg-type]
-    return {**sts, "spec": {**dict(spec), "template": new_template}}  # type: ignore[arg-type]
 
 
 def prepare_base(

@@ -106,6 +106,8 @@ class DisruptionBudget:
     raw: Any
     amount: IntOrPercent | None
     unhealthy_policy: str = "IfHealthyBudget"
+    #: whether ``unhealthyPodEvictionPolicy`` is written (else the default applies)
+    unhealthy_policy_set: bool = False
 
     @staticmethod
     def from_object(obj: Mapping[str, Any]) -> DisruptionBudget:
@@ -117,15 +119,16 @@ class DisruptionBudget:
         name = meta.get("name") if isinstance(meta, Mapping) else None
         name = name if isinstance(name, str) and name else "pdb"
         spec = spec if isinstance(spec, Mapping) else {}
-        policy = spec.get("unhealthyPodEvictionPolicy")
-        policy = policy if isinstance(policy, str) else "IfHealthyBudget"
+        written = spec.get("unhealthyPodEvictionPolicy")
+        policy = written if isinstance(written, str) else "IfHealthyBudget"
+        given = isinstance(written, str)
         for field in ("maxUnavailable", "minAvailable"):  # (maxUnavailable is read first)
             raw = spec.get(field)
             if raw is None:
                 continue
             amount = None if int_or_percent_problem(raw) else parse_int_or_percent(raw)
-            return DisruptionBudget(name, field, raw, amount, policy)
-        return DisruptionBudget(name, None, None, None, policy)
+            return DisruptionBudget(name, field, raw, amount, policy, given)
+        return DisruptionBudget(name, None, None, None, policy, given)
 
     @property
     def readable(self) -> bool:

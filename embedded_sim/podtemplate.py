@@ -576,6 +576,9 @@ class SetSpec:
     retention_when_scaled: str | None
     fields: frozenset[str]
     pod_fields: frozenset[str]
+    #: the StatefulSet's own ``metadata.annotations`` (the template's are
+    #: :attr:`PodTemplate.annotations`)
+    annotations: Mapping[str, Any]
 
 
 def _opt_str(v: Any) -> str | None:
@@ -601,6 +604,7 @@ def parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
         retention_when_scaled=_opt_str(retention.get("whenScaled")),
         fields=frozenset(str(k) for k, v in spec.items() if v is not None),
         pod_fields=frozenset(str(k) for k, v in pod.items() if v is not None),
+        annotations=_map(_map(statefulset.get("metadata")).get("annotations")),
     )
 
 

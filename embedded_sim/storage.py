@@ -35,15 +35,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import objects as _objects
+from .objects import PersistentVolume, StorageClass, default_class
 from .profile import ClusterProfile
 
-#: The legacy claim annotation, read before spec.storageClassName (BetaStorageClassAnnotation).
-BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-
-DEFAULT_CLASS_ANNOTATIONS = (
-    "storageclass.kubernetes.io/is-default-class",
-    "storageclass.beta.kubernetes.io/is-default-class",
-)
+#: Read before spec.storageClassName (the model's; kept here for the readers of this module).
+BETA_STORAGE_CLASS_ANNOTATION = _objects.BETA_STORAGE_CLASS_ANNOTATION
 
 #: Provisioners whose volumes live on one node's disks. Sources: web: docs/concepts/storage/
 #: storage-classes.md ("Local": kubernetes.io/no-provisioner) and the drivers' documentation
@@ -155,15 +152,12 @@ def claim_class_name(template: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def classify_class(sc: Mapping[str, Any], modes: Sequence[str]) -> tuple[str, str, str]:
-    """(topology, binding mode, basis) of a StorageClass object (binding defaults to Immediate,
-    the API default: pkg/apis/storage/v1/defaults.go#SetDefaults_StorageClass)."""
-    prov = sc.get("provisioner") if isinstance(sc.get("provisioner"), str) else ""
-    assert isinstance(prov, str)
-    binding = sc.get("volumeBindingMode")
-    bmode = binding if binding in ("Immediate", "WaitForFirstConsumer") else "Immediate"
-    name = str(_m(sc.get("metadata")).get("name", ""))
-    params = {str(k): str(v) for k, v in _m(sc.get("parameters")).items()}
+def classify_class(sc: StorageClass, modes: Sequence[str]) -> tuple[str, str, str]:
+    """(topology, binding mode, basis) of a StorageClass for claims with access ``modes``."""
+    prov = sc.provisioner
+    bmode = sc.binding
+    name = sc.name
+    params = sc.parameters
     if prov in HOSTPATH_PROVISIONERS:
         return "hostpath", bmode, f"StorageClass {name!r} (provisioner {prov}, hostPath volumes)"
     if prov in NODE_LOCAL_PROVISIONERS or "local" in prov.split(".")[0]:
@@ -173,38 +167,52 @@ def classify_class(sc: Mapping[str, Any], modes: Sequence[str]) -> tuple[str, st
         m in ("ReadWriteMany", "ReadOnlyMany") for m in modes
     ):
         return "network", bmode, basis
-    if params.get("replication-type", "").startswith("regional") or params.get(
-        "skuName", params.get("skuname", "")
-    ).upper().endswith("ZRS"):
-        return "regional", bmode, basis
-    if any(h in prov for h in NON_ZONAL_BLOCK_HINTS):
+    if regional_parameters(params) or any(h in prov for h in NON_ZONAL_BLOCK_HINTS):
         return "regional", bmode, basis
     return "zonal", bmode, basis
+
+
+#: Provisioners of zonal block disks (a disk lives in one zone). Sources: the drivers' docs
+#: (aws-ebs-csi-driver, gcp-compute-persistent-disk-csi-driver, azuredisk-csi-driver,
+#: cloud-provider-openstack cinder-csi-plugin, alibaba-cloud-csi-driver, IBM VPC block CSI)
+#: and the in-tree plugins they replace (web: docs/concepts/storage/storage-classes.md).
+KNOWN_ZONAL_PROVISIONERS = frozenset(
+    {
+        "ebs.csi.aws.com",
+        "kubernetes.io/aws-ebs",
+        "pd.csi.storage.gke.io",
+        "kubernetes.io/gce-pd",
+        "disk.csi.azure.com",
+        "kubernetes.io/azure-disk",
+        "cinder.csi.openstack.org",
+        "kubernetes.io/cinder",
+        "diskplugin.csi.alibabacloud.com",
+        "vpc.block.csi.ibm.io",
+    }
+)
+
+
+def pins_zone(sc: StorageClass, modes: Sequence[str]) -> bool:
+    """Whether ``sc`` makes, for claims with access ``modes``, disks of one zone by a
+    provisioner known to (:data:`KNOWN_ZONAL_PROVISIONERS`): a class :func:`classify_class`
+    reads as "zonal" but whose provisioner is unknown may not be."""
+    return sc.provisioner in KNOWN_ZONAL_PROVISIONERS and classify_class(sc, modes)[0] == "zonal"
+
+
+def regional_parameters(params: Mapping[str, str]) -> bool:
+    """Whether a class's parameters (keys in lower case) ask for disks replicated over zones:
+    GCE ``replication-type: regional-pd`` (gcp-compute-persistent-disk-csi-driver
+    pkg/common/parameters.go, values compared in lower case) or an Azure zone-redundant
+    ``skuName`` (``Premium_ZRS``, ``StandardSSD_ZRS``: azuredisk-csi-driver docs/
+    driver-parameters.md)."""
+    if params.get("replication-type", "").lower().startswith("regional"):
+        return True
+    return params.get("skuname", "").upper().endswith("ZRS")
 
 
 def local_class_name(name: str) -> bool:
     """A class name that node-local provisioners install (used without the class object)."""
     return name in NODE_LOCAL_CLASS_NAMES or bool(NODE_LOCAL_CLASS_RE.match(name))
-
-
-def _pv_topology(pv: Mapping[str, Any]) -> str | None:
-    """ "local" for a local PV or a hostPath PV with node affinity, "hostpath" for a hostPath PV
-    without one, None otherwise."""
-    spec = _m(pv.get("spec"))
-    if "local" in spec:
-        return "local"
-    if "hostPath" in spec:
-        return "local" if _m(spec.get("nodeAffinity")).get("required") else "hostpath"
-    return None
-
-
-def _pv_class(pv: Mapping[str, Any]) -> str:
-    """pkg/apis/core/v1/helper/helpers.go#GetPersistentVolumeClass (annotation first)."""
-    ann = _m(_m(pv.get("metadata")).get("annotations"))
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
-    name = _m(pv.get("spec")).get("storageClassName")
-    return name if isinstance(name, str) else ""
 
 
 @dataclass(frozen=True)
@@ -214,11 +222,11 @@ class StorageIndex:
     independent of how many there are: a set is handed only the classes and volumes its
     claims can use (:meth:`inputs`)."""
 
-    #: StorageClass by name (the last one of a name)
+    #: StorageClass by name (the last one of a name: what ``kubectl apply`` leaves)
     by_name: Mapping[str, Mapping[str, Any]]
-    #: the default StorageClass (the last one annotated as the default)
+    #: the default StorageClass (:func:`embedded_sim.objects.default_class`)
     default: Mapping[str, Any] | None
-    #: by class, the first node-local PersistentVolume of it (``_pv_topology``)
+    #: by class, the first node-local PersistentVolume of it (``PersistentVolume.topology``)
     node_pvs: Mapping[str, Mapping[str, Any]]
 
     def inputs(
@@ -226,11 +234,12 @@ class StorageIndex:
     ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
         """``(classes, volumes)`` to give :func:`resolve_claim` for claims asking for
         ``class_names`` (``None``: no class): it answers with them as with every class and
-        volume of the cluster."""
+        volume of the cluster (the default class is among them, and wins over them as it
+        wins over all)."""
         wanted = list(dict.fromkeys(c or "" for c in class_names))
         classes = [self.by_name[c] for c in wanted if c in self.by_name]
-        if self.default is not None:
-            classes.append(self.default)  # (last: the default resolve_claim keeps)
+        if self.default is not None and not any(c is self.default for c in classes):
+            classes.append(self.default)
         return classes, [self.node_pvs[c] for c in wanted if c in self.node_pvs]
 
 
@@ -239,30 +248,31 @@ def storage_index(
 ) -> StorageIndex:
     """Index ``classes`` and ``pvs`` as :func:`resolve_claim` reads them, in one pass."""
     by_name: dict[str, Mapping[str, Any]] = {}
-    default: Mapping[str, Any] | None = None
+    models: dict[int, Mapping[str, Any]] = {}
+    parsed: list[StorageClass] = []
     for sc in classes:
         if not isinstance(sc, Mapping):
             continue
-        meta = _m(sc.get("metadata"))
-        name = meta.get("name")
-        if isinstance(name, str):
-            by_name[name] = sc
-        ann = _m(meta.get("annotations"))
-        if any(str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
-            default = sc
+        model = StorageClass.from_object(sc)
+        if model.name:
+            by_name[model.name] = sc
+        models[id(model)] = sc
+        parsed.append(model)
+    chosen = default_class(parsed)
     node_pvs: dict[str, Mapping[str, Any]] = {}
     for pv in pvs:
         cls = node_local_class(pv) if isinstance(pv, Mapping) else None
         if cls is not None:
             node_pvs.setdefault(cls, pv)
-    return StorageIndex(by_name, default, node_pvs)
+    return StorageIndex(by_name, models[id(chosen)] if chosen else None, node_pvs)
 
 
 def node_local_class(pv: Mapping[str, Any]) -> str | None:
     """The class of a PersistentVolume that pins its pod to a node (a local or hostPath
-    volume, ``_pv_topology``), as :class:`StorageIndex` files it; ``None`` for any other
-    volume."""
-    return _pv_class(pv) if _pv_topology(pv) is not None else None
+    volume, ``PersistentVolume.topology``), as :class:`StorageIndex` files it; ``None`` for
+    any other volume."""
+    model = PersistentVolume.from_object(pv)
+    return model.class_name if model.topology is not None else None
 
 
 def resolve_claim(
@@ -277,23 +287,24 @@ def resolve_claim(
     index = storage_index(classes, pvs)
     default = index.default
     if class_name is None and default is not None:
-        topo, bmode, basis = classify_class(default, access_modes)
-        name = str(_m(default.get("metadata")).get("name", "default"))
-        return ClaimStorage(topo, bmode, name, f"the default {basis}")
+        model = StorageClass.from_object(default)
+        topo, bmode, basis = classify_class(model, access_modes)
+        return ClaimStorage(topo, bmode, model.name or "default", f"the default {basis}")
     if class_name and class_name in index.by_name:
-        topo, bmode, basis = classify_class(index.by_name[class_name], access_modes)
+        model = StorageClass.from_object(index.by_name[class_name])
+        topo, bmode, basis = classify_class(model, access_modes)
         return ClaimStorage(topo, bmode, class_name, basis)
-    pv = index.node_pvs.get(class_name or "")
-    if pv is not None:
-        pv_topo = _pv_topology(pv) or "local"  # (indexed only when it has a topology)
-        pv_name = str(_m(pv.get("metadata")).get("name", "?"))
+    found = index.node_pvs.get(class_name or "")
+    if found is not None:
+        pv = PersistentVolume.from_object(found)
+        pv_topo = pv.topology or "local"  # (indexed only when it has a topology)
         what = f"class {class_name!r}" if class_name else 'storageClassName ""'
         kind = "local" if pv_topo == "local" else "hostPath"
         return ClaimStorage(
             pv_topo,
             "WaitForFirstConsumer",
             class_name or "",
-            f"{kind} PersistentVolumes of {what} (e.g. {pv_name})",
+            f"{kind} PersistentVolumes of {what} (e.g. {pv.name or '?'})",
         )
     if class_name == "":
         note = (

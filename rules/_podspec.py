@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ssrisk.embedded_sim import workload as _model
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
+from ssrisk.embedded_sim.objects import PersistentVolume, Service
 from ssrisk.embedded_sim.podtemplate import (
     Container,
     PodTemplate,
@@ -312,11 +313,20 @@ def _claim_storage(ctx: CheckContext, index: int) -> ClaimStorage | None:
 # --- Services --------------------------------------------------------------------------------
 
 
+def service(svc: K8sObject) -> Service:
+    """The typed model of a Service (:class:`ssrisk.embedded_sim.objects.Service`), parsed
+    once per object."""
+    return svc.memo("service", lambda: Service.from_object(svc.data))
+
+
 def is_headless(svc: K8sObject) -> bool:
-    """Whether a Service is headless: ``clusterIP: None`` (or ``None`` first in
-    ``clusterIPs``), as docs/concepts/services-networking/service.md (Headless Services) says."""
-    ips = svc.get("spec", "clusterIPs")
-    return svc.get("spec", "clusterIP") == "None" or (isinstance(ips, list) and ips[:1] == ["None"])
+    """Whether a Service is headless (the model's reading)."""
+    return service(svc).headless
+
+
+def persistent_volume(pv: K8sObject) -> PersistentVolume:
+    """The typed model of a PersistentVolume, parsed once per object."""
+    return pv.memo("persistent-volume", lambda: PersistentVolume.from_object(pv.data))
 
 
 # --- PodDisruptionBudgets --------------------------------------------------------------------
@@ -362,5 +372,5 @@ def budget(pdb: K8sObject, replicas: int) -> Budget | None:
     """The budget of ``pdb`` over a StatefulSet with ``replicas`` (``None`` if a budget field
     holds what the API server rejects). No API version defaults a budget: one that sets
     neither field allows no eviction (see :mod:`ssrisk.embedded_sim.disruption`)."""
-    model = DisruptionBudget.from_object(pdb.data)
+    model = pdb.memo("budget", lambda: DisruptionBudget.from_object(pdb.data))
     return Budget(model, replicas) if model.readable else None

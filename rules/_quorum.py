@@ -26,7 +26,7 @@ from ssrisk.model import K8sObject
 from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
 
-from ._podspec import template
+from ._podspec import set_spec, template
 
 ANNOTATION = "ssrisk.io/quorum"
 
@@ -96,11 +96,9 @@ def quorum_system(ctx: CheckContext) -> str | None:
 
 
 def _quorum_system(sts: K8sObject) -> str | None:
-    meta = sts.metadata.get("annotations")
-    if isinstance(meta, dict) or hasattr(meta, "get"):
-        said = str(meta.get(ANNOTATION, "") if meta else "").strip().lower()
-        if said in ("true", "false"):
-            return "annotation" if said == "true" else None
+    said = str(set_spec(sts).annotations.get(ANNOTATION, "")).strip().lower()
+    if said in ("true", "false"):
+        return "annotation" if said == "true" else None
     main = server_container(sts)
     if main is None:
         return None
@@ -286,9 +284,8 @@ def _member_weight(system: str, other: K8sObject) -> int | None:
     StatefulSets (``None``: not a voting member set, such as a data-only one)."""
     if _quorum_system(other) != system:
         return None
-    replicas = other.get("spec", "replicas")
-    ok = isinstance(replicas, int) and not isinstance(replicas, bool)
-    return replicas if ok else 1
+    replicas = set_spec(other).replicas
+    return 1 if replicas is None else replicas
 
 
 def allowed_down(ctx: CheckContext, value: int | str | None, replicas: int | None = None) -> int:

@@ -10,7 +10,7 @@ from ssrisk.model import Finding, K8sObject, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
-from ._podspec import is_headless, set_spec
+from ._podspec import service, set_spec
 from ._workload import serves
 
 #: What is lost, by whether the pods serve (see :meth:`HeadlessServiceMissing._finding`).
@@ -80,17 +80,13 @@ class HeadlessServiceMissing(Rule):
     @staticmethod
     def _problem(svc: K8sObject, labels: Mapping[str, Any], name: str) -> str | None:
         """Why ``svc`` cannot govern the StatefulSet's pods, or ``None`` when it can."""
-        cluster_ip = svc.get("spec", "clusterIP")
-        if not is_headless(svc):
-            shown = cluster_ip if cluster_ip is not None else "unset"
+        model = service(svc)
+        if not model.headless:
+            shown = model.cluster_ip if model.cluster_ip is not None else "unset"
             return f"Service {name!r} is not headless (clusterIP {shown})"
-        selector = svc.get("spec", "selector")
+        selector = model.selector
         if not map_selector_matches(selector, labels):
-            shown = (
-                ", ".join(f"{k}={v}" for k, v in selector.items())
-                if isinstance(selector, Mapping) and selector
-                else "none"
-            )
+            shown = ", ".join(f"{k}={v}" for k, v in selector.items()) if selector else "none"
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             return f"headless Service {name!r} selects {shown}, not these pods"
         return None

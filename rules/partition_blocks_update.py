@@ -8,7 +8,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import as_int
+from ._podspec import set_spec
 
 
 class PartitionBlocksUpdate(Rule):
@@ -26,10 +26,11 @@ class PartitionBlocksUpdate(Rule):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         n = ctx.replicas
-        if n < 1 or ctx.sts.get("spec", "updateStrategy", "type") not in (None, "RollingUpdate"):
+        spec = set_spec(ctx.sts)
+        if n < 1 or spec.update_strategy_type not in (None, "RollingUpdate"):
             return
         path = ("spec", "updateStrategy", "rollingUpdate", "partition")
-        partition = as_int(ctx.sts.get(*path))
+        partition = spec.partition
         if partition is None or partition < n:
             return
         msg = (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ssrisk.embedded_sim.disruption import DisruptionBudget
+
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import MAX_PDBS, CheckContext, Rule
@@ -84,7 +86,7 @@ class PdbBlocksDrain(Rule):
             if b.allowed(n) == 0:  # (also a budget that sets neither field)
                 yield self._never(ctx, pdb, b.field, b.raw, b.desired_healthy, _cause(ctx, pdb))
             elif b.allowed(n) == 1 and n >= 2:
-                f = self._unhealthy_policy(ctx, pdb)
+                f = self._unhealthy_policy(ctx, pdb, b.model)
                 if f is not None:
                     yield f
 
@@ -196,15 +198,17 @@ these pods.
             severity=Severity.ERROR,
         )
 
-    def _unhealthy_policy(self, ctx: CheckContext, pdb: K8sObject) -> Finding | None:
+    def _unhealthy_policy(
+        self, ctx: CheckContext, pdb: K8sObject, model: DisruptionBudget
+    ) -> Finding | None:
         if not gate_enabled(ctx, PDB_UNHEALTHY_POD_EVICTION_POLICY):  # beta and on from 1.27
             return None
-        if pdb.get("spec", "unhealthyPodEvictionPolicy") == "AlwaysAllow":
+        if model.unhealthy_policy == "AlwaysAllow":
             return None
-        policy = pdb.get("spec", "unhealthyPodEvictionPolicy") or "unset"
+        policy = model.unhealthy_policy if model.unhealthy_policy_set else "unset"
         at = (
             pdb.pos("spec", "unhealthyPodEvictionPolicy")
-            if pdb.get("spec", "unhealthyPodEvictionPolicy") is not None
+            if model.unhealthy_policy_set
             else pdb.pos("spec")
         )
         msg = (

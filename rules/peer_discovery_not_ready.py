@@ -13,7 +13,7 @@ from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
-from ._podspec import containers, is_headless, set_spec
+from ._podspec import containers, service, set_spec
 from ._probes import LOCAL_PATHS, PEER_CHECK, local_exec, probe_text
 from ._quorum import quorum_system
 from ._text import paragraph
@@ -110,8 +110,8 @@ class PeerDiscoveryNotReady(Rule):
         found = list(containers(ctx.sts))
         if not any(c.readiness is not None for c in found):
             return  # without a readiness probe a pod is Ready as soon as it runs
-        service = self._governing(ctx, name)
-        if service is None or service.get("spec", "publishNotReadyAddresses") is True:
+        governing = self._governing(ctx, name)
+        if governing is None or service(governing).publish_not_ready_addresses:
             return
         where = peer_evidence(ctx.sts, name)
         if where is None:
@@ -143,7 +143,7 @@ class PeerDiscoveryNotReady(Rule):
                 f"pods find peers through Service {name!r}, which lists Ready pods only, "
                 f"and {ready}: a cold start can deadlock"
             )
-        at = service.pos("spec")
+        at = governing.pos("spec")
         policy = "OrderedReady" if ordered else "Parallel"
 
         def explanation() -> str:
@@ -189,9 +189,8 @@ class PeerDiscoveryNotReady(Rule):
         """The headless Service ``name`` of the StatefulSet's namespace that selects its pods
         (headless-service-missing reports the others)."""
         for svc in ctx.inventory.all_named("Service", ctx.sts.namespace, name):
-            if is_headless(svc) and map_selector_matches(
-                svc.get("spec", "selector"), ctx.pod_labels
-            ):
+            model = service(svc)
+            if model.headless and map_selector_matches(model.selector, ctx.pod_labels):
                 return svc
         return None
 

@@ -3,68 +3,19 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
+from ssrisk.embedded_sim.objects import StorageClass
+from ssrisk.embedded_sim.storage import pins_zone
+
 from ssrisk.hookspecs import hookimpl
+from ssrisk.inventory import storage_class_model
 from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import ZONE_KEYS, template
+from ._podspec import persistent_volume, template
 from ._sim import timeline_block
-
-#: Provisioners of zonal block disks (a disk lives in one zone). Sources: the drivers' docs
-#: (aws-ebs-csi-driver, gcp-compute-persistent-disk-csi-driver, azuredisk-csi-driver,
-#: cloud-provider-openstack cinder-csi-plugin, alibaba-cloud-csi-driver, IBM VPC block CSI)
-#: and the in-tree plugins they replace (web: docs/concepts/storage/storage-classes.md).
-ZONAL_PROVISIONERS = frozenset(
-    {
-        "ebs.csi.aws.com",
-        "kubernetes.io/aws-ebs",
-        "pd.csi.storage.gke.io",
-        "kubernetes.io/gce-pd",
-        "disk.csi.azure.com",
-        "kubernetes.io/azure-disk",
-        "cinder.csi.openstack.org",
-        "kubernetes.io/cinder",
-        "diskplugin.csi.alibabacloud.com",
-        "vpc.block.csi.ibm.io",
-    }
-)
-
-#: Zone keys used in PV node affinities, besides the well-known labels.
-PV_ZONE_KEYS = (*ZONE_KEYS, "topology.ebs.csi.aws.com/zone", "topology.gke.io/zone")
-
-
-def _regional(sc: K8sObject) -> bool:
-    """GCE regional PDs replicate over two zones (parameter replication-type regional-pd)."""
-    params = sc.get("parameters")
-    if not isinstance(params, Mapping):
-        return False
-    return any(str(v).lower() == "regional-pd" for v in params.values())
-
-
-def _pv_zones(pv: K8sObject) -> tuple[set[str], tuple[str | int, ...] | None]:
-    terms = pv.get("spec", "nodeAffinity", "required", "nodeSelectorTerms")
-    zones: set[str] = set()
-    where: tuple[str | int, ...] | None = None
-    if not isinstance(terms, list):
-        return zones, None
-    for ti, term in enumerate(terms):
-        exprs = term.get("matchExpressions") if isinstance(term, Mapping) else None
-        for ei, e in enumerate(exprs if isinstance(exprs, list) else []):
-            if (
-                isinstance(e, Mapping)
-                and e.get("key") in PV_ZONE_KEYS
-                and e.get("operator") == "In"
-            ):
-                zones.update(str(v) for v in (e.get("values") or []))
-                if where is None:
-                    where = (
-                        "spec", "nodeAffinity", "required", "nodeSelectorTerms", ti,
-                        "matchExpressions", ei,
-                    )  # fmt: skip
-    return zones, where
 
 
 class ZonalVolumePinning(Rule):
@@ -90,15 +41,16 @@ class ZonalVolumePinning(Rule):
             claim = vct.name
             if sc is not None and sc.name not in seen:
                 seen.add(sc.name)
-                yield from self._immediate(ctx, sc, claim)
+                model = storage_class_model(sc)
+                if pins_zone(model, vct.access_modes or ("ReadWriteOnce",)):
+                    yield from self._immediate(ctx, sc, model, claim)
             yield from self._bound_pvs(ctx, claim)
 
-    def _immediate(self, ctx: CheckContext, sc: K8sObject, claim: str) -> Iterator[Finding]:
-        prov = sc.get("provisioner")
-        mode = sc.get("volumeBindingMode")
-        if prov not in ZONAL_PROVISIONERS or _regional(sc):
-            return
-        if mode not in (None, "Immediate"):
+    def _immediate(
+        self, ctx: CheckContext, sc: K8sObject, model: StorageClass, claim: str
+    ) -> Iterator[Finding]:
+        prov, mode = model.provisioner, model.binding_mode
+        if model.binding != "Immediate":
             return
         at = sc.pos("volumeBindingMode") if mode is not None else sc.pos("provisioner")
         how = "volumeBindingMode Immediate" if mode else "volumeBindingMode unset: Immediate"
@@ -136,15 +88,15 @@ existing claims; the field is immutable) and spread the replicas over zones.
         by_zone: dict[str, list[tuple[int, K8sObject, Any]]] = defaultdict(list)
         prefix = f"{claim}-{ctx.sts.name}-"
         for pv in ctx.inventory.volumes_claimed_by_ordinal(ns, prefix):
-            ref = pv.get("spec", "claimRef")
-            if not isinstance(ref, Mapping) or str(ref.get("namespace") or "default") != ns:
+            model = persistent_volume(pv)
+            if model.claim is None or model.claim[0] != ns:
                 continue
-            name = str(ref.get("name") or "")
+            name = model.claim[1]
             if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
                 continue
-            zones, where = _pv_zones(pv)
-            if len(zones) == 1 and where is not None:
-                by_zone[zones.pop()].append((int(name[len(prefix) :]), pv, where))
+            if len(model.zones) == 1 and model.zone_path is not None:
+                (zone,) = model.zones
+                by_zone[zone].append((int(name[len(prefix) :]), pv, model.zone_path))
         n = ctx.replicas
         for zone, items in sorted(by_zone.items()):
             if len(items) < 2 or n < 2:

@@ -25,12 +25,8 @@ from .paths import ancestors
 from .selectors import InvalidSelector, is_empty_selector, map_selector_matches, selector_matches
 
 if TYPE_CHECKING:
+    from .embedded_sim.objects import StorageClass
     from .embedded_sim.storage import StorageIndex
-
-DEFAULT_CLASS_ANNOTATIONS = (
-    "storageclass.kubernetes.io/is-default-class",
-    "storageclass.beta.kubernetes.io/is-default-class",
-)
 
 
 #: Namespaced kinds whose copies in two rendered units mark those units as alternatives of
@@ -298,8 +294,12 @@ class Inventory:
         return iter(self._list(space, key))
 
     def storage_class(self, name: str) -> K8sObject | None:
-        """The StorageClass ``name`` (the first one loaded, if defined twice)."""
-        return self.named("StorageClass", None, name)
+        """The StorageClass ``name`` (the last one loaded, if defined twice: what ``kubectl
+        apply`` of the inputs in order leaves, and what the simulator reads)."""
+        found = [
+            o for o in self._list("name", ("StorageClass", name)) if o.metadata.get("name") == name
+        ]
+        return found[-1] if found else None
 
     def storage_class_for_claim(self, name: str | None) -> K8sObject | None:
         """The StorageClass a claim that asks for class ``name`` gets, when the inputs define
@@ -316,14 +316,15 @@ class Inventory:
 
     def default_storage_class(self) -> K8sObject | None:
         """The default StorageClass for claims of this view's unit (see :meth:`for_unit`):
-        of the whole inventory, the first class annotated as the default."""
+        of the whole inventory, the class :func:`embedded_sim.objects.default_class` picks
+        of those annotated as the default."""
 
-        def first() -> K8sObject | None:
-            found = [lst[0] for lst in self._space("sc-default").values() if lst]
+        def pick() -> K8sObject | None:
             seq = self._seq
-            return min(found, key=lambda o: seq[id(o)]) if found else None
+            found = [o for lst in self._space("sc-default").values() for o in lst]
+            return chosen_default(sorted(found, key=lambda o: seq[id(o)]))
 
-        return self.memo("default-storage-class", first)
+        return self.memo("default-storage-class", pick)
 
     def storage_class_data(self) -> list[Mapping[str, Any]]:
         """The StorageClasses as data for the simulator, which picks the default class by its
@@ -372,26 +373,6 @@ class Inventory:
         ``kind`` object ``name`` (the first one loaded, when several do)."""
         found = self._list("hpa", (namespace, kind, name))
         return found[0] if found else None
-
-    def namespace(self, name: str) -> K8sObject | None:
-        """The Namespace object ``name``, when the inputs define it."""
-        return self.named("Namespace", None, name)
-
-    def persistent_volume_claim(self, namespace: str | None, name: str) -> K8sObject | None:
-        """The PersistentVolumeClaim ``name`` in ``namespace``, when the inputs define it."""
-        return self.named("PersistentVolumeClaim", namespace, name)
-
-    def persistent_volume(self, name: str) -> K8sObject | None:
-        """The PersistentVolume ``name`` (cluster-scoped), when the inputs define it."""
-        return self.named("PersistentVolume", None, name)
-
-    def persistent_volumes_of_class(self, storage_class: str) -> list[K8sObject]:
-        """PersistentVolumes whose ``spec.storageClassName`` is ``storage_class``."""
-        return [
-            pv
-            for pv in self.of_kind("PersistentVolume")
-            if pv.get("spec", "storageClassName") == storage_class
-        ]
 
 
 K = TypeVar("K")
@@ -729,8 +710,7 @@ class _UnitView(Inventory):
         return self.memo("reaching-defaults", find)
 
     def default_storage_class(self) -> K8sObject | None:
-        found = self._reaching_defaults()
-        return found[0] if found else None
+        return chosen_default(self._reaching_defaults())
 
     def storage_inputs(
         self, class_names: Iterable[str | None]
@@ -745,9 +725,9 @@ class _UnitView(Inventory):
             ]
             if named:  # (the last of a name, as storage_index keeps it)
                 classes.append(self._class_data(named[-1]))
-        defaults = self._reaching_defaults()
-        if defaults:
-            classes.append(defaults[-1].data)
+        default = self.default_storage_class()
+        if default is not None and not any(c is default.data for c in classes):
+            classes.append(default.data)
         volumes = [found[0].data for c in wanted if (found := self._list("pv-node", c))]
         return classes, volumes
 
@@ -931,15 +911,32 @@ def _covered(unit: str, default_units: set[str]) -> bool:
     return any(d in default_units for d in _unit_dirs(unit))
 
 
+def storage_class_model(sc: K8sObject) -> StorageClass:
+    """The typed model of the StorageClass ``sc`` (:class:`embedded_sim.objects.StorageClass`),
+    parsed once per object."""
+    from .embedded_sim.objects import StorageClass
+
+    return sc.memo("storage-class", lambda: StorageClass.from_object(sc.data))
+
+
 def is_default_class(sc: K8sObject) -> bool:
     """Whether the StorageClass ``sc`` carries the default-class annotation."""
-    ann = sc.metadata.get("annotations")
-    return isinstance(ann, Mapping) and any(
-        str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS
-    )
+    return storage_class_model(sc).is_default
+
+
+def chosen_default(classes: Sequence[K8sObject]) -> K8sObject | None:
+    """Of ``classes`` (in load order), the default class a claim naming none gets
+    (:func:`embedded_sim.objects.default_class`)."""
+    from .embedded_sim.objects import default_class
+
+    models = [storage_class_model(sc) for sc in classes]
+    chosen = default_class(models)
+    return next((sc for sc, m in zip(classes, models, strict=True) if m is chosen), None)
 
 
 def _without_default_annotation(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    from .embedded_sim.objects import DEFAULT_CLASS_ANNOTATIONS
+
     meta = dict(data.get("metadata") or {})
     annotations = meta.get("annotations")
     if isinstance(annotations, Mapping):
@@ -958,40 +955,3 @@ def unit_covers(outer: str, inner: str) -> bool:
         return False
     a, b = os.path.abspath(outer), os.path.abspath(inner)
     return b == a or b.startswith(a.rstrip(os.sep) + os.sep)
-
-
-#: Node labels a PersistentVolume's node affinity pins a zone with (the second is the
-#: deprecated beta label; docs: reference/labels-annotations-taints/#topologykubernetesiozone).
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-
-
-def pv_is_local(pv: K8sObject) -> bool:
-    """True for ``local`` and ``hostPath`` PersistentVolumes: their data lives on one node, so
-    a pod using them can only run there (docs: concepts/storage/volumes/#local)."""
-    spec = pv.get("spec")
-    return isinstance(spec, Mapping) and (
-        spec.get("local") is not None or spec.get("hostPath") is not None
-    )
-
-
-def pv_zones(pv: K8sObject) -> frozenset[str]:
-    """Zones a PersistentVolume's ``spec.nodeAffinity.required`` allows (empty: no zone
-    constraint). Terms are ORed, so the result is the union of the zones each term pins with
-    an ``In`` requirement on a zone label (k8s.io/component-helpers/storage/volume/
-    pv_helpers.go, CheckNodeAffinity; a term without a zone requirement allows every zone)."""
-    terms = pv.get("spec", "nodeAffinity", "required", "nodeSelectorTerms")
-    if not isinstance(terms, list):
-        return frozenset()
-    zones: set[str] = set()
-    for term in terms:
-        exprs = term.get("matchExpressions") if isinstance(term, Mapping) else None
-        term_zones = [
-            str(v)
-            for e in (exprs if isinstance(exprs, list) else [])
-            if isinstance(e, Mapping) and e.get("key") in ZONE_LABELS and e.get("operator") == "In"
-            for v in (e.get("values") or [])
-        ]
-        if not term_zones:
-            return frozenset()  # this term does not constrain the zone
-        zones.update(term_zones)
-    return frozenset(zones)

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from conftest import DATA, run_cli
+from ssrisk.embedded_sim.objects import PersistentVolume
 
-from ssrisk.inventory import Inventory, pv_is_local, pv_zones
+from ssrisk.inventory import Inventory
+from ssrisk.model import K8sObject
 from ssrisk.renderers.inputs import load_inputs
 from ssrisk.settings import Settings
 
 SURROUNDINGS = DATA / "inputs" / "surroundings.yaml"
+
+
+def pv_class(pv: K8sObject) -> str:
+    return PersistentVolume.from_object(pv.data).class_name
 
 
 def _inventory() -> Inventory:
@@ -19,22 +25,30 @@ def _inventory() -> Inventory:
 
 def test_cluster_scoped_and_namespaced_lookups() -> None:
     inv = _inventory()
-    ns = inv.namespace("data")
+    ns = inv.named("Namespace", None, "data")
     assert ns is not None and ns.namespace is None
-    pvc = inv.persistent_volume_claim("data", "data-db-0")
+    pvc = inv.named("PersistentVolumeClaim", "data", "data-db-0")
     assert pvc is not None and pvc.get("spec", "storageClassName") == "local"
-    assert inv.persistent_volume_claim("elsewhere", "data-db-0") is None
+    assert inv.named("PersistentVolumeClaim", "elsewhere", "data-db-0") is None
     default = inv.default_storage_class()
     assert default is not None and default.name == "standard"
-    assert [pv.name for pv in inv.persistent_volumes_of_class("local")] == ["local-pv-1"]
+    local = [pv.name for pv in inv.of_kind("PersistentVolume") if pv_class(pv) == "local"]
+    assert local == ["local-pv-1"]
 
 
 def test_persistent_volume_node_affinity() -> None:
     inv = _inventory()
-    local, zonal = inv.persistent_volume("local-pv-1"), inv.persistent_volume("zonal-pv")
+    local, zonal = (
+        inv.named("PersistentVolume", None, "local-pv-1"),
+        inv.named("PersistentVolume", None, "zonal-pv"),
+    )
     assert local is not None and zonal is not None
-    assert pv_is_local(local) and not pv_is_local(zonal)
-    assert pv_zones(zonal) == {"europe-west1-b"} and pv_zones(local) == frozenset()
+    local_pv, zonal_pv = (
+        PersistentVolume.from_object(local.data),
+        PersistentVolume.from_object(zonal.data),
+    )
+    assert local_pv.topology == "local" and zonal_pv.topology is None
+    assert zonal_pv.zones == {"europe-west1-b"} and local_pv.zones == frozenset()
 
 
 def test_pdb_selectors_as_kubernetes_evaluates_them() -> None:

@@ -156,6 +156,10 @@ def _pdbs(seen: list[K8sObject], ns: str | None, labels: Mapping[str, Any]) -> l
     ]
 
 
+def _name(o: K8sObject) -> str:
+    return o.name
+
+
 def _claim_stem(pv: K8sObject) -> tuple[str, str]:
     ref = pv.get("spec", "claimRef")
     name = str(ref.get("name") or "")
@@ -290,7 +294,10 @@ def _expected(seen: list[K8sObject], sts: K8sObject, unit: str | None) -> dict[s
         "claimed": ids(
             of("PersistentVolume", lambda o: _claim_stem(o) == (ns or "default", "data-x-"))
         ),
-        "default": first(of("StorageClass", lambda o: is_default_class(o) and reaches(o))),
+        # GetDefaultClass: newest first (these have no creationTimestamp), then by name
+        "default": first(
+            sorted(of("StorageClass", lambda o: is_default_class(o) and reaches(o)), key=_name)
+        ),
         "storage": storage_index(classes, pvs).inputs(["fast", "slow", None]),
     }
 

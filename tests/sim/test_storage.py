@@ -77,7 +77,8 @@ def test_the_storage_index_answers_as_every_class_and_volume(
 ) -> None:
     """A set is handed only the classes and volumes its claims can use (StorageIndex.inputs,
     made once per inventory): resolve_claim answers with them as with all of them (the
-    last class of a name, the last default, the first node-local volume of a class)."""
+    last class of a name, the default GetDefaultClass picks, the first node-local volume of a
+    class)."""
     from ssrisk.embedded_sim.profile import ClusterProfile
     from ssrisk.embedded_sim.storage import resolve_claim, storage_index
 
@@ -94,3 +95,74 @@ def test_the_storage_index_answers_as_every_class_and_volume(
         == every
     )
     assert len(some_classes) <= 2 and len(some_pvs) <= 1
+
+
+def _class(name: str, provisioner: str, **fields: object) -> dict[str, object]:
+    meta: dict[str, object] = {"name": name}
+    for key in ("annotations", "creationTimestamp"):
+        if key in fields:
+            meta[key] = fields.pop(key)
+    return {"kind": "StorageClass", "metadata": meta, "provisioner": provisioner, **fields}
+
+
+_DEFAULT = {"storageclass.kubernetes.io/is-default-class": "true"}
+
+
+@pytest.mark.parametrize(
+    ("classes", "chosen"),
+    [
+        # no creationTimestamp: the first by name, whatever the load order
+        (
+            [
+                _class("z-wait", "ebs.csi.aws.com", annotations=_DEFAULT),
+                _class("a-now", "x", annotations=_DEFAULT),
+            ],
+            "a-now",
+        ),
+        # the newest first (pkg/volume/util/storageclass.go#GetDefaultClass)
+        (
+            [
+                _class(
+                    "a-old", "x", annotations=_DEFAULT, creationTimestamp="2024-01-01T00:00:00Z"
+                ),
+                _class(
+                    "z-new", "x", annotations=_DEFAULT, creationTimestamp="2025-06-01T00:00:00Z"
+                ),
+            ],
+            "z-new",
+        ),
+        # a class without the annotation is never the default
+        ([_class("a-plain", "x"), _class("b-default", "x", annotations=_DEFAULT)], "b-default"),
+    ],
+)
+def test_of_several_default_classes_a_claim_gets_the_one_get_default_class_picks(
+    classes: list[dict[str, object]], chosen: str
+) -> None:
+    from ssrisk.inventory import Inventory
+    from ssrisk.model import K8sObject
+
+    st = resolve_claim(None, ("ReadWriteOnce",), "data", classes, [], ClusterProfile())
+    assert st.class_name == chosen
+    # the rules' lookup (Inventory.default_storage_class) picks the same class
+    inventory = Inventory(K8sObject(c, "classes.yaml", 0, None, i) for i, c in enumerate(classes))
+    found = inventory.default_storage_class()
+    assert found is not None and found.name == chosen
+
+
+@pytest.mark.parametrize(
+    ("parameters", "topology"),
+    [
+        ({"replication-type": "regional-pd"}, "regional"),
+        ({"Replication-Type": "Regional-PD"}, "regional"),  # keys and values without case
+        ({"replication-type": "none"}, "zonal"),
+        ({"skuName": "Premium_ZRS"}, "regional"),
+        ({"skuname": "StandardSSD_ZRS"}, "regional"),
+        ({"skuName": "Premium_LRS"}, "zonal"),
+    ],
+)
+def test_zone_redundant_parameters_make_a_class_regional(
+    parameters: dict[str, str], topology: str
+) -> None:
+    sc = _class("disks", "pd.csi.storage.gke.io", parameters=parameters)
+    st = resolve_claim("disks", ("ReadWriteOnce",), "data", [sc], [], ClusterProfile())
+    assert st.topology == topology

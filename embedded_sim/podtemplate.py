@@ -373,7 +373,7 @@ class PodTemplate:
     #: terminationGracePeriodSeconds as written (None: unset or not an integer; the API
     #: server's default is 30).
     grace_period_s: int | None = None
-    #: The tolerations in order (:meth:`Toleration.parse`: an entry that is no mapping
+    #: The tolerations in order (:meth:`Toleration.parse`; an entry that is no mapping
     #: tolerates nothing).
     tolerations: tuple[Toleration, ...] = ()
     node_name: str | None = None
@@ -669,7 +669,9 @@ def _parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
         node_name=node_name if isinstance(node_name, str) and node_name else None,
         node_selector=_map(pod.get("nodeSelector")),
         grace_period_s=_int(pod.get("terminationGracePeriodSeconds")),
-        tolerations=tuple(Toleration.parse(t) for t in _list(pod.get("tolerations"))),
+        tolerations=tuple(
+            Toleration.parse(t) for t in _list(pod.get("tolerations")) if isinstance(t, _MAPS)
+        ),
         anti_affinity_required=anti_required,
         anti_affinity_preferred=anti_preferred,
         affinity_required=_affinity(pod, "podAffinity")[0],

@@ -155,10 +155,12 @@ def _prestop_seconds(template: PodTemplate) -> float | None:
     return total
 
 
-def parse_tolerations(
-    raw: Any, profile_ns: float = 300.0, profile_nu: float = 300.0
+def with_default_tolerations(
+    written: tuple[Toleration, ...], profile_ns: float = 300.0, profile_nu: float = 300.0
 ) -> tuple[Toleration, ...]:
-    tols = [Toleration.parse(t) for t in _list(raw) if _map(t)]
+    """The pod's tolerations after admission: those of the template (the model's) and the
+    defaults DefaultTolerationSeconds adds."""
+    tols = list(written)
     # plugin/pkg/admission/defaulttolerationseconds/admission.go#Admit: add
     # {Exists, NoExecute, 300 s} for not-ready / unreachable unless a toleration suppresses it
     for key, secs in ((TAINT_NOT_READY, profile_ns), (TAINT_UNREACHABLE, profile_nu)):
@@ -221,8 +223,8 @@ def parse_statefulset(
         max_unavailable_raw=max_unavailable_raw,
         ordinals_start=ordinals_start,
         min_ready_seconds=min_ready,
-        tolerations=parse_tolerations(
-            pspec.get("tolerations"), default_not_ready_s, default_unreachable_s
+        tolerations=with_default_tolerations(
+            template.tolerations, default_not_ready_s, default_unreachable_s
         ),
         claim_templates=tuple(claims),
         when_deleted=when_deleted,

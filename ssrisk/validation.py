@@ -679,6 +679,7 @@ def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     pod_spec = template.get("spec") if isinstance(template, dict) else None
     if isinstance(pod_spec, dict):
         path = ("spec", "template", "spec")
+        out.extend(_toleration_problems((*path, "tolerations"), pod_spec.get("tolerations")))
         one_of((*path, "restartPolicy"), pod_spec.get("restartPolicy"), ("Always",))
         if pod_spec.get("activeDeadlineSeconds") is not None:
             out.append(
@@ -686,6 +687,57 @@ def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
                     (*path, "activeDeadlineSeconds"),
                     f"{field_path((*path, 'activeDeadlineSeconds'))}: not supported in a "
                     f"StatefulSet {_SRC}",
+                )
+            )
+    return out
+
+
+_TOLERATION_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateTolerations)"
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _toleration_problems(path: tuple[str | int, ...], tolerations: Any) -> list[_Problem]:
+    """What ``ValidateTolerations`` rejects of a pod's tolerations: an empty key needs the
+    Exists operator (a null or empty entry has neither, so it is rejected), tolerationSeconds
+    the NoExecute effect, Exists an empty value, and the effect must be a taint effect.
+
+    (Operators besides Equal and Exists are left to the schema: Lt and Gt are accepted behind a
+    feature gate of newer versions.)"""
+    out: list[_Problem] = []
+    for i, entry in enumerate(tolerations if isinstance(tolerations, list) else ()):
+        at = (*path, i)
+        tol = entry if isinstance(entry, dict) else {}
+        key, op, effect = tol.get("key") or "", tol.get("operator") or "", tol.get("effect") or ""
+        where = field_path(at)
+        if key == "" and op != "Exists":
+            out.append(
+                _Problem(
+                    (*at, "operator") if "operator" in tol else at,
+                    f"{where}: operator must be Exists when key is empty (Exists with no key "
+                    f"tolerates every taint) {_TOLERATION_SRC}",
+                )
+            )
+        if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
+            out.append(
+                _Problem(
+                    (*at, "effect") if "effect" in tol else at,
+                    f"{where}: effect must be NoExecute when tolerationSeconds is set "
+                    f"{_TOLERATION_SRC}",
+                )
+            )
+        if op == "Exists" and tol.get("value"):
+            out.append(
+                _Problem(
+                    (*at, "value"),
+                    f"{where}: value must be empty when operator is Exists {_TOLERATION_SRC}",
+                )
+            )
+        if effect and effect not in _TAINT_EFFECTS:
+            out.append(
+                _Problem(
+                    (*at, "effect"),
+                    f"{where}: effect {_snippet(repr(effect))} is not "
+                    f"{', '.join(_TAINT_EFFECTS)} or empty {_TOLERATION_SRC}",
                 )
             )
     return out

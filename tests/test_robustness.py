@@ -515,3 +515,63 @@ def test_the_command_line_never_prints_a_traceback_for_the_table(tmp_path: Path)
 
 if sys.platform == "win32":  # pragma: no cover - FIFOs and symlinks need POSIX
     pytestmark = pytest.mark.skip("POSIX only")
+
+
+_TOLERATING = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: postgres:16}]
+      tolerations:
+      - ENTRY
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "column", "words"),
+    [
+        # an empty key needs Exists: a null or empty entry, or one with only an effect, is
+        # rejected (rules that read it as tolerating every empty-valued taint were wrong)
+        ("null", 9, "tolerations[0]: operator must be Exists when key is empty"),
+        ("{}", 9, "tolerations[0]: operator must be Exists when key is empty"),
+        ("{effect: NoExecute}", 9, "operator must be Exists when key is empty"),
+        ("{operator: Equal, effect: NoExecute}", 10, "operator must be Exists when key is empty"),
+        (
+            "{key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}",
+            36,
+            "effect must be NoExecute",
+        ),
+        ("{key: k, operator: Exists, value: v}", 36, "value must be empty when operator is Exists"),
+        ("{key: k, effect: NoEvict}", 18, "effect 'NoEvict' is not NoSchedule"),
+    ],
+)
+def test_tolerations_the_api_server_rejects(
+    entry: str, column: int, words: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "sts.yaml"
+    path.write_text(_TOLERATING.replace("ENTRY", entry))
+    report = run_cli("check", "--format", "json", str(path)).json()
+    (err,) = report["errors"]
+    assert words in err["message"] and "ValidateTolerations" in err["message"], err
+    assert (err["line"], err["column"]) == (12, column), err
+    assert report["summary"]["statefulsets"] == 0
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "{operator: Exists}",
+        "{key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 30}",
+        "{key: k, value: v, effect: NoSchedule}",
+    ],
+)
+def test_tolerations_the_api_server_stores(entry: str, tmp_path: Path) -> None:
+    path = tmp_path / "sts.yaml"
+    path.write_text(_TOLERATING.replace("ENTRY", entry))
+    report = run_cli("check", "--format", "json", str(path)).json()
+    assert report["errors"] == [] and report["summary"]["statefulsets"] == 1

@@ -150,11 +150,13 @@ def test_sleep_seconds(command: Any, want: float | None) -> None:
 def test_rules_and_simulator_read_a_toleration_alike(
     toleration: dict[str, Any], taint: tuple[str, str, str], want: bool
 ) -> None:
-    from ssrisk.embedded_sim.workload import parse_tolerations
+    from ssrisk.embedded_sim.workload import parse_statefulset
     from ssrisk.rules._podspec import eviction_for, tolerated_for_ever
 
     key, value, effect = taint
-    (model, *_defaults) = parse_tolerations([toleration])
+    pod_spec = {"tolerations": [toleration], "containers": [{"name": "c", "image": "i"}]}
+    workload = parse_statefulset({"spec": {"template": {"spec": pod_spec}}})
+    (model, *_defaults) = workload.tolerations
     assert model.tolerates(key, value, effect) is want
     if effect == "NoExecute" and "tolerationSeconds" not in toleration:  # what the rules ask
         pod = {"spec": {"template": {"spec": {"tolerations": [toleration]}}}}

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .quantity import parse_quantity
 from .selectors import selects
 from .storage import BETA_STORAGE_CLASS_ANNOTATION, claim_class_name
 
@@ -41,6 +42,9 @@ def sleep_seconds(text: str) -> float | None:
     found = [float(v) * _SLEEP_UNIT[u] for v, u in _SLEEP.findall(text)]
     return sum(found) if found else None
 
+
+#: terminationGracePeriodSeconds when unset (pkg/apis/core/v1/defaults.go#SetDefaults_PodSpec)
+DEFAULT_GRACE_PERIOD_S = 30
 
 #: What a loaded mapping is: dict first (loaders hand in dict subclasses, and the Mapping ABC
 #: check alone is slow).
@@ -170,6 +174,30 @@ class ContainerPort:
     path: Path
     container_port: int | None
     host_port: int | None
+    protocol: str = "TCP"
+    host_ip: str = "0.0.0.0"
+
+
+@dataclass(frozen=True)
+class HostPort:
+    """A port the pod binds on its node (pkg/scheduler/framework/plugins/nodeports):
+    ``path`` is the field that binds it (the port's ``hostPort``, or ``hostNetwork``)."""
+
+    port: int
+    protocol: str = "TCP"
+    host_ip: str = "0.0.0.0"
+    path: Path = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Requests:
+    """Resource requests as the scheduler sums them (millicores, bytes)."""
+
+    cpu_m: float = 0.0
+    memory_b: float = 0.0
+
+
+_NO_REQUESTS = Requests()
 
 
 @dataclass(frozen=True)
@@ -200,6 +228,8 @@ class Container:
     liveness: Probe | None
     startup: Probe | None
     sidecar: bool
+    #: resources.requests, each defaulted from resources.limits when unset (SetDefaults_Pod)
+    requests: Requests = _NO_REQUESTS
 
     @property
     def path(self) -> Path:
@@ -222,6 +252,7 @@ class Volume:
     name: str
     host_path: str | None
     claim_name: str | None
+    empty_dir: bool = False
 
     @property
     def path(self) -> Path:
@@ -385,6 +416,56 @@ class PodTemplate:
     spread_constraints: tuple[SpreadConstraint, ...] = ()
     #: nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
     node_affinity_required: tuple[NodeSelectorTerm, ...] = ()
+    #: spec.overhead (RuntimeClass pod overhead), added to the pod's requests
+    overhead: Requests = _NO_REQUESTS
+
+    @property
+    def effective_grace_period_s(self) -> int:
+        """The grace period the pod's deletion gets: 30 s when unset
+        (pkg/apis/core/v1/defaults.go#SetDefaults_PodSpec), 1 s when negative (the delete path
+        since 1.22, kubernetes/kubernetes#98866; the pods' defaulting since 1.27, #115606)."""
+        value = self.grace_period_s
+        if value is None:
+            return DEFAULT_GRACE_PERIOD_S
+        return 1 if value < 0 else value
+
+    @cached_property
+    def host_ports(self) -> tuple[HostPort, ...]:
+        """The ports the pod binds on its node, once each: a running container's hostPort >
+        0, and with hostNetwork every containerPort (SetDefaults_Pod sets hostPort =
+        containerPort for hostNetwork pods)."""
+        out: list[HostPort] = []
+        for c in (*self.main, *(c for c in self.containers if c.sidecar)):
+            for p in c.ports:
+                if p.host_port is not None and p.host_port > 0:
+                    out.append(HostPort(p.host_port, p.protocol, p.host_ip, (*p.path, "hostPort")))
+                elif self.host_network and (p.container_port or 0) > 0:
+                    port = p.container_port or 0
+                    out.append(HostPort(port, p.protocol, p.host_ip, (*POD, "hostNetwork")))
+        return tuple(dict.fromkeys(out))
+
+    @cached_property
+    def requests(self) -> Requests:
+        """k8s.io/component-helpers/resource/helpers.go#PodRequests: the main containers plus
+        the sidecars, or the largest init container with the sidecars started before it if
+        that is more, plus spec.overhead."""
+        cpu = sum(c.requests.cpu_m for c in self.main)
+        mem = sum(c.requests.memory_b for c in self.main)
+        side_cpu = side_mem = init_cpu = init_mem = 0.0
+        for c in self.containers:
+            if c.field != "initContainers":
+                continue
+            if c.sidecar:
+                side_cpu, side_mem = side_cpu + c.requests.cpu_m, side_mem + c.requests.memory_b
+            else:
+                init_cpu = max(init_cpu, side_cpu + c.requests.cpu_m)
+                init_mem = max(init_mem, side_mem + c.requests.memory_b)
+        cpu, mem = max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
+        return Requests(cpu + self.overhead.cpu_m, mem + self.overhead.memory_b)
+
+    @property
+    def has_empty_dir(self) -> bool:
+        return any(v.empty_dir for v in self.volumes)
 
     @cached_property
     def running(self) -> tuple[Container, ...]:
@@ -414,6 +495,28 @@ def _probe(raw: Any, path: Path) -> Probe | None:
     )
 
 
+def _requests(c: Mapping[str, Any]) -> Requests:
+    """A container's requests, defaulted from its limits where a request is not set
+    (SetDefaults_Pod); an unreadable or negative quantity reads as 0."""
+    res = c.get("resources")
+    if not isinstance(res, _MAPS):
+        return _NO_REQUESTS
+    req, lim = _map(res.get("requests")), _map(res.get("limits"))
+    if not req and not lim:
+        return _NO_REQUESTS
+    cpu = parse_quantity(req["cpu"]) if "cpu" in req else parse_quantity(lim.get("cpu"))
+    mem = parse_quantity(req["memory"]) if "memory" in req else parse_quantity(lim.get("memory"))
+    return Requests(max(0.0, (cpu or 0.0) * 1000.0), max(0.0, mem or 0.0))
+
+
+def _overhead(pod: Mapping[str, Any]) -> Requests:
+    over = pod.get("overhead")
+    if not isinstance(over, _MAPS):
+        return _NO_REQUESTS
+    cpu, mem = parse_quantity(over.get("cpu")) or 0.0, parse_quantity(over.get("memory")) or 0.0
+    return Requests(cpu * 1000.0, mem)
+
+
 def _env_value(v: Any) -> str | None:
     """An env entry's literal value as text (an integer written unquoted too); None else."""
     if isinstance(v, str):
@@ -430,7 +533,13 @@ def _container(field: str, index: int, c: Mapping[str, Any]) -> Container:
         if isinstance(e, _MAPS) and isinstance(e.get("name"), str)
     )
     ports = tuple(
-        ContainerPort((*at, "ports", j), _int(p.get("containerPort")), _int(p.get("hostPort")))
+        ContainerPort(
+            (*at, "ports", j),
+            _int(p.get("containerPort")),
+            _int(p.get("hostPort")),
+            _str(p.get("protocol"), "TCP") or "TCP",
+            _str(p.get("hostIP"), "0.0.0.0") or "0.0.0.0",
+        )
         for j, p in enumerate(_list(c.get("ports")))
         if isinstance(p, _MAPS)
     )
@@ -455,6 +564,7 @@ def _container(field: str, index: int, c: Mapping[str, Any]) -> Container:
         liveness=_probe(c.get("livenessProbe"), (*at, "livenessProbe")),
         startup=_probe(c.get("startupProbe"), (*at, "startupProbe")),
         sidecar=field == "initContainers" and c.get("restartPolicy") == "Always",
+        requests=_requests(c),
     )
 
 
@@ -579,6 +689,10 @@ class SetSpec:
     #: the StatefulSet's own ``metadata.annotations`` (the template's are
     #: :attr:`PodTemplate.annotations`)
     annotations: Mapping[str, Any]
+    #: ``ordinals.start``, ``minReadySeconds`` (s), ``revisionHistoryLimit``
+    ordinals_start: int | None = None
+    min_ready_seconds: int | None = None
+    revision_history_limit: int | None = None
 
 
 def _opt_str(v: Any) -> str | None:
@@ -605,6 +719,9 @@ def parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
         fields=frozenset(str(k) for k, v in spec.items() if v is not None),
         pod_fields=frozenset(str(k) for k, v in pod.items() if v is not None),
         annotations=_map(_map(statefulset.get("metadata")).get("annotations")),
+        ordinals_start=_int(_map(spec.get("ordinals")).get("start")),
+        min_ready_seconds=_int(spec.get("minReadySeconds")),
+        revision_history_limit=_int(spec.get("revisionHistoryLimit")),
     )
 
 
@@ -654,6 +771,7 @@ def _parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
             _text(pvc.get("claimName"))
             if isinstance(pvc := v.get("persistentVolumeClaim"), _MAPS)
             else None,
+            "emptyDir" in v,
         )
         for i, v in enumerate(_list(pod.get("volumes")))
         if isinstance(v, _MAPS)
@@ -683,4 +801,5 @@ def _parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
         volumes=volumes,
         claim_templates=claims,
         host_network=pod.get("hostNetwork") is True,
+        overhead=_overhead(pod),
     )

@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+#: kube-apiserver --default-not-ready-toleration-seconds and
+#: --default-unreachable-toleration-seconds (plugin/pkg/admission/defaulttolerationseconds)
+DEFAULT_TOLERATION_S = 300
+
 
 @dataclass(frozen=True)
 class NodeTaint:
@@ -105,8 +109,8 @@ class ClusterProfile:
     large_cluster_size_threshold: int = 50
     unhealthy_zone_threshold: float = 0.55
     # kube-apiserver --default-{not-ready,unreachable}-toleration-seconds.
-    default_not_ready_toleration_s: float = 300.0
-    default_unreachable_toleration_s: float = 300.0
+    default_not_ready_toleration_s: float = float(DEFAULT_TOLERATION_S)
+    default_unreachable_toleration_s: float = float(DEFAULT_TOLERATION_S)
     # pkg/controller/podgc/gc_controller.go: gcCheckPeriod 20 s, quarantineTime 40 s.
     podgc_period_s: float = 20.0
     podgc_quarantine_s: float = 40.0

@@ -9,22 +9,22 @@ PVC retention Retain/Retain), pkg/apis/core/v1/defaults.go#SetDefaults_PodSpec
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .podtemplate import (
+    HostPort,
     NodeSelectorRequirement,
     PodTemplate,
+    Requests,
     Toleration,
-    _list,
     _map,
-    _num,
     _str,
+    parse_spec,
     parse_template,
 )
+from .profile import DEFAULT_TOLERATION_S
 from .selectors import selects
 
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
@@ -61,23 +61,6 @@ class SpreadRule:
     topology_key: str
     kind: str  # "anti-affinity", "affinity" or "spread"
     max_skew: int = 1
-
-
-@dataclass(frozen=True)
-class HostPort:
-    """A container port with hostPort (pkg/scheduler/framework/plugins/nodeports)."""
-
-    port: int
-    protocol: str = "TCP"
-    host_ip: str = "0.0.0.0"
-
-
-@dataclass(frozen=True)
-class Requests:
-    """The pod's resource requests as the scheduler sums them (millicores, bytes)."""
-
-    cpu_m: float = 0.0
-    memory_b: float = 0.0
 
 
 @dataclass
@@ -156,7 +139,9 @@ def _prestop_seconds(template: PodTemplate) -> float | None:
 
 
 def with_default_tolerations(
-    written: tuple[Toleration, ...], profile_ns: float = 300.0, profile_nu: float = 300.0
+    written: tuple[Toleration, ...],
+    profile_ns: float = DEFAULT_TOLERATION_S,
+    profile_nu: float = DEFAULT_TOLERATION_S,
 ) -> tuple[Toleration, ...]:
     """The pod's tolerations after admission: those of the template (the model's) and the
     defaults DefaultTolerationSeconds adds."""
@@ -171,81 +156,57 @@ def with_default_tolerations(
 
 
 def parse_statefulset(
-    sts: Mapping[str, Any], default_not_ready_s: float = 300.0, default_unreachable_s: float = 300.0
+    sts: Mapping[str, Any],
+    default_not_ready_s: float = DEFAULT_TOLERATION_S,
+    default_unreachable_s: float = DEFAULT_TOLERATION_S,
 ) -> Workload:
+    """The StatefulSet as the simulator runs it: the model's template and spec fields
+    (:func:`parse_template`, :func:`parse_spec`), defaulted as the API server does. Never
+    raises."""
     meta = _map(sts.get("metadata"))
-    spec = _map(sts.get("spec"))
-    tmpl = _map(spec.get("template"))
-    tmeta = _map(tmpl.get("metadata"))
-    pspec = _map(tmpl.get("spec"))
-    notes: list[str] = []
-
-    replicas = max(0, _int(spec.get("replicas"), 1))
-    pmp = _str(spec.get("podManagementPolicy"), "OrderedReady")
-    if pmp not in ("OrderedReady", "Parallel"):
-        pmp = "OrderedReady"
-    tgp = _num(pspec.get("terminationGracePeriodSeconds"), 30.0)
-    us = _map(spec.get("updateStrategy"))
-    ustype = _str(us.get("type"), "RollingUpdate")
-    if ustype not in ("RollingUpdate", "OnDelete", "Recreate"):
-        ustype = "RollingUpdate"
-    ru = _map(us.get("rollingUpdate"))
-    partition = max(0, _int(ru.get("partition"), 0))
-    max_unavailable_raw = ru.get("maxUnavailable", 1)
-    ordinals_start = max(0, _int(_map(spec.get("ordinals")).get("start"), 0))
-    min_ready = max(0.0, _num(spec.get("minReadySeconds"), 0.0) or 0.0)
-    labels = {str(k): str(v) for k, v in _map(tmeta.get("labels")).items()}
-
-    template = parse_template(sts)
-    claims = _claim_templates(template)
-
-    ret = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
-    when_deleted = _str(ret.get("whenDeleted"), "Retain")
-    when_scaled = _str(ret.get("whenScaled"), "Retain")
-
+    template, spec = parse_template(sts), parse_spec(sts)
+    pmp = spec.pod_management_policy
+    ustype = spec.update_strategy_type
     namespace = _str(meta.get("namespace"), "default") or "default"
     rules, foreign = _hard_rules(template, namespace)
-
-    containers = _list(pspec.get("containers"))
     has_probe, start_to_ready, probe_period = _readiness(template)
-
-    node_name = pspec.get("nodeName")
-    init = _list(pspec.get("initContainers"))
-    sidecars = [c for c in init if _map(c).get("restartPolicy") == "Always"]
     return Workload(
-        namespace=_str(meta.get("namespace"), "default") or "default",
+        namespace=namespace,
         name=_str(meta.get("name"), "statefulset") or "statefulset",
-        replicas=replicas,
-        pod_management_policy=pmp,
-        termination_grace_period_s=max(0.0, tgp if tgp is not None else 30.0),
-        update_strategy=ustype,
-        partition=partition,
-        max_unavailable_raw=max_unavailable_raw,
-        ordinals_start=ordinals_start,
-        min_ready_seconds=min_ready,
+        replicas=max(0, 1 if spec.replicas is None else spec.replicas),
+        pod_management_policy=pmp if pmp in ("OrderedReady", "Parallel") else "OrderedReady",
+        termination_grace_period_s=float(template.effective_grace_period_s),
+        update_strategy=(
+            ustype if ustype in ("RollingUpdate", "OnDelete", "Recreate") else "RollingUpdate"
+        ),
+        partition=max(0, spec.partition or 0),
+        max_unavailable_raw=1 if spec.max_unavailable is None else spec.max_unavailable,
+        ordinals_start=max(0, spec.ordinals_start or 0),
+        min_ready_seconds=float(max(0, spec.min_ready_seconds or 0)),
         tolerations=with_default_tolerations(
             template.tolerations, default_not_ready_s, default_unreachable_s
         ),
-        claim_templates=tuple(claims),
-        when_deleted=when_deleted,
-        when_scaled=when_scaled,
+        claim_templates=tuple(_claim_templates(template)),
+        when_deleted=spec.retention_when_deleted or "Retain",
+        when_scaled=spec.retention_when_scaled or "Retain",
         hard_rules=tuple(rules),
-        node_selector={str(k): str(v) for k, v in _map(pspec.get("nodeSelector")).items()},
-        node_name=node_name if isinstance(node_name, str) and node_name else None,
+        node_selector={str(k): str(v) for k, v in template.node_selector.items()},
+        node_name=template.node_name,
         start_to_ready_s=start_to_ready,
         has_readiness_probe=has_probe,
         readiness_period_s=probe_period,
         prestop_s=_prestop_seconds(template),
-        labels=labels,
-        has_empty_dir=any("emptyDir" in _map(v) for v in _list(pspec.get("volumes"))),
-        revision_history_limit=_int(spec.get("revisionHistoryLimit"), 10),
+        labels={str(k): str(v) for k, v in template.labels.items()},
+        has_empty_dir=template.has_empty_dir,
+        revision_history_limit=(
+            10 if spec.revision_history_limit is None else spec.revision_history_limit
+        ),
         node_affinity_terms=tuple(
             (*t.match_expressions, *t.match_fields) for t in template.node_affinity_required
         ),
-        host_ports=_host_ports([*containers, *sidecars], pspec.get("hostNetwork") is True),
-        requests=_pod_requests(containers, init, _map(pspec.get("overhead"))),
+        host_ports=template.host_ports,
+        requests=template.requests,
         foreign_affinity_terms=foreign,
-        notes=notes,
     )
 
 
@@ -293,93 +254,6 @@ def _readiness(template: PodTemplate) -> tuple[bool, float | None, float | None]
         float(max(p.initial_delay_s for p in probes)),
         float(max(p.period_s for p in probes)),
     )
-
-
-def _host_ports(containers: list[Any], host_network: bool) -> tuple[HostPort, ...]:
-    """Container ports bound on the node: hostPort > 0, and with hostNetwork every containerPort
-    (SetDefaults_Pod sets hostPort = containerPort for hostNetwork pods)."""
-    out: list[HostPort] = []
-    for c in containers:
-        for port in _list(_map(c).get("ports")):
-            pm = _map(port)
-            hp = _int(pm.get("hostPort"), 0)
-            if hp <= 0 and host_network:
-                hp = _int(pm.get("containerPort"), 0)
-            if hp > 0:
-                out.append(
-                    HostPort(
-                        hp,
-                        _str(pm.get("protocol"), "TCP") or "TCP",
-                        _str(pm.get("hostIP"), "0.0.0.0") or "0.0.0.0",
-                    )
-                )
-    return tuple(dict.fromkeys(out))
-
-
-#: A quantity's number and suffix (matched on the stripped text). No two parts can take the
-#: same characters, so a long unreadable value costs linear time (``\d+\.?\d*`` took minutes
-#: on 50,000 digits and a ``!``).
-_QUANTITY_RE = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)")
-_SUFFIX = {
-    "": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
-}  # fmt: skip
-
-
-def parse_quantity(v: Any) -> float | None:
-    """A resource.Quantity ("500m", "1.5", "2Gi", "1e9", 4) as a number; None if unreadable."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    if not isinstance(v, str):
-        return None
-    return _parse_quantity_text(v)
-
-
-@functools.lru_cache(maxsize=1024)
-def _parse_quantity_text(v: str) -> float | None:
-    """`parse_quantity` of a string (a few distinct values, read for every StatefulSet)."""
-    m = _QUANTITY_RE.fullmatch(v.strip())
-    if m is None or m.group(2) not in _SUFFIX:
-        return None
-    try:
-        return float(m.group(1)) * _SUFFIX[m.group(2)]
-    except ValueError:
-        return None
-
-
-def _container_requests(c: Any) -> tuple[float, float]:
-    """requests, defaulted from limits where a request is not set (SetDefaults_Pod)."""
-    res = _map(_map(c).get("resources"))
-    req, lim = _map(res.get("requests")), _map(res.get("limits"))
-    out = []
-    for name, scale in (("cpu", 1000.0), ("memory", 1.0)):
-        q = parse_quantity(req.get(name)) if name in req else parse_quantity(lim.get(name))
-        out.append(max(0.0, (q or 0.0) * scale))
-    return out[0], out[1]
-
-
-def _pod_requests(containers: list[Any], init: list[Any], overhead: Mapping[str, Any]) -> Requests:
-    """k8s.io/component-helpers/resource/helpers.go#PodRequests: the containers plus the
-    restartable init containers (sidecars), or the largest init container with the sidecars
-    started before it if that is more, plus spec.overhead."""
-    cpu = mem = 0.0
-    for c in containers:
-        c_cpu, c_mem = _container_requests(c)
-        cpu, mem = cpu + c_cpu, mem + c_mem
-    side_cpu = side_mem = 0.0
-    init_cpu = init_mem = 0.0
-    for c in init:
-        c_cpu, c_mem = _container_requests(c)
-        if _map(c).get("restartPolicy") == "Always":
-            side_cpu, side_mem = side_cpu + c_cpu, side_mem + c_mem
-        else:
-            init_cpu, init_mem = max(init_cpu, side_cpu + c_cpu), max(init_mem, side_mem + c_mem)
-    cpu, mem = max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
-    o_cpu = parse_quantity(overhead.get("cpu")) or 0.0
-    o_mem = parse_quantity(overhead.get("memory")) or 0.0
-    return Requests(cpu + o_cpu * 1000.0, mem + o_mem)
 
 
 def resolve_max_unavailable(raw: Any, replicas: int) -> int:

@@ -40,9 +40,7 @@ UNREACHABLE = _model.TAINT_UNREACHABLE
 NOT_READY = _model.TAINT_NOT_READY
 OUT_OF_SERVICE = _model.TAINT_OUT_OF_SERVICE
 #: kube-apiserver --default-unreachable-toleration-seconds / --default-not-ready-toleration-seconds
-DEFAULT_TOLERATION_S = 300
-#: terminationGracePeriodSeconds when unset (k8s: pkg/apis/core/v1/defaults.go, SetDefaults_PodSpec)
-DEFAULT_GRACE_S = 30
+DEFAULT_TOLERATION_S = _model.DEFAULT_TOLERATION_S
 
 
 def as_int(value: Any) -> int | None:
@@ -74,9 +72,9 @@ def node_monitor_grace_period_s(kube_version: str) -> int:
 
 
 def grace_period_s(sts: K8sObject) -> int:
-    """``terminationGracePeriodSeconds`` of the template, default 30 s."""
-    value = template(sts).grace_period_s
-    return DEFAULT_GRACE_S if value is None or value < 0 else value
+    """The grace period a pod of ``sts`` is deleted with, in seconds (the model's
+    :attr:`PodTemplate.effective_grace_period_s`: 30 when unset, 1 when negative)."""
+    return template(sts).effective_grace_period_s
 
 
 def template(sts: K8sObject) -> PodTemplate:
@@ -228,14 +226,8 @@ def host_port_path(sts: K8sObject) -> tuple[str | int, ...] | None:
     ``hostNetwork: true`` with a containerPort), else ``None``. The scheduler's NodePorts filter
     (k8s: pkg/scheduler/framework/plugins/nodeports/node_ports.go#Filter) then admits one pod of
     the set per node, as a required anti-affinity on the hostname would."""
-    host_network = template(sts).host_network
-    for c in containers(sts):
-        for port in c.ports:
-            if port.host_port is not None and port.host_port > 0:
-                return (*port.path, "hostPort")
-            if host_network and (port.container_port or 0) > 0:
-                return (*POD, "hostNetwork")
-    return None
+    ports = template(sts).host_ports
+    return ports[0].path if ports else None
 
 
 def colocation_path(sts: K8sObject, labels: Mapping[str, Any]) -> tuple[str | int, ...] | None:

@@ -8,7 +8,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._podspec import containers, grace_period_s
+from ._podspec import containers, grace_period_s, template
 
 
 class PreStopExceedsGrace(Rule):
@@ -38,9 +38,16 @@ class PreStopExceedsGrace(Rule):
             if secs is None or secs < grace:
                 continue
             shown = int(secs) if secs == int(secs) else secs
+            written = template(ctx.sts).grace_period_s
+            grace_text = (
+                f"{grace}"
+                if written == grace or written is None
+                else (f"{written}, read as {grace}")
+            )
             msg = (
                 f"container {c.name or '?'!r} sleeps {shown} s in preStop but "
-                f"terminationGracePeriodSeconds is {grace}: no time is left for a clean shutdown"
+                f"terminationGracePeriodSeconds is {grace_text}: no time is left for a clean "
+                "shutdown"
             )
 
             def explanation(shown: float = shown) -> str:  # bound: runs after the loop

@@ -717,7 +717,7 @@ def _node_setting(key: str, name: str, value: Any, where: str) -> Any:
     """node-labels {key: value}, node-taints [{key, value, effect}], node-allocatable
     {cpu, memory, pods}, checked and turned into the ClusterProfile's values."""
     from .embedded_sim.profile import Allocatable, NodeTaint
-    from .embedded_sim.workload import parse_quantity
+    from .embedded_sim.quantity import parse_quantity
 
     def label(k: Any, v: Any) -> tuple[str, str]:
         text = _label_text(v)

@@ -155,7 +155,7 @@ CASES = [
         lambda n: SET.format(
             container=_field(f'resources:\n  requests:\n    memory: "{"1" * (8 * n)}!"')
         ),
-        "ssrisk.embedded_sim.workload:_parse_quantity_text",
+        "ssrisk.embedded_sim.quantity:_parse_quantity_text",
         "1!",
     ),
     Case(
@@ -309,7 +309,7 @@ _OLD_QUANTITY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(
 @settings(derandomize=True, max_examples=600, deadline=None)
 @given(st.text(alphabet="0123456789.eE+-kMGTPimKa \t!", max_size=12))
 def test_quantities_are_read_as_by_the_old_pattern(text: str) -> None:
-    from ssrisk.embedded_sim.workload import _SUFFIX, parse_quantity
+    from ssrisk.embedded_sim.quantity import _SUFFIX, parse_quantity
 
     m = _OLD_QUANTITY.match(text)
     old = None

@@ -165,3 +165,41 @@ def test_a_cached_run_reads_a_terms_namespaces_in_the_sets_own_namespace(
     result = simulate(yaml.safe_load(text), "node-loss", kube_version="1.34")
     assert result.placement_basis is not None
     assert result.placement_basis.worst_node == worst_node
+
+
+@pytest.mark.parametrize(
+    ("written", "want"),
+    [
+        (None, 30),  # SetDefaults_PodSpec
+        (45, 45),
+        (0, 0),
+        # negative: 1 s (kubernetes/kubernetes#98866, #115606); the rules read 30, the
+        # simulator 0
+        (-5, 1),
+    ],
+)
+def test_simulator_and_rules_read_one_grace_period(written: int | None, want: int) -> None:
+    sts = _sts()
+    if written is not None:
+        sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = written
+    assert parse_template(sts).effective_grace_period_s == want
+    assert parse_statefulset(sts).termination_grace_period_s == want
+
+
+def test_simulator_and_rules_read_one_set_of_host_ports_and_requests() -> None:
+    sts = _sts()
+    pod = sts["spec"]["template"]["spec"]
+    pod["initContainers"][1]["ports"] = [{"containerPort": 9901, "hostPort": 9901}]
+    pod["containers"][0]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi"}}
+    pod["initContainers"][0]["resources"] = {"requests": {"cpu": "3"}}
+    pod["overhead"] = {"cpu": "250m"}
+    template, workload = parse_template(sts), parse_statefulset(sts)
+    # main containers' ports first, then the sidecars'; each keeps the field that binds it
+    assert [(p.port, p.path[-5:]) for p in template.host_ports] == [
+        (5432, ("containers", 0, "ports", 0, "hostPort")),
+        (9901, ("initContainers", 1, "ports", 0, "hostPort")),
+    ]
+    assert workload.host_ports == template.host_ports
+    # limits default the requests; the init container runs alone: max(2000, 3000) + 250 m
+    assert (template.requests.cpu_m, template.requests.memory_b) == (3250.0, 2.0**30)
+    assert workload.requests == template.requests

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .quantity import parse_quantity
 from .selectors import selects
@@ -700,7 +700,12 @@ def _opt_str(v: Any) -> str | None:
 
 
 def parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
-    """The StatefulSet's own spec fields (:class:`SetSpec`). Never raises."""
+    """The StatefulSet's own spec fields (:class:`SetSpec`; shared as :func:`parse_template`'s
+    result is). Never raises."""
+    return _parsed(statefulset, SetSpec, _parse_spec)
+
+
+def _parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
     spec = _map(statefulset.get("spec"))
     strategy = _map(spec.get("updateStrategy"))
     rolling = _map(strategy.get("rollingUpdate"))
@@ -725,12 +730,29 @@ def parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
     )
 
 
-#: The last templates parsed, by the identity of the manifest they were parsed from: the rules
-#: and the simulator read the same loaded object, which is not changed after loading, so one
-#: parse serves both. Each entry keeps its manifest alive, so an id is not reused while cached.
-_PARSED: OrderedDict[int, tuple[Mapping[str, Any], PodTemplate]] = OrderedDict()
-_PARSED_MAX = 64
+#: The last models parsed, by the identity of the manifest they were parsed from and their
+#: type: the rules and the simulator read the same loaded object, which is not changed after
+#: loading, so one parse serves both. Each entry keeps its manifest alive, so an id is not
+#: reused while cached.
+_PARSED: OrderedDict[tuple[int, type], tuple[Mapping[str, Any], Any]] = OrderedDict()
+_PARSED_MAX = 128
 _PARSED_LOCK = threading.Lock()
+_T = TypeVar("_T")
+
+
+def _parsed(
+    statefulset: Mapping[str, Any], kind: type[_T], parse: Callable[[Mapping[str, Any]], _T]
+) -> _T:
+    key = (id(statefulset), kind)
+    hit = _PARSED.get(key)
+    if hit is not None and hit[0] is statefulset:
+        return cast(_T, hit[1])
+    parsed = parse(statefulset)
+    with _PARSED_LOCK:
+        _PARSED[key] = (statefulset, parsed)
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return parsed
 
 
 def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
@@ -739,16 +761,7 @@ def parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
 
     Never raises: entries that are not mappings are left out (validation names them).
     """
-    key = id(statefulset)
-    hit = _PARSED.get(key)
-    if hit is not None and hit[0] is statefulset:
-        return hit[1]
-    parsed = _parse_template(statefulset)
-    with _PARSED_LOCK:
-        _PARSED[key] = (statefulset, parsed)
-        while len(_PARSED) > _PARSED_MAX:
-            _PARSED.popitem(last=False)
-    return parsed
+    return _parsed(statefulset, PodTemplate, _parse_template)
 
 
 def _parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:

@@ -23,7 +23,7 @@ from ssrisk.embedded_sim.podtemplate import (
 from ssrisk.embedded_sim.selectors import selects
 from ssrisk.embedded_sim.workload import Toleration
 
-from ssrisk.model import K8sObject
+from ssrisk.model import FORGOTTEN, K8sObject
 
 if TYPE_CHECKING:
     from ssrisk.embedded_sim.storage import ClaimStorage
@@ -82,6 +82,8 @@ def template(sts: K8sObject) -> PodTemplate:
     found = sts.__dict__.get("_template")  # (read by nearly every rule: no memo call)
     if found is None:
         found = sts.__dict__["_template"] = parse_template(sts.data)
+    elif found is FORGOTTEN:
+        return parse_template(sts.data)
     return found
 
 
@@ -90,6 +92,8 @@ def set_spec(sts: K8sObject) -> SetSpec:
     found = sts.__dict__.get("_set_spec")
     if found is None:
         found = sts.__dict__["_set_spec"] = parse_spec(sts.data)
+    elif found is FORGOTTEN:
+        return parse_spec(sts.data)
     return found
 
 

@@ -110,6 +110,16 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
+class _Forgotten:
+    def __reduce__(self) -> str:
+        return "FORGOTTEN"  # (unpickled as this module's one instance)
+
+
+#: What :meth:`K8sObject.forget_model` leaves in place of a freed model: read it again, but do
+#: not keep it on the object.
+FORGOTTEN: Any = _Forgotten()
+
+
 @dataclass
 class K8sObject:
     """One Kubernetes object read from an input, with the positions of its fields.
@@ -174,9 +184,10 @@ class K8sObject:
     def forget_model(self) -> None:
         """Free the typed model the rules parsed from this object (``rules/_podspec.template``
         and ``set_spec``) once its StatefulSet is checked: a large run holds thousands of
-        objects until it reports, and whoever reads the model again parses it again."""
-        self.__dict__.pop("_template", None)
-        self.__dict__.pop("_set_spec", None)
+        objects until it reports. Whoever reads the model afterwards (a lazy explanation, as
+        it is written) parses it again and does not keep it here (:data:`FORGOTTEN`)."""
+        self.__dict__["_template"] = FORGOTTEN
+        self.__dict__["_set_spec"] = FORGOTTEN
 
     def memo(self, key: Hashable, build: Callable[[], T]) -> T:
         """``build()``, computed once per object for ``key``: for what rules derive from the

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .embedded_sim.result import TimelineEvent
 
 
 @lru_cache(maxsize=8192)
@@ -61,7 +64,7 @@ def _cached(result: Any, key: str, build: Any) -> Any:
 def _parts(result: Any, limit: int) -> tuple[tuple[str, str | None, str], ...]:
     """Each line as (time column, pod, event and source): the pod column is padded only once
     its name is known (a renamed copy's names differ in length from the template's)."""
-    events = list(result.to_dict().get("timeline", []))
+    events: list[TimelineEvent | None] = list(result.timeline)
     if len(events) > limit:
         events = [*events[: limit - 2], None, *events[-2:]]
     parts: list[tuple[str, str | None, str]] = []
@@ -71,9 +74,9 @@ def _parts(result: Any, limit: int) -> tuple[tuple[str, str | None, str], ...]:
             continue
         parts.append(
             (
-                f"  t={fmt_duration(ev['t_s']):>9}  ",
-                ev.get("pod") or "-",
-                f"{ev['event']}  [{ev.get('source', '')}]",
+                f"  t={fmt_duration(ev.t_s):>9}  ",
+                ev.pod or "-",
+                f"{ev.event}  [{ev.source}]",
             )
         )
     return tuple(parts)

@@ -113,3 +113,33 @@ def test_without_an_output_that_prints_them_explanations_are_dropped(builds: lis
     report = check([str(RISKY)], rules, Settings(explanations=False))
     assert report.findings and all(f.explanation == "" for f in report.findings)
     assert builds == []
+
+
+def test_writing_the_explanations_keeps_neither_models_nor_result_dicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # JSON builds every explanation after its set was checked: the model it reads again is
+    # parsed again but not kept on the object (10,000 documents: 14 MB more peak RSS), and the
+    # timeline is read from the result's events, not from its JSON dict (kept on the result)
+    from ssrisk.embedded_sim.result import ScenarioResult
+
+    from ssrisk.engine import _evaluate_range, load_all
+    from ssrisk.inventory import Inventory
+    from ssrisk.model import FORGOTTEN
+
+    as_dict: list[str] = []
+    real = ScenarioResult.to_dict
+
+    def counting(self: ScenarioResult) -> dict[str, object]:
+        as_dict.append(self.scenario)
+        return real(self)
+
+    monkeypatch.setattr(ScenarioResult, "to_dict", counting)
+    settings = Settings()
+    inventory = Inventory(o for lf in load_all([str(RISKY)], settings)[0] for o in lf.objects)
+    rules = collect_rules(plugin_manager())
+    findings = _evaluate_range(inventory, rules, settings, inventory.statefulsets)[0]
+    texts = [f.explanation for f in findings]
+    assert sum("Simulated timeline" in t for t in texts) >= 8
+    assert as_dict == []
+    assert all(sts.__dict__.get("_template") is FORGOTTEN for sts in inventory.statefulsets)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ssrisk.embedded_sim import workload as _model
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
@@ -17,8 +17,6 @@ from ssrisk.embedded_sim.podtemplate import (
     Container,
     PodTemplate,
     SetSpec,
-    parse_spec,
-    parse_template,
 )
 from ssrisk.embedded_sim.selectors import selects
 from ssrisk.embedded_sim.workload import Toleration
@@ -79,22 +77,15 @@ def grace_period_s(sts: K8sObject) -> int:
 
 def template(sts: K8sObject) -> PodTemplate:
     """The typed pod and claim templates of ``sts`` (the model's, parsed once per object)."""
-    found = sts.__dict__.get("_template")  # (read by nearly every rule: no memo call)
-    if found is None:
-        found = sts.__dict__["_template"] = parse_template(sts.data)
-    elif found is FORGOTTEN:
-        return parse_template(sts.data)
-    return found
+    found = sts.__dict__.get("_template")  # (read by nearly every rule: no call when kept)
+    if found is None or found is FORGOTTEN:
+        return sts.pod_template()
+    return cast(PodTemplate, found)
 
 
 def set_spec(sts: K8sObject) -> SetSpec:
     """The StatefulSet's own spec fields as written (the model's, parsed once per object)."""
-    found = sts.__dict__.get("_set_spec")
-    if found is None:
-        found = sts.__dict__["_set_spec"] = parse_spec(sts.data)
-    elif found is FORGOTTEN:
-        return parse_spec(sts.data)
-    return found
+    return sts.set_spec()
 
 
 def containers(sts: K8sObject) -> tuple[Container, ...]:

@@ -9,7 +9,7 @@ from ssrisk.embedded_sim.podtemplate import Toleration
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
-from ssrisk.rule import CheckContext, Rule
+from ssrisk.rule import CheckContext, Rule, RuleOption
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, node_monitor_grace_s, out_of_service_works, seconds
@@ -26,7 +26,7 @@ from ._podspec import (
 from ._sim import timeline_block
 from ._text import paragraph
 
-#: A tolerationSeconds of at least this many seconds (1 h) counts as "very long".
+#: A tolerationSeconds of at least this many seconds (1 h) counts as "very long" by default.
 LONG_TOLERATION_S = 3600
 
 SOURCES = (
@@ -48,16 +48,26 @@ class EvictionDisabledByToleration(Rule):
         "without tolerationSeconds, or a very long one: pods are never evicted from a dead node"
     )
     references = SOURCES
+    options = (
+        RuleOption(
+            "long-toleration-s",
+            LONG_TOLERATION_S,
+            1,
+            31_536_000,
+            "the shortest tolerationSeconds for not-ready or unreachable reported as very long",
+        ),
+    )
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         if ctx.replicas < 1:
             return
+        long_s = self.option(ctx, "long-toleration-s")
         reported: set[int | None] = set()
         for taint in (UNREACHABLE, NOT_READY):
             ev = eviction_for(ctx.sts, taint, default_toleration_s(ctx, taint))
             if ev.index in reported:
                 continue
-            if ev.after_s is None or (ev.after_s or 0) >= LONG_TOLERATION_S:
+            if ev.after_s is None or (ev.after_s or 0) >= long_s:
                 reported.add(ev.index)
                 yield self._disabled(ctx, ev)
         yield from self._noschedule_only(ctx)

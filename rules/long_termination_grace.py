@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
-from ssrisk.rule import CheckContext, Rule
+from ssrisk.rule import CheckContext, Rule, RuleOption
 from ssrisk.timeline import fmt_duration
 
 from ._podspec import template
 
-#: A grace period above this many seconds is reported (the default is 30 s).
+#: A grace period above this many seconds is reported by default (Kubernetes' default is 30 s).
 THRESHOLD_S = 300
 
 
@@ -19,8 +19,17 @@ class LongTerminationGrace(Rule):
     id = "long-termination-grace"
     severity = Severity.WARNING
     summary = (
-        f"terminationGracePeriodSeconds above {THRESHOLD_S} s: every pod replacement may wait "
-        "that long, a rollout up to replicas × grace"
+        f"terminationGracePeriodSeconds above {THRESHOLD_S} s (option max-grace-period-s): "
+        "every pod replacement may wait that long, a rollout up to replicas × grace"
+    )
+    options = (
+        RuleOption(
+            "max-grace-period-s",
+            THRESHOLD_S,
+            0,
+            31_536_000,
+            "the longest terminationGracePeriodSeconds not reported, in seconds",
+        ),
     )
     references = (
         "web: docs/concepts/workloads/pods/pod-lifecycle.md (Termination of Pods)",
@@ -30,7 +39,7 @@ class LongTerminationGrace(Rule):
 
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         grace = template(ctx.sts).grace_period_s
-        if grace is None or grace <= THRESHOLD_S:
+        if grace is None or grace <= self.option(ctx, "max-grace-period-s"):
             return
         if ctx.replicas < 1:
             return

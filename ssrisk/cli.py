@@ -6,7 +6,7 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -19,6 +19,7 @@ from .settings import DEFAULT_KUBE_VERSION
 if TYPE_CHECKING:
     from .engine import Report
     from .reporters import Reporter
+    from .ruleoptions import RuleOption
     from .settings import Settings
 
 #: The simulator's scenarios (embedded_sim.SCENARIOS; listed here to keep --help import-light).
@@ -549,7 +550,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
     pm = plugin_manager()
     rules = collect_rules(pm)
-    known = {r.id for r in rules}
+    known = {r.id: r.options for r in rules}
     for rid in [*args.disable, *args.select]:
         if rid not in known:
             from .names import unknown_rule
@@ -580,14 +581,14 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         try:
             runs = [
                 (settings, check_changed(paths, rules, settings, context=args.context))
-                for settings, paths in _settings_by_config(args, sorted(known), writers)
+                for settings, paths in _settings_by_config(args, known, writers)
             ]
         except ChangedError as exc:
             raise UsageError(str(exc)) from None
     else:
         runs = [
             (settings, check(paths, rules, settings, context=args.context))
-            for settings, paths in _settings_by_config(args, sorted(known), writers)
+            for settings, paths in _settings_by_config(args, known, writers)
         ]
     report = merge_reports([r for _s, r in runs], labels=[_config_label(s) for s, _r in runs])
     _check_not_empty(report, args.paths, args.fail_if_empty, changed=args.changed)
@@ -663,7 +664,7 @@ def _apply_baselines(
 
 def _settings_by_config(
     args: argparse.Namespace,
-    known: Sequence[str],
+    known: Mapping[str, Sequence[RuleOption]],
     writers: Sequence[tuple[str, str | None, Reporter]],
 ) -> list[tuple[Settings, list[str]]]:
     """The run settings for each group of PATHs that share a configuration file (``--config``
@@ -886,6 +887,16 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
                     "severities": [str(level) for level in r.levels()],
                     "summary": r.summary,
                     "references": list(r.references),
+                    "options": [
+                        {
+                            "name": o.name,
+                            "default": o.default,
+                            "minimum": o.minimum,
+                            "maximum": o.maximum,
+                            "help": o.help,
+                        }
+                        for o in r.options
+                    ],
                 }
                 for r in rules
             ],
@@ -901,6 +912,8 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
         lw = max((len(x) for x in levels.values()), default=7)
         for r in rules:
             out.write(safe_lines(f"{r.id:<{width}}  {levels[r.id]:<{lw}}  {r.summary}\n"))
+            for o in r.options:  # (set under rule-options in the configuration file)
+                out.write(safe_lines(f"{'':<{width}}  {'':<{lw}}  option {o.describe()}\n"))
     return ExitCode.OK
 
 

@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
@@ -84,6 +84,9 @@ class Config:
     select: tuple[str, ...] = ()
     disable: tuple[str, ...] = ()
     severity: dict[str, Severity] = field(default_factory=dict)
+    #: ``rule-options``: rule id → option name → value (checked against the rules' declared
+    #: options by :meth:`unknown_rules` when it is given them)
+    rule_options: dict[str, dict[str, float]] = field(default_factory=dict)
     fail_on: Severity | None = None
     kube_version: str | None = None
     namespace: str | None = None
@@ -107,7 +110,7 @@ class Config:
                 return str(pos)
         return self.path + (f" [{'.'.join(str(k) for k in keys)}]" if keys else "")
 
-    def check_rules(self, known: Sequence[str]) -> None:
+    def check_rules(self, known: Collection[str]) -> None:
         """Raise :class:`ConfigError` for the rule ids that no installed rule has (all of
         them, in file order)."""
         found = self.unknown_rules(known)
@@ -115,10 +118,12 @@ class Config:
             raise ConfigError.several([e for _keys, e in found])
 
     def unknown_rules(
-        self, known: Sequence[str]
+        self, known: Collection[str]
     ) -> list[tuple[tuple[str | int, ...], ConfigError]]:
-        """``(key path, error)`` for each rule id of ``select``, ``disable`` and ``severity``
-        that no installed rule has."""
+        """``(key path, error)`` for each rule id of ``select``, ``disable``, ``severity`` and
+        ``rule-options`` that no installed rule has; when ``known`` maps each rule id to its
+        options (:attr:`ssrisk.rule.Rule.options`), also for each option the rule does not
+        declare or whose value it rejects (:func:`ssrisk.ruleoptions.option_problems`)."""
         out: list[tuple[tuple[str | int, ...], ConfigError]] = []
         for key in ("select", "disable"):
             for i, rule_id in enumerate(getattr(self, key)):
@@ -128,10 +133,20 @@ class Config:
             if rule_id not in known:
                 keys = ("severity", rule_id)
                 out.append((keys, _unknown(self.where(*keys), "rule", rule_id, known)))
+        for rule_id in self.rule_options:
+            if rule_id not in known:
+                keys = ("rule-options", rule_id)
+                out.append((keys, _unknown(self.where(*keys), "rule", rule_id, known)))
+        if isinstance(known, Mapping):
+            from .ruleoptions import option_problems
+
+            for sub, message in option_problems(self.rule_options, known):
+                at: tuple[str, ...] = ("rule-options", *sub)
+                out.append((at, ConfigError(f"{self.where(*at)}: {message}")))
         return out
 
 
-def _unknown(where: str, what: str, name: str, known: Sequence[str]) -> ConfigError:
+def _unknown(where: str, what: str, name: str, known: Collection[str]) -> ConfigError:
     """``<where>: unknown <what> 'name': did you mean 'x'? (known: ...)``."""
     from .names import closest
 
@@ -252,7 +267,7 @@ def _toml_load(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: nesting too deep to read") from None
 
 
-def load_config(path: str | Path, known_rules: Sequence[str] | None = None) -> Config:
+def load_config(path: str | Path, known_rules: Collection[str] | None = None) -> Config:
     """Read and validate a configuration file (YAML, or TOML when named ``*.toml``); with
     ``known_rules`` (the installed rule ids), rule ids are checked too.
 
@@ -435,7 +450,7 @@ def _validate(
     positions: dict[tuple[str | int, ...], Position],
     prefix: str,
     value_positions: dict[tuple[str | int, ...], Position],
-    known_rules: Sequence[str] | None,
+    known_rules: Collection[str] | None,
 ) -> Config:
     """The :class:`Config` of a loaded document; every problem found (schema, values, rule
     ids when ``known_rules`` is given) is raised at once, in file order."""
@@ -459,6 +474,7 @@ def _validate(
     cfg.select = tuple(ok.get("select") or ())
     cfg.disable = tuple(ok.get("disable") or ())
     cfg.severity = {k: Severity.parse(v) for k, v in (ok.get("severity") or {}).items()}
+    cfg.rule_options = {k: dict(v) for k, v in (ok.get("rule-options") or {}).items()}
     if "fail-on" in ok:
         cfg.fail_on = Severity.parse(ok["fail-on"])
     if "kube-version" in ok:
@@ -902,6 +918,7 @@ def build_settings(
         enable=frozenset(select or c.select),
         disable=frozenset((*c.disable, *disable)),
         severity=dict(c.severity),
+        rule_options={k: dict(v) for k, v in c.rule_options.items()},
         profile=profile,
         feature_gates=dict(c.feature_gates) or None,
         baseline=c.baseline,

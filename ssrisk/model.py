@@ -11,9 +11,12 @@ import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .yamlpos import PosMap, locate
+
+if TYPE_CHECKING:
+    from .embedded_sim.podtemplate import PodTemplate, SetSpec
 
 T = TypeVar("T")
 
@@ -180,6 +183,35 @@ class K8sObject:
             if node is None:
                 return None
         return node
+
+    def pod_template(self) -> PodTemplate:
+        """The typed pod and claim templates of this StatefulSet
+        (:func:`ssrisk.embedded_sim.podtemplate.parse_template`), parsed once and kept until
+        :meth:`forget_model`."""
+        found = self.__dict__.get("_template")
+        if found is None:
+            from .embedded_sim.podtemplate import parse_template
+
+            found = self.__dict__["_template"] = parse_template(self.data)
+        elif found is FORGOTTEN:
+            from .embedded_sim.podtemplate import parse_template
+
+            return parse_template(self.data)
+        return cast("PodTemplate", found)
+
+    def set_spec(self) -> SetSpec:
+        """The StatefulSet's own spec fields as written
+        (:func:`ssrisk.embedded_sim.podtemplate.parse_spec`), kept as :meth:`pod_template`."""
+        found = self.__dict__.get("_set_spec")
+        if found is None:
+            from .embedded_sim.podtemplate import parse_spec
+
+            found = self.__dict__["_set_spec"] = parse_spec(self.data)
+        elif found is FORGOTTEN:
+            from .embedded_sim.podtemplate import parse_spec
+
+            return parse_spec(self.data)
+        return cast("SetSpec", found)
 
     def forget_model(self) -> None:
         """Free the typed model the rules parsed from this object (``rules/_podspec.template``

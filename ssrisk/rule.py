@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 from .inventory import Inventory
 from .model import Finding, K8sObject, ObjectRef, Position, RunNote, Severity
 from .objectives import Objectives
+from .ruleoptions import RuleOption
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
@@ -92,6 +93,8 @@ class CheckContext:
     objectives: Objectives = field(default_factory=Objectives)
     #: Simulation steps this StatefulSet may take over all its scenarios (None: no limit).
     max_steps: int | None = None
+    #: The run's ``rule-options`` (rule id → option name → value; read by :meth:`Rule.option`).
+    rule_options: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     _sim_cache: dict[str, Any] = field(default_factory=dict)
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
     _pdbs: list[K8sObject] | None = None
@@ -109,12 +112,13 @@ class CheckContext:
             feature_gates=settings.feature_gates,
             objectives=settings.objectives,
             max_steps=settings.simulation_steps,
+            rule_options=settings.rule_options,
         )
 
     @cached_property
     def pod_labels(self) -> Mapping[str, Any]:
-        labels = self.sts.get("spec", "template", "metadata", "labels")
-        return labels if isinstance(labels, Mapping) else {}
+        """The template's labels (the model's; ``{}`` when unset)."""
+        return self.sts.pod_template().labels
 
     @cached_property
     def replicas(self) -> int:
@@ -129,10 +133,8 @@ class CheckContext:
             value = hpa.get("spec", "minReplicas")
             ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
             return value if ok else 1
-        value = self.sts.get("spec", "replicas")
-        if isinstance(value, bool) or not isinstance(value, int):
-            return 1
-        return value
+        value = self.sts.set_spec().replicas
+        return 1 if value is None else value
 
     def autoscaler(self) -> K8sObject | None:
         """The HorizontalPodAutoscaler that targets this StatefulSet, if the inputs have one."""
@@ -147,7 +149,7 @@ class CheckContext:
         hpa = self.autoscaler()
         if hpa is not None:
             return hpa.pos("spec", "minReplicas")
-        if self.sts.get("spec", "replicas") is not None:
+        if "replicas" in self.sts.set_spec().fields:
             return self.sts.pos("spec", "replicas")
         return self.sts.start()
 
@@ -158,13 +160,13 @@ class CheckContext:
         hpa = self.autoscaler()
         if hpa is not None:
             return f"HorizontalPodAutoscaler {hpa.name!r} minReplicas: {self.replicas}"
-        if self.sts.get("spec", "replicas") is None:
+        if "replicas" not in self.sts.set_spec().fields:
             return f"replicas unset ({self.replicas})"
         return f"replicas: {self.replicas}"
 
     @property
     def pod_management_policy(self) -> str:
-        value = self.sts.get("spec", "podManagementPolicy")
+        value = self.sts.set_spec().pod_management_policy
         return value if value in ("OrderedReady", "Parallel") else "OrderedReady"
 
     @cached_property
@@ -186,9 +188,8 @@ class CheckContext:
     @property
     def start_ordinal(self) -> int:
         """``spec.ordinals.start`` (KEP-3335), default 0."""
-        start = self.sts.get("spec", "ordinals", "start")
-        ok = isinstance(start, int) and not isinstance(start, bool) and start >= 0
-        return start if ok else 0
+        start = self.sts.set_spec().ordinals_start
+        return start if start is not None and start >= 0 else 0
 
     def pod_name(self, index: int = 0) -> str:
         """Name of the ``index``-th pod: ``<name>-<start ordinal + index>``."""
@@ -254,13 +255,8 @@ class CheckContext:
         try:
             if self._simulator is None:
                 data = self.sts.data
-                from .embedded_sim.storage import claim_class_name
-
-                templates = self.sts.get("spec", "volumeClaimTemplates")
                 classes, volumes = self.inventory.storage_inputs(
-                    claim_class_name(t)
-                    for t in (templates if isinstance(templates, list) else ())
-                    if isinstance(t, Mapping)
+                    t.class_name for t in self.sts.pod_template().claim_templates
                 )
                 if self.autoscaler() is not None:  # simulate the autoscaler's minimum
                     spec = dict(data.get("spec") or {})
@@ -321,6 +317,17 @@ class Rule:
     covers_all: ClassVar[bool] = False
     #: True for a rule whose finding says data is destroyed: it is never folded into another.
     never_folded: ClassVar[bool] = False
+    #: The rule's options (thresholds): set in the configuration under ``rule-options``,
+    #: checked there against these declarations, read with :meth:`option`.
+    options: ClassVar[tuple[RuleOption, ...]] = ()
+
+    def option(self, ctx: CheckContext, name: str) -> float:
+        """The value of this rule's option ``name`` in the run: the configured one, else its
+        default. Raises KeyError for a name the rule does not declare."""
+        for declared in self.options:
+            if declared.name == name:
+                return ctx.rule_options.get(self.id, {}).get(name, declared.default)
+        raise KeyError(f"rule {self.id} declares no option {name!r}")
 
     @classmethod
     def levels(cls) -> tuple[Severity, ...]:

@@ -61,6 +61,9 @@ class Settings:
     enable: frozenset[str] = frozenset()
     disable: frozenset[str] = frozenset()
     severity: Mapping[str, Severity] = field(default_factory=dict)
+    #: The configuration's ``rule-options``: rule id → option name → value (checked against
+    #: the rules' declarations; :meth:`ssrisk.rule.Rule.option` reads them).
+    rule_options: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     profile: ClusterProfile | None = None
     feature_gates: Mapping[str, bool] | None = None
     #: Helm values for every chart rendered: ``--values FILE`` and ``--set key=value``, in

@@ -102,6 +102,9 @@ def test_exclude_from_the_file(repo: Path) -> None:
     assert paths and not any("vendor" in p for p in paths)
 
 
+_OPTION = "rule-options:\n  long-termination-grace:\n    {}\n"
+
+
 @pytest.mark.parametrize(  # an unknown name at its key, a bad value at the value
     ("text", "line", "col", "words"),
     [
@@ -119,6 +122,13 @@ def test_exclude_from_the_file(repo: Path) -> None:
         ("profile:\n  node-taints:\n  - {key: a, effect: Never}\n", 3, 22, "is not one of"),
         ("profile:\n  node-allocatable: {cpu: lots}\n", 2, 3, "positive quantities"),
         ("profile:\n  node-allocatable: {gpu: 1}\n", 2, 3, "gpu"),
+        # rule options: each rule's declarations, checked generically
+        (_OPTION.format("max-grace-s: 600"), 3, 5, "has no option 'max-grace-s' (options: "),
+        (_OPTION.format("max-grace-period-s: 1.5"), 3, 5, "expected an integer from 0 to"),
+        (_OPTION.format("max-grace-period-s: -1"), 3, 5, "-1 is not an integer from 0 to"),
+        (_OPTION.format("max-grace-period-s: true"), 3, 25, "is not of type 'number'"),
+        ("rule-options:\n  single-replcia: {x: 1}\n", 2, 3, "unknown rule 'single-replcia'"),
+        ("rule-options:\n  single-replica: {x: 1}\n", 2, 20, "has no option 'x' (options: none)"),
     ],
 )
 def test_bad_config_is_exit_2_with_file_and_position(
@@ -299,3 +309,20 @@ def test_every_problem_of_a_configuration_file_is_reported_at_once_in_file_order
         "mean 'out-of-service-after-s'?",
         f"ssrisk: error: {config}:6:10: profile zones must be a whole number from 1 to 26",
     ]
+
+
+@pytest.mark.parametrize(("configured", "reported"), [(None, True), (600, False), (399, True)])
+def test_a_rule_option_changes_what_the_rule_reports(
+    repo: Path, configured: int | None, reported: bool
+) -> None:
+    manifest = repo / "deploy" / "db.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace("    spec:\n", "    spec:\n      terminationGracePeriodSeconds: 400\n", 1),
+        encoding="utf-8",
+    )
+    if configured is not None:
+        (repo / ".ssrisk.yaml").write_text(_OPTION.format(f"max-grace-period-s: {configured}"))
+    run = run_cli("check", "--format", "json", "deploy", cwd=repo)
+    rules = {f["rule"] for f in run.json()["findings"]}
+    assert ("long-termination-grace" in rules) == reported

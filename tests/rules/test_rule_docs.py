@@ -61,6 +61,13 @@ def test_page_is_complete(rule: Rule) -> None:
     kinds = [m.group(1) for m in BLOCK.finditer(text)]
     assert "fail" in kinds and "pass" in kinds, f"{page.name} needs a fail and a pass example"
     assert rule.references, f"{rule.id} cites no source"
+    # each declared option is described, with its default and range, under "## Options"
+    options = text.split("## Options", 1)[1].split("\n## ", 1)[0] if rule.options else ""
+    assert bool(rule.options) == ("## Options" in text), f"{page.name}: Options iff declared"
+    for o in rule.options:
+        name, rest = o.describe().split(" ", 1)
+        said = f"`{name}` {rest.split(':', 1)[0]}"
+        assert said in " ".join(options.split()), f"{page.name} does not describe {said}"
 
 
 @pytest.mark.parametrize(("rule_id", "kind", "text", "config"), _blocks())

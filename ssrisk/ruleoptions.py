@@ -1,0 +1,89 @@
+"""Options a rule declares (thresholds and the like), set in the configuration file under
+``rule-options`` and checked there against every installed rule's declarations.
+
+A rule lists its options in :attr:`ssrisk.rule.Rule.options`; the configuration reads::
+
+    rule-options:
+      long-termination-grace:
+        max-grace-period-s: 600
+
+Each value is checked generically: the rule must be installed, the option declared by it, the
+value a number (an integer where the default is one) within the declared range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: What the configuration file holds: rule id → option name → value.
+RuleOptions = Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class RuleOption:
+    """One option of a rule: ``name`` in kebab case with its unit (``max-grace-period-s``),
+    its ``default``, the inclusive range ``minimum`` .. ``maximum`` and a line of ``help``. An
+    integer default makes an integer option."""
+
+    name: str
+    default: float
+    minimum: float
+    maximum: float
+    help: str
+
+    @property
+    def integer(self) -> bool:
+        return isinstance(self.default, int)
+
+    @property
+    def kind(self) -> str:
+        """``an integer from MIN to MAX`` (or ``a number ...``)."""
+        what = "an integer" if self.integer else "a number"
+        return f"{what} from {_number(self.minimum)} to {_number(self.maximum)}"
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not a valid setting of this option (``None``: it is)."""
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or (self.integer and not isinstance(value, int)):
+            return f"expected {self.kind}, got {value!r}"
+        if not self.minimum <= value <= self.maximum:
+            return f"{value!r} is not {self.kind}"
+        return None
+
+    def describe(self) -> str:
+        """``name (default D, an integer from MIN to MAX): help``, as the rule's page and
+        ``ssrisk rules --format json`` give it."""
+        return f"{self.name} (default {_number(self.default)}, {self.kind}): {self.help}"
+
+
+def _number(value: float) -> str:
+    """``31536000``, ``0.5``: a whole number without a decimal point or an exponent."""
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def option_problems(
+    given: Mapping[str, Any], declared: Mapping[str, Sequence[RuleOption]]
+) -> list[tuple[tuple[str, ...], str]]:
+    """``(key path under rule-options, message)`` for each option name or value of ``given``
+    that its rule does not declare or that its option rejects, in file order. ``declared``
+    maps every installed rule id to its options; a rule id it lacks is the caller's to
+    report (as every unknown rule id of the configuration)."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    for rule_id, values in given.items():
+        if rule_id not in declared:
+            continue
+        options = {o.name: o for o in declared[rule_id]}
+        for name, value in values.items():
+            option = options.get(name)
+            if option is None:
+                known = ", ".join(options) if options else "none"
+                out.append(
+                    ((rule_id, name), f"rule {rule_id} has no option {name!r} (options: {known})")
+                )
+                continue
+            problem = option.problem(value)
+            if problem is not None:
+                out.append(((rule_id, name), f"{rule_id} {name}: {problem}"))
+    return out

@@ -680,6 +680,7 @@ def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     if isinstance(pod_spec, dict):
         path = ("spec", "template", "spec")
         out.extend(_toleration_problems((*path, "tolerations"), pod_spec.get("tolerations")))
+        out.extend(_pod_spec_warnings(path, pod_spec))
         one_of((*path, "restartPolicy"), pod_spec.get("restartPolicy"), ("Always",))
         if pod_spec.get("activeDeadlineSeconds") is not None:
             out.append(
@@ -690,6 +691,50 @@ def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
                 )
             )
     return out
+
+
+_WARNINGS_SRC = (
+    "(a warning of the API server: k8s: pkg/api/pod/warnings.go, warningsForPodSpecAndMeta)"
+)
+
+
+def _pod_spec_warnings(path: tuple[str | int, ...], pod_spec: Mapping[str, Any]) -> list[_Problem]:
+    """The API server's warnings (not errors) about a pod template that the model reads as
+    Kubernetes does: a negative ``terminationGracePeriodSeconds`` (treated as 1 s), and a null
+    ``labelSelector`` of a topology spread constraint or pod (anti-)affinity term (it matches
+    no pod)."""
+    out: list[_Problem] = []
+    grace = pod_spec.get("terminationGracePeriodSeconds")
+    if isinstance(grace, int) and not isinstance(grace, bool) and grace < 0:
+        at = (*path, "terminationGracePeriodSeconds")
+        message = "must be >= 0; negative values are invalid and will be treated as 1"
+        out.append(_Problem(at, f"{field_path(at)}: {message} {_WARNINGS_SRC}", error=False))
+    terms: list[tuple[tuple[str | int, ...], Any]] = []
+    for i, c in enumerate(_items(pod_spec.get("topologySpreadConstraints"))):
+        terms.append(((*path, "topologySpreadConstraints", i), c))
+    affinity = pod_spec.get("affinity")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = affinity.get(kind) if isinstance(affinity, dict) else None
+        if not isinstance(block, dict):
+            continue
+        base = (*path, "affinity", kind)
+        required = "requiredDuringSchedulingIgnoredDuringExecution"
+        for i, t in enumerate(_items(block.get(required))):
+            terms.append(((*base, required, i), t))
+        preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+        for i, w in enumerate(_items(block.get(preferred))):
+            term = w.get("podAffinityTerm") if isinstance(w, dict) else None
+            terms.append(((*base, preferred, i, "podAffinityTerm"), term))
+    for at, term in terms:
+        if isinstance(term, dict) and term.get("labelSelector") is None:
+            where = field_path((*at, "labelSelector"))
+            message = f"{where}: a null labelSelector results in matching no pod {_WARNINGS_SRC}"
+            out.append(_Problem(at, message, error=False))
+    return out
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 _TOLERATION_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateTolerations)"

@@ -575,3 +575,48 @@ def test_tolerations_the_api_server_stores(entry: str, tmp_path: Path) -> None:
     path.write_text(_TOLERATING.replace("ENTRY", entry))
     report = run_cli("check", "--format", "json", str(path)).json()
     assert report["errors"] == [] and report["summary"]["statefulsets"] == 1
+
+
+_WARNED = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: postgres:16}]
+      FIELD
+"""
+
+
+@pytest.mark.parametrize(
+    ("field", "line", "words"),
+    [
+        ("terminationGracePeriodSeconds: -5", 11, "negative values are invalid and will be"),
+        (
+            "topologySpreadConstraints:\n      - {maxSkew: 1, topologyKey: zone, "
+            "whenUnsatisfiable: DoNotSchedule}",
+            12,
+            "topologySpreadConstraints[0].labelSelector: a null labelSelector results in",
+        ),
+        (
+            "affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: "
+            "[{weight: 1, podAffinityTerm: {topologyKey: zone}}]}}",
+            11,
+            "[0].podAffinityTerm.labelSelector: a null labelSelector results in matching no pod",
+        ),
+    ],
+)
+def test_what_the_api_server_warns_of_is_a_warning(
+    field: str, line: int, words: str, tmp_path: Path
+) -> None:
+    # stored, with a warning (pkg/api/pod/warnings.go): checked, and the warning shown there
+    path = tmp_path / "sts.yaml"
+    path.write_text(_WARNED.replace("FIELD", field))
+    report = run_cli("check", "--format", "json", str(path)).json()
+    assert report["errors"] == [] and report["summary"]["statefulsets"] == 1
+    (warned,) = [n for n in report["notices"] if "warningsForPodSpecAndMeta" in n["message"]]
+    assert words in warned["message"] and warned["level"] == "warning", warned
+    assert warned["line"] == line, warned

@@ -130,9 +130,8 @@ class StorageClass:
             provisioner=prov if isinstance(prov, str) else "",
             binding_mode=mode if mode in ("Immediate", "WaitForFirstConsumer") else None,
             parameters={str(k).lower(): str(v) for k, v in _map(obj.get("parameters")).items()},
-            is_default=any(
-                str(ann.get(a, "")).lower() == "true" for a in DEFAULT_CLASS_ANNOTATIONS
-            ),
+            # the exact text "true" (a "True" or "yes" leaves the class not default)
+            is_default=any(ann.get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS),
             created=_timestamp(created),
         )
 

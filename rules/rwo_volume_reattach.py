@@ -46,20 +46,26 @@ class RwoVolumeReattach(Rule):
             return  # the wait every RWO claim shares is stated once by note()
         index, _name, mode = claims[0]
         at = ctx.sts.pos("spec", "volumeClaimTemplates", index, "spec", "accessModes")
-        shown = ", ".join(repr(c[1]) for c in claims)
+        names = [repr(c[1]) for c in claims]
+        modes = " or ".join(sorted({c[2] for c in claims}))
+        if len(names) == 1:
+            subject, it = f"claim {names[0]} is {modes}", "it waits"
+        else:
+            listed = f"{', '.join(names[:-1])} and {names[-1]}"
+            subject, it = f"claims {listed} are {modes}", "they wait"
         how = remediation_phrase(ctx)
         if remediation(ctx) == "node-deletion":
             after = force_detach_after_s(ctx)
             wait = "never (force detach is off)" if after is None else fmt_duration(after)
             within = fmt_objective_duration(ctx.objectives["node-loss"].recover_within_s or 0)
             msg = (
-                f"claim {shown} is {mode}: {how} it waits {wait} to detach; node loss: "
+                f"{subject}: {how} {it} {wait} to detach; node loss: "
                 f"{loss.figure()} (objective recover-within {within})"
             )
             echo: tuple[str, ...] = causes("node-loss", before="no-automatic-failover")
         else:
             msg = (
-                f"claim {shown} is {mode}: a replacement waits for the old pod and the volume "
+                f"{subject}: a replacement waits for the old pod and the volume "
                 f"detach; node loss: {loss.figure()}"
             )
             echo = causes("node-loss", before=self.id)

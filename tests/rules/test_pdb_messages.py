@@ -43,3 +43,11 @@ def test_one_replica_with_a_budget_is_one_finding_that_names_the_blocked_drains(
     assert "drain and rollout" not in msg
     severity = {f["rule"]: f["severity"] for f in found if not f.get("folded_into")}
     assert severity["single-replica"] == "error"  # a drain that hangs for ever
+
+
+def test_several_single_node_claims_are_named_in_the_plural() -> None:
+    # (it said "claim 'data', 'wal' is ReadWriteOnce")
+    path = RULES / "zonal-volume-pinning" / "pass-zone-redundant.yaml"
+    run = run_cli("check", "--format", "json", str(path))
+    (msg,) = [f["message"] for f in run.json()["findings"] if f["rule"] == "rwo-volume-reattach"]
+    assert msg.startswith("claims 'data' and 'wal' are ReadWriteOnce: "), msg

@@ -133,6 +133,14 @@ _DEFAULT = {"storageclass.kubernetes.io/is-default-class": "true"}
         ),
         # a class without the annotation is never the default
         ([_class("a-plain", "x"), _class("b-default", "x", annotations=_DEFAULT)], "b-default"),
+        # only the exact text "true" (storageclass.go#IsDefaultAnnotation; "True" was read too)
+        (
+            [
+                _class("a-capital", "x", annotations={next(iter(_DEFAULT)): "True"}),
+                _class("b-default", "x", annotations=_DEFAULT),
+            ],
+            "b-default",
+        ),
     ],
 )
 def test_of_several_default_classes_a_claim_gets_the_one_get_default_class_picks(

@@ -828,8 +828,10 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     from .config import build_settings, configs_for, load_config
 
     config_path = args.config or next(iter(configs_for(args.paths)))
+    # the file is checked as check checks it (rule ids and options too): one file, one verdict
+    known = {r.id: r.options for r in _load_rules()} if config_path else None
     settings = build_settings(
-        load_config(config_path) if config_path else None, **_input_options(args)
+        load_config(config_path, known) if config_path else None, **_input_options(args)
     )
     # by default the node loss as the profile's node-remediation handles it, the scenario
     # check's rules quote

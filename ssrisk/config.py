@@ -81,6 +81,8 @@ class Config:
     """
 
     path: str
+    #: the table a file without positions is read from (``[tool.ssrisk]`` of pyproject.toml)
+    prefix: str = ""
     select: tuple[str, ...] = ()
     disable: tuple[str, ...] = ()
     severity: dict[str, Severity] = field(default_factory=dict)
@@ -140,9 +142,10 @@ class Config:
         if isinstance(known, Mapping):
             from .ruleoptions import option_problems
 
-            for sub, message in option_problems(self.rule_options, known):
-                at: tuple[str, ...] = ("rule-options", *sub)
-                out.append((at, ConfigError(f"{self.where(*at)}: {message}")))
+            for sub, message, at_value in option_problems(self.rule_options, known):
+                at: tuple[str | int, ...] = ("rule-options", *sub)
+                place = (_where_value if at_value else _where)(self, at, self.prefix)
+                out.append((at, ConfigError(f"{place}: rule-options: {message}")))
         return out
 
 
@@ -456,7 +459,7 @@ def _validate(
     ids when ``known_rules`` is given) is raised at once, in file order."""
     import jsonschema
 
-    cfg = Config(path=shown, positions=positions, value_positions=value_positions)
+    cfg = Config(path=shown, prefix=prefix, positions=positions, value_positions=value_positions)
     _check_finite(cfg, doc, (), prefix)
     validator = jsonschema.Draft202012Validator(config_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])

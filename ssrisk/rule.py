@@ -326,7 +326,7 @@ class Rule:
         default. Raises KeyError for a name the rule does not declare."""
         for declared in self.options:
             if declared.name == name:
-                return ctx.rule_options.get(self.id, {}).get(name, declared.default)
+                return declared.read(ctx.rule_options.get(self.id, {}).get(name, declared.default))
         raise KeyError(f"rule {self.id} declares no option {name!r}")
 
     @classmethod

@@ -13,6 +13,7 @@ value a number (an integer where the default is one) within the declared range.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,18 +45,35 @@ class RuleOption:
         return f"{what} from {_number(self.minimum)} to {_number(self.maximum)}"
 
     def problem(self, value: Any) -> str | None:
-        """Why ``value`` is not a valid setting of this option (``None``: it is)."""
+        """Why ``value`` is not a valid setting of this option (``None``: it is). A whole
+        number written as a float (``1e3``) is an integer, as the API server reads one."""
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not number or (self.integer and not isinstance(value, int)):
-            return f"expected {self.kind}, got {value!r}"
-        if not self.minimum <= value <= self.maximum:
-            return f"{value!r} is not {self.kind}"
+        whole = number and float(value).is_integer()
+        if not number or (self.integer and not whole) or not self.minimum <= value <= self.maximum:
+            return f"expected {self.kind}, got {_shown(value)}"
         return None
+
+    def read(self, value: float) -> float:
+        """A valid configured ``value`` as the rule uses it (an int for an integer option)."""
+        return int(value) if self.integer else value
 
     def describe(self) -> str:
         """``name (default D, an integer from MIN to MAX): help``, as the rule's page and
         ``ssrisk rules --format json`` give it."""
         return f"{self.name} (default {_number(self.default)}, {self.kind}): {self.help}"
+
+
+def _shown(value: Any) -> str:
+    """A configured value as the configuration file spells it (``true``, ``null``, ``"x"``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return _number(value) if abs(value) < 1e16 else repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)[:80]
+    return f"a {type(value).__name__}"
 
 
 def _number(value: float) -> str:
@@ -65,12 +83,13 @@ def _number(value: float) -> str:
 
 def option_problems(
     given: Mapping[str, Any], declared: Mapping[str, Sequence[RuleOption]]
-) -> list[tuple[tuple[str, ...], str]]:
-    """``(key path under rule-options, message)`` for each option name or value of ``given``
-    that its rule does not declare or that its option rejects, in file order. ``declared``
-    maps every installed rule id to its options; a rule id it lacks is the caller's to
-    report (as every unknown rule id of the configuration)."""
-    out: list[tuple[tuple[str, ...], str]] = []
+) -> list[tuple[tuple[str, ...], str, bool]]:
+    """``(key path under rule-options, message, about the value)`` for each option name or
+    value of ``given`` that its rule does not declare (``False``: the message is about the
+    key) or that its option rejects, in file order. ``declared`` maps every installed rule id
+    to its options; a rule id it lacks is the caller's to report (as every unknown rule id of
+    the configuration)."""
+    out: list[tuple[tuple[str, ...], str, bool]] = []
     for rule_id, values in given.items():
         if rule_id not in declared:
             continue
@@ -79,11 +98,10 @@ def option_problems(
             option = options.get(name)
             if option is None:
                 known = ", ".join(options) if options else "none"
-                out.append(
-                    ((rule_id, name), f"rule {rule_id} has no option {name!r} (options: {known})")
-                )
+                message = f"rule {rule_id} has no option {name!r} (options: {known})"
+                out.append(((rule_id, name), message, False))
                 continue
             problem = option.problem(value)
             if problem is not None:
-                out.append(((rule_id, name), f"{rule_id} {name}: {problem}"))
+                out.append(((rule_id, name), f"{rule_id} {name}: {problem}", True))
     return out

@@ -124,9 +124,17 @@ _OPTION = "rule-options:\n  long-termination-grace:\n    {}\n"
         ("profile:\n  node-allocatable: {gpu: 1}\n", 2, 3, "gpu"),
         # rule options: each rule's declarations, checked generically
         (_OPTION.format("max-grace-s: 600"), 3, 5, "has no option 'max-grace-s' (options: "),
-        (_OPTION.format("max-grace-period-s: 1.5"), 3, 5, "expected an integer from 0 to"),
-        (_OPTION.format("max-grace-period-s: -1"), 3, 5, "-1 is not an integer from 0 to"),
-        (_OPTION.format("max-grace-period-s: true"), 3, 25, "is not of type 'number'"),
+        # a bad value at the value, in one wording, spelt as the file spells it
+        (_OPTION.format("max-grace-period-s: 1.5"), 3, 25, "from 0 to 31536000, got 1.5"),
+        (_OPTION.format("max-grace-period-s: -1"), 3, 25, "from 0 to 31536000, got -1"),
+        (
+            _OPTION.format("max-grace-period-s: true"),
+            3,
+            25,
+            "an integer from 0 to 31536000, got true",
+        ),
+        (_OPTION.format("max-grace-period-s: null"), 3, 25, "got null"),
+        (_OPTION.format('max-grace-period-s: "600"'), 3, 25, 'got "600"'),
         ("rule-options:\n  single-replcia: {x: 1}\n", 2, 3, "unknown rule 'single-replcia'"),
         ("rule-options:\n  single-replica: {x: 1}\n", 2, 20, "has no option 'x' (options: none)"),
     ],
@@ -311,9 +319,12 @@ def test_every_problem_of_a_configuration_file_is_reported_at_once_in_file_order
     ]
 
 
-@pytest.mark.parametrize(("configured", "reported"), [(None, True), (600, False), (399, True)])
+@pytest.mark.parametrize(
+    ("configured", "reported"),
+    [(None, True), ("600", False), ("399", True), ("400", False), ("1.0e3", False)],
+)
 def test_a_rule_option_changes_what_the_rule_reports(
-    repo: Path, configured: int | None, reported: bool
+    repo: Path, configured: str | None, reported: bool
 ) -> None:
     manifest = repo / "deploy" / "db.yaml"
     text = manifest.read_text(encoding="utf-8")
@@ -326,3 +337,11 @@ def test_a_rule_option_changes_what_the_rule_reports(
     run = run_cli("check", "--format", "json", "deploy", cwd=repo)
     rules = {f["rule"] for f in run.json()["findings"]}
     assert ("long-termination-grace" in rules) == reported
+
+
+def test_simulate_checks_the_configuration_as_check_does(repo: Path) -> None:
+    # one file, one verdict: a rule id or option no rule has stops simulate too
+    (repo / ".ssrisk.yaml").write_text(_OPTION.format("max-grace-period-s: -1"))
+    for command in ("check", "simulate"):
+        run = run_cli(command, "deploy", cwd=repo)
+        assert run.code == 2 and "got -1" in run.err, (command, run.err)

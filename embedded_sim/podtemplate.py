@@ -339,6 +339,15 @@ class NodeSelectorTerm:
     match_fields: tuple[NodeSelectorRequirement, ...]
 
 
+#: The taint effects (k8s.io/api/core/v1 TaintEffect; pkg/apis/core/validation#validateTaintEffect).
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: Toleration operators: Equal (also when empty) and Exists; Lt and Gt compare numbers behind
+#: the TaintTolerationComparisonOperators gate (KEP-5471, alpha in 1.35).
+TOLERATION_OPERATORS = ("Equal", "Exists")
+NUMERIC_TOLERATION_OPERATORS = ("Lt", "Gt")
+NUMERIC_TOLERATION_OPERATORS_SINCE = 35
+
+
 @dataclass(frozen=True)
 class Toleration:
     key: str = ""

@@ -10,8 +10,27 @@ namespace, for policy/v1beta1 it selects none).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+#: Label keys and values as the API server validates them
+#: (k8s.io/apimachinery/pkg/util/validation/validation.go#IsQualifiedName and
+#: #IsValidLabelValue): an optional DNS-subdomain prefix and a name of at most 63 characters;
+#: values of at most 63 characters, possibly empty.
+_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_LABEL_KEY_RE = re.compile(rf"([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}")
+_LABEL_VALUE_RE = re.compile(rf"({_LABEL_NAME})?")
+
+
+def is_qualified_name(key: str) -> bool:
+    """Whether ``key`` is a valid label key (also a toleration's or taint's key)."""
+    return _LABEL_KEY_RE.fullmatch(key) is not None
+
+
+def is_label_value(value: str) -> bool:
+    """Whether ``value`` is a valid label value (also an Equal toleration's value)."""
+    return _LABEL_VALUE_RE.fullmatch(value) is not None
 
 
 class InvalidSelector(ValueError):

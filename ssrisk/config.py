@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import stat
 import sys
 from collections.abc import Collection, Mapping, Sequence
@@ -716,13 +715,6 @@ INTERNAL_PROFILE_FIELDS = frozenset({"shape_stated", "placeholder_names"})
 #: Profile settings that describe the simulated nodes (embedded_sim/nodes.py): the labels and
 #: taints of every node and their allocatable resources.
 NODE_SETTINGS = ("node_labels", "node_taints", "node_allocatable")
-#: Label keys and values as the API server validates them (apimachinery validation
-#: IsQualifiedName / IsValidLabelValue): an optional DNS-subdomain prefix and a name of at most
-#: 63 characters; values of at most 63 characters, possibly empty.
-_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-_LABEL_KEY_RE = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}$")
-_LABEL_VALUE_RE = re.compile(rf"^({_LABEL_NAME})?$")
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def _label_text(value: Any) -> str:
@@ -735,14 +727,16 @@ def _label_text(value: Any) -> str:
 def _node_setting(key: str, name: str, value: Any, where: str) -> Any:
     """node-labels {key: value}, node-taints [{key, value, effect}], node-allocatable
     {cpu, memory, pods}, checked and turned into the ClusterProfile's values."""
+    from .embedded_sim.podtemplate import TAINT_EFFECTS
     from .embedded_sim.profile import Allocatable, NodeTaint
     from .embedded_sim.quantity import parse_quantity
+    from .embedded_sim.selectors import is_label_value, is_qualified_name
 
     def label(k: Any, v: Any) -> tuple[str, str]:
         text = _label_text(v)
-        if not _LABEL_KEY_RE.match(str(k)):
+        if not is_qualified_name(str(k)):
             raise ConfigError(f"{where}: profile {key}: {k!r} is not a valid label key")
-        if not _LABEL_VALUE_RE.match(text):
+        if not is_label_value(text):
             raise ConfigError(f"{where}: profile {key}: {text!r} is not a valid label value")
         return str(k), text
 

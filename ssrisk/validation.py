@@ -492,7 +492,7 @@ def validate_object(
         and obj.kind == "StatefulSet"
         and isinstance(value.get("spec"), dict)
     ):
-        problems.extend(_statefulset_spec_problems(value["spec"]))
+        problems.extend(_statefulset_spec_problems(value["spec"], int(kube_version.split(".")[1])))
     if (
         not any(p.error for p in problems)
         and obj.kind == "PodDisruptionBudget"
@@ -614,7 +614,7 @@ def _snippet(text: str, limit: int = 40) -> str:
 _SRC = "(k8s: pkg/apis/apps/validation/validation.go, ValidateStatefulSetSpec)"
 
 
-def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
+def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Problem]:
     """Range and enum checks of ``ValidateStatefulSetSpec`` that the schema does not carry.
 
     Only values the user set are checked: absent fields and empty strings are defaulted
@@ -679,7 +679,8 @@ def _statefulset_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     pod_spec = template.get("spec") if isinstance(template, dict) else None
     if isinstance(pod_spec, dict):
         path = ("spec", "template", "spec")
-        out.extend(_toleration_problems((*path, "tolerations"), pod_spec.get("tolerations")))
+        tolerations = pod_spec.get("tolerations")
+        out.extend(_toleration_problems((*path, "tolerations"), tolerations, minor))
         out.extend(_pod_spec_warnings(path, pod_spec))
         one_of((*path, "restartPolicy"), pod_spec.get("restartPolicy"), ("Always",))
         if pod_spec.get("activeDeadlineSeconds") is not None:
@@ -738,22 +739,71 @@ def _items(value: Any) -> list[Any]:
 
 
 _TOLERATION_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateTolerations)"
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: A Lt / Gt toleration's value: a decimal integer without a plus sign or leading zeros
+#: (KEP-5471, apimachinery validate/content#IsDecimalInteger).
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]{0,18})")
 
 
-def _toleration_problems(path: tuple[str | int, ...], tolerations: Any) -> list[_Problem]:
-    """What ``ValidateTolerations`` rejects of a pod's tolerations: an empty key needs the
-    Exists operator (a null or empty entry has neither, so it is rejected), tolerationSeconds
-    the NoExecute effect, Exists an empty value, and the effect must be a taint effect.
+def _toleration_problems(
+    path: tuple[str | int, ...], tolerations: Any, minor: int
+) -> list[_Problem]:
+    """What ``ValidateTolerations`` rejects of a pod's tolerations: a key that is no label key
+    (IsQualifiedName), an empty key without the Exists operator (a null or empty entry has
+    neither, so it is rejected), an operator other than Equal and Exists (Lt and Gt from 1.35,
+    behind the TaintTolerationComparisonOperators gate, KEP-5471), an Equal value that is no
+    label value, tolerationSeconds without the NoExecute effect, Exists with a value, and an
+    effect that is no taint effect. ``minor`` is the Kubernetes minor version."""
+    from .embedded_sim.podtemplate import (
+        NUMERIC_TOLERATION_OPERATORS,
+        NUMERIC_TOLERATION_OPERATORS_SINCE,
+        TAINT_EFFECTS,
+        TOLERATION_OPERATORS,
+    )
+    from .embedded_sim.selectors import is_label_value, is_qualified_name
 
-    (Operators besides Equal and Exists are left to the schema: Lt and Gt are accepted behind a
-    feature gate of newer versions.)"""
+    operators = TOLERATION_OPERATORS
+    if minor >= NUMERIC_TOLERATION_OPERATORS_SINCE:
+        operators = (*operators, *NUMERIC_TOLERATION_OPERATORS)
     out: list[_Problem] = []
     for i, entry in enumerate(tolerations if isinstance(tolerations, list) else ()):
         at = (*path, i)
         tol = entry if isinstance(entry, dict) else {}
         key, op, effect = tol.get("key") or "", tol.get("operator") or "", tol.get("effect") or ""
         where = field_path(at)
+        if key and not is_qualified_name(key):
+            out.append(
+                _Problem(
+                    (*at, "key"),
+                    f"{where}: key {_snippet(repr(key))} is not a valid label key (a name of at "
+                    f"most 63 characters with an optional DNS prefix) {_TOLERATION_SRC}",
+                )
+            )
+        if op and op not in operators:
+            out.append(
+                _Problem(
+                    (*at, "operator"),
+                    f"{where}: operator {_snippet(repr(op))} is not "
+                    f"{', '.join(operators[:-1])} or {operators[-1]} "
+                    f"(in Kubernetes 1.{minor}) {_TOLERATION_SRC}",
+                )
+            )
+        value = tol.get("value") or ""
+        if op in NUMERIC_TOLERATION_OPERATORS and op in operators and not _DECIMAL.fullmatch(value):
+            out.append(
+                _Problem(
+                    (*at, "value") if "value" in tol else at,
+                    f"{where}: value {_snippet(repr(value))} is not a decimal integer, which "
+                    f"operator {op} compares {_TOLERATION_SRC}",
+                )
+            )
+        if op in ("", "Equal") and isinstance(value, str) and not is_label_value(value):
+            out.append(
+                _Problem(
+                    (*at, "value"),
+                    f"{where}: value {_snippet(repr(value))} is not a valid label value (at "
+                    f"most 63 characters: letters, digits, '-', '_', '.') {_TOLERATION_SRC}",
+                )
+            )
         if key == "" and op != "Exists":
             out.append(
                 _Problem(
@@ -777,12 +827,12 @@ def _toleration_problems(path: tuple[str | int, ...], tolerations: Any) -> list[
                     f"{where}: value must be empty when operator is Exists {_TOLERATION_SRC}",
                 )
             )
-        if effect and effect not in _TAINT_EFFECTS:
+        if effect and effect not in TAINT_EFFECTS:
             out.append(
                 _Problem(
                     (*at, "effect"),
                     f"{where}: effect {_snippet(repr(effect))} is not "
-                    f"{', '.join(_TAINT_EFFECTS)} or empty {_TOLERATION_SRC}",
+                    f"{', '.join(TAINT_EFFECTS)} or empty {_TOLERATION_SRC}",
                 )
             )
     return out

@@ -681,6 +681,7 @@ def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Pro
         path = ("spec", "template", "spec")
         tolerations = pod_spec.get("tolerations")
         out.extend(_toleration_problems((*path, "tolerations"), tolerations, minor))
+        out.extend(_sleep_action_problems(path, pod_spec, minor))
         out.extend(_pod_spec_warnings(path, pod_spec))
         one_of((*path, "restartPolicy"), pod_spec.get("restartPolicy"), ("Always",))
         if pod_spec.get("activeDeadlineSeconds") is not None:
@@ -736,6 +737,50 @@ def _pod_spec_warnings(path: tuple[str | int, ...], pod_spec: Mapping[str, Any])
 
 def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+_SLEEP_SRC = "(k8s: pkg/apis/core/validation/validation.go, validateSleepAction)"
+#: The sleep action (KEP-3960) is in the API from 1.29; a zero sleep is allowed from 1.33
+#: (PodLifecycleSleepActionAllowZero, KEP-4818: beta and on by default in 1.33, GA in 1.34).
+SLEEP_ACTION_SINCE = 29
+SLEEP_ZERO_SINCE = 33
+
+
+def _sleep_action_problems(
+    path: tuple[str | int, ...], pod_spec: Mapping[str, Any], minor: int
+) -> list[_Problem]:
+    """What ``validateSleepAction`` rejects of the containers' preStop and postStart sleep
+    actions: more seconds than the pod's terminationGracePeriodSeconds (30 when unset, the
+    default applied before validation), a negative value, and before 1.33 zero."""
+    if minor < SLEEP_ACTION_SINCE:
+        return []  # (the field is unknown there: the schema's warning says so)
+    grace = pod_spec.get("terminationGracePeriodSeconds")
+    if not isinstance(grace, int) or isinstance(grace, bool):
+        grace = 30
+    lowest = 0 if minor >= SLEEP_ZERO_SINCE else 1
+    out: list[_Problem] = []
+    for kind in ("initContainers", "containers"):
+        for i, c in enumerate(_items(pod_spec.get(kind))):
+            lifecycle = c.get("lifecycle") if isinstance(c, dict) else None
+            for hook in ("preStop", "postStart"):
+                handler = lifecycle.get(hook) if isinstance(lifecycle, dict) else None
+                sleep = handler.get("sleep") if isinstance(handler, dict) else None
+                seconds = sleep.get("seconds") if isinstance(sleep, dict) else None
+                if not isinstance(seconds, int) or isinstance(seconds, bool):
+                    continue
+                if lowest <= seconds <= grace:
+                    continue
+                at = (*path, kind, i, "lifecycle", hook, "sleep", "seconds")
+                bound = "at least 0" if lowest == 0 else "greater than 0"
+                out.append(
+                    _Problem(
+                        at,
+                        f"{field_path(at)}: {seconds} must be {bound} and at most "
+                        f"terminationGracePeriodSeconds ({grace}) in Kubernetes 1.{minor} "
+                        f"{_SLEEP_SRC}",
+                    )
+                )
+    return out
 
 
 _TOLERATION_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateTolerations)"

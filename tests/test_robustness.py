@@ -637,3 +637,49 @@ def test_numeric_toleration_operators_are_rejected_before_1_35(tmp_path: Path) -
     report = run_cli("check", "--kube-version", "1.34", "--format", "json", str(path)).json()
     (err,) = report["errors"]
     assert "operator 'Gt' is not Equal or Exists (in Kubernetes 1.34)" in err["message"], err
+
+
+_SLEEPING = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: db
+        image: postgres:16
+        lifecycle: {preStop: {sleep: {seconds: SECONDS}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("seconds", "version", "words"),
+    [
+        # more than the grace period (30 s by default, applied before validation): rejected
+        # (prestop-exceeds-grace warned of a set the API server never stores)
+        (45, "1.37", "45 must be at least 0 and at most terminationGracePeriodSeconds (30)"),
+        (-1, "1.37", "-1 must be at least 0 and at most"),
+        (0, "1.32", "0 must be greater than 0 and at most"),  # KEP-4818: zero from 1.33
+    ],
+)
+def test_sleep_actions_the_api_server_rejects(
+    seconds: int, version: str, words: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "sts.yaml"
+    path.write_text(_SLEEPING.replace("SECONDS", str(seconds)))
+    run = run_cli("check", "--kube-version", version, "--format", "json", str(path))
+    (err,) = run.json()["errors"]
+    assert words in err["message"] and "validateSleepAction" in err["message"], err
+    assert err["line"] == 13 and run.code == 2, err
+
+
+@pytest.mark.parametrize(("seconds", "version"), [(30, "1.37"), (0, "1.33"), (45, "1.28")])
+def test_sleep_actions_the_api_server_stores(seconds: int, version: str, tmp_path: Path) -> None:
+    # 1.28 has no sleep action: the schema's unknown-field warning covers it
+    path = tmp_path / "sts.yaml"
+    path.write_text(_SLEEPING.replace("SECONDS", str(seconds)))
+    run = run_cli("check", "--kube-version", version, "--format", "json", str(path))
+    assert run.json()["errors"] == [], run.out

@@ -682,6 +682,7 @@ def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Pro
         tolerations = pod_spec.get("tolerations")
         out.extend(_toleration_problems((*path, "tolerations"), tolerations, minor))
         out.extend(_sleep_action_problems(path, pod_spec, minor))
+        out.extend(_container_problems(path, pod_spec, minor))
         out.extend(_pod_spec_warnings(path, pod_spec))
         one_of((*path, "restartPolicy"), pod_spec.get("restartPolicy"), ("Always",))
         if pod_spec.get("activeDeadlineSeconds") is not None:
@@ -780,6 +781,84 @@ def _sleep_action_problems(
                         f"{_SLEEP_SRC}",
                     )
                 )
+    return out
+
+
+_QUANTITY_SRC = "(k8s: staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go, ParseQuantity)"
+_RESOURCES_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateResourceRequirements)"
+#: ``restartPolicy: Always`` of an init container (a sidecar, KEP-753) is in the API from 1.29
+#: (SidecarContainers beta and on); no other value is accepted there.
+SIDECAR_SINCE = 29
+
+
+def _container_problems(
+    path: tuple[str | int, ...], pod_spec: Mapping[str, Any], minor: int
+) -> list[_Problem]:
+    """What the API server rejects of the containers' resources and init containers'
+    restartPolicy: a request or limit that is no quantity or is negative, a request above its
+    limit, and an init container restartPolicy other than Always."""
+    from .embedded_sim.quantity import parse_quantity
+
+    out: list[_Problem] = []
+    for kind in ("initContainers", "containers"):
+        for i, c in enumerate(_items(pod_spec.get(kind))):
+            if not isinstance(c, dict):
+                continue
+            at = (*path, kind, i)
+            policy = c.get("restartPolicy")
+            if (
+                kind == "initContainers"
+                and minor >= SIDECAR_SINCE
+                and policy not in (None, "Always")
+            ):
+                where = field_path((*at, "restartPolicy"))
+                out.append(
+                    _Problem(
+                        (*at, "restartPolicy"),
+                        f"{where}: {_snippet(repr(policy))} is not supported: an init "
+                        "container's restartPolicy is Always or unset (KEP-753) (k8s: "
+                        "pkg/apis/core/validation/validation.go, validateInitContainers)",
+                    )
+                )
+            resources = c.get("resources")
+            if not isinstance(resources, dict):
+                continue
+            amounts: dict[str, dict[str, float]] = {}
+            for part in ("limits", "requests"):
+                entries = resources.get(part)
+                for name, raw in entries.items() if isinstance(entries, dict) else ():
+                    where_at = (*at, "resources", part, name)
+                    text = raw if isinstance(raw, str) else None
+                    value = parse_quantity(raw)
+                    if value is None or (text is not None and text != text.strip()):
+                        out.append(
+                            _Problem(
+                                where_at,
+                                f"{field_path(where_at)}: {_snippet(repr(raw))} is not a "
+                                f"quantity (such as 500m, 2Gi or 1e3) {_QUANTITY_SRC}",
+                            )
+                        )
+                    elif value < 0:
+                        out.append(
+                            _Problem(
+                                where_at,
+                                f"{field_path(where_at)}: {_snippet(repr(raw))} must be "
+                                f"greater than or equal to 0 {_RESOURCES_SRC}",
+                            )
+                        )
+                    else:
+                        amounts.setdefault(part, {})[str(name)] = value
+            limits, requests = amounts.get("limits", {}), amounts.get("requests", {})
+            for name, value in requests.items():
+                if name in limits and value > limits[name]:
+                    where_at = (*at, "resources", "requests", name)
+                    out.append(
+                        _Problem(
+                            where_at,
+                            f"{field_path(where_at)}: must be less than or equal to the {name} "
+                            f"limit {_RESOURCES_SRC}",
+                        )
+                    )
     return out
 
 

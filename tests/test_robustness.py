@@ -683,3 +683,49 @@ def test_sleep_actions_the_api_server_stores(seconds: int, version: str, tmp_pat
     path.write_text(_SLEEPING.replace("SECONDS", str(seconds)))
     run = run_cli("check", "--kube-version", version, "--format", "json", str(path))
     assert run.json()["errors"] == [], run.out
+
+
+_RESOURCED = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      initContainers: [{name: init, image: busybox, restartPolicy: POLICY}]
+      containers:
+      - name: db
+        image: postgres:16
+        resources: RESOURCES
+"""
+
+
+@pytest.mark.parametrize(
+    ("resources", "policy", "line", "words"),
+    [
+        # they were read as no request at all
+        ("{requests: {cpu: lots}}", "Always", 14, "'lots' is not a quantity"),
+        ('{requests: {cpu: "-1"}}', "Always", 14, "'-1' must be greater than or equal to 0"),
+        ("{requests: {memory: 2Gi}, limits: {memory: 1Gi}}", "Always", 14, "less than or equal"),
+        ("{requests: {cpu: 500m}}", "OnFailure", 10, "'OnFailure' is not supported"),
+    ],
+)
+def test_resources_and_restart_policies_the_api_server_rejects(
+    resources: str, policy: str, line: int, words: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "sts.yaml"
+    path.write_text(_RESOURCED.replace("RESOURCES", resources).replace("POLICY", policy))
+    run = run_cli("check", "--format", "json", str(path))
+    (err,) = run.json()["errors"]
+    assert words in err["message"] and err["line"] == line and run.code == 2, err
+
+
+@pytest.mark.parametrize(
+    "resources", ['{requests: {cpu: "1e3", memory: 2Gi}, limits: {memory: 2Gi}}', "{}"]
+)
+def test_resources_the_api_server_stores(resources: str, tmp_path: Path) -> None:
+    path = tmp_path / "sts.yaml"
+    path.write_text(_RESOURCED.replace("RESOURCES", resources).replace("POLICY", "Always"))
+    assert run_cli("check", "--format", "json", str(path)).json()["errors"] == []

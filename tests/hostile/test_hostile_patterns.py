@@ -151,10 +151,9 @@ CASES = [
         "exec postgres",
     ),
     Case(
-        "resources: an unreadable quantity of many digits",
-        lambda n: SET.format(
-            container=_field(f'resources:\n  requests:\n    memory: "{"1" * (8 * n)}!"')
-        ),
+        # (an unreadable container request is an input error, read by the same matcher)
+        "overhead: an unreadable quantity of many digits",
+        lambda n: SET.format(container=f'      overhead:\n        memory: "{"1" * (8 * n)}!"'),
         "ssrisk.embedded_sim.quantity:_parse_quantity_text",
         "1!",
     ),

@@ -885,7 +885,7 @@ def _toleration_problems(
     )
     from .embedded_sim.selectors import is_label_value, is_qualified_name
 
-    operators = TOLERATION_OPERATORS
+    operators: tuple[str, ...] = TOLERATION_OPERATORS
     if minor >= NUMERIC_TOLERATION_OPERATORS_SINCE:
         operators = (*operators, *NUMERIC_TOLERATION_OPERATORS)
     out: list[_Problem] = []

@@ -11,6 +11,7 @@ required, read as DoNotSchedule); a field the API server leaves unset stays None
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -31,15 +32,19 @@ POD: Path = ("spec", "template", "spec")
 
 
 #: A ``sleep N`` call in a command line, with coreutils' suffixes (s, m, h; GNU sleep
-#: "NUMBER[SUFFIX]"), at the start of a word (``/bin/sleep``) and ending one.
-_SLEEP = re.compile(r"(?:^|[\s;&|(/])sleep\s+(\d+(?:\.\d+)?)([smh]?)(?=$|[\s;&|)])")
+#: "NUMBER[SUFFIX]", and ``infinity``), at the start of a word (``/bin/sleep``) and ending one.
+_SLEEP = re.compile(r"(?:^|[\s;&|(/])sleep\s+(\d+(?:\.\d+)?|infinity|inf)([smh]?)(?=$|[\s;&|)])")
 _SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
 
 
 def sleep_seconds(text: str) -> float | None:
     """Total seconds slept by the ``sleep N`` calls of an exec command line (``None`` if
-    none): the hook runs to its end, so each call's time counts."""
-    found = [float(v) * _SLEEP_UNIT[u] for v, u in _SLEEP.findall(text)]
+    none; ``math.inf`` for ``sleep infinity``): the hook runs to its end, so each call's time
+    counts."""
+    found = [
+        math.inf if v in ("infinity", "inf") else float(v) * _SLEEP_UNIT[u]
+        for v, u in _SLEEP.findall(text)
+    ]
     return sum(found) if found else None
 
 

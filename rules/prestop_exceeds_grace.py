@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
@@ -37,7 +38,11 @@ class PreStopExceedsGrace(Rule):
             at = ctx.sts.pos(*pre.path, "seconds" if pre.kind == "sleep" else "command")
             if secs is None or secs < grace:
                 continue
-            shown = int(secs) if secs == int(secs) else secs
+            if math.isinf(secs):
+                sleeps, a_sleep = "for ever (sleep infinity)", "A sleep that never ends"
+            else:
+                shown = int(secs) if secs == int(secs) else secs
+                sleeps, a_sleep = f"{shown} s", f"A sleep of {shown} s"
             written = template(ctx.sts).grace_period_s
             grace_text = (
                 f"{grace}"
@@ -45,17 +50,17 @@ class PreStopExceedsGrace(Rule):
                 else (f"{written}, read as {grace}")
             )
             msg = (
-                f"container {c.name or '?'!r} sleeps {shown} s in preStop but "
+                f"container {c.name or '?'!r} sleeps {sleeps} in preStop but "
                 f"terminationGracePeriodSeconds is {grace_text}: no time is left for a clean "
                 "shutdown"
             )
 
-            def explanation(shown: float = shown) -> str:  # bound: runs after the loop
+            def explanation(a_sleep: str = a_sleep) -> str:  # bound: runs after the loop
                 return f"""
 The preStop hook runs before SIGTERM and its time counts against the pod's grace period
 ({grace} s here). When the hook is still running at the end of the grace period the kubelet
 grants a one-time 2 s extension and then kills the containers (pod-lifecycle docs,
-"Termination of Pods"; kuberuntime_container.go#killContainer). A sleep of {shown} s leaves
+"Termination of Pods"; kuberuntime_container.go#killContainer). {a_sleep} leaves
 the application no time to flush data, leave its cluster or hand over leadership, so every
 rolling update, drain and scale-down ends in an unclean kill.
 

@@ -125,7 +125,7 @@ def test_a_budget_that_sets_neither_field_allows_no_eviction(api: str) -> None:
         (["sleep", "30"], 30),
         (["/bin/sh", "-c", "sleep 5 && nginx -s quit; sleep 10"], 15),
         ("sleep 2m", 120),
-        (["sleep", "infinity"], None),
+        (["sleep", "infinity"], float("inf")),  # never ends: the full grace period, then SIGKILL
         (["/usr/local/bin/sleepy", "40"], None),
         (["/bin/sleep", "12"], 12),
     ],

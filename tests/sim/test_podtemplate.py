@@ -93,6 +93,7 @@ def test_template_fields_paths_and_defaults() -> None:
         ("sleep 5 && pg_ctl stop; sleep 10", 15.0),
         ("sleep 2m", 120.0),  # coreutils suffixes (the simulator read 2)
         ("pg_ctl stop", None),  # no length known
+        ("sleep infinity", float("inf")),  # never ends (it was read as no length)
     ],
 )
 def test_simulator_and_rules_read_one_prestop_length(stop: str, want: float | None) -> None:

@@ -483,10 +483,15 @@ def validate_object(
         result.errors.append(InputError(obj.path, f"{where}: {exc}", pos.line, pos.column))
         return result
     problems: list[_Problem] = []
+    unknown: list[tuple[tuple[Any, ...], list[Any]]] = []  # (path, keys) the schema lacks
     validator = _schemas(kube_version).validator(obj.api_version, obj.kind)
     if validator is not None:
         minor = schema_minor(kube_version)
-        problems.extend(_describe(err, minor) for err in validator.iter_errors(value))
+        for err in validator.iter_errors(value):
+            problems.append(_describe(err, minor))
+            if type(err.kind).__name__ == "AdditionalProperties":
+                extra = list(getattr(err.kind, "unexpected", []) or [])
+                unknown.append((tuple(err.instance_path), extra))
     if (
         not any(p.error for p in problems)
         and obj.kind == "StatefulSet"
@@ -520,7 +525,24 @@ def validate_object(
         for container, key, converted in fixups:
             if not isinstance(container, tuple):
                 container[key] = converted
+        # ... and not a field the version does not have (the warning says it is ignored:
+        # `preStop.sleep` checked for 1.25 is not read as a sleep)
+        for path, keys in unknown:
+            _drop(obj.data, path, keys)
     return result
+
+
+def _drop(data: Any, path: tuple[Any, ...], keys: list[Any]) -> None:
+    """Remove ``keys`` from the mapping at ``path`` of ``data`` (if it is still there)."""
+    node = data
+    for step in path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(node, dict):
+        for key in keys:
+            node.pop(key, None)
 
 
 def validate_objects(

@@ -729,3 +729,14 @@ def test_resources_the_api_server_stores(resources: str, tmp_path: Path) -> None
     path = tmp_path / "sts.yaml"
     path.write_text(_RESOURCED.replace("RESOURCES", resources).replace("POLICY", "Always"))
     assert run_cli("check", "--format", "json", str(path)).json()["errors"] == []
+
+
+def test_a_field_the_version_does_not_have_is_ignored_as_the_warning_says(tmp_path: Path) -> None:
+    # 1.25 has no sleep action: "unknown field ...; ignored", and no rule reads it (it gave a
+    # prestop-exceeds-grace finding about the sleep it had just said it ignored)
+    path = tmp_path / "sts.yaml"
+    path.write_text(_SLEEPING.replace("SECONDS", "45"))
+    report = run_cli("check", "--kube-version", "1.25", "--format", "json", str(path)).json()
+    assert report["errors"] == [] and report["summary"]["statefulsets"] == 1
+    assert any("preStop.sleep: unknown field" in n["message"] for n in report["notices"])
+    assert "prestop-exceeds-grace" not in {f["rule"] for f in report["findings"]}

@@ -17,7 +17,7 @@ from ._cluster import (
     seconds,
 )
 from ._objectives import Assessment, assess, causes, remediation
-from ._podspec import NOT_READY, POD, UNREACHABLE, eviction_for, set_spec
+from ._podspec import NOT_READY, POD, UNREACHABLE, eviction_for, set_spec, tolerations
 from ._sim import timeline_block
 from ._text import paragraph
 from ._workload import nothing_at_stake
@@ -58,8 +58,12 @@ class NoAutomaticFailover(Rule):
         if tuned is not None:
             index, secs = tuned
             at = ctx.sts.pos(*POD, "tolerations", index, "tolerationSeconds")
+            written = tolerations(ctx.sts)[index].toleration_seconds
+            shown = (
+                f"{secs}" if written is None or written == secs else f"{written:g} (read as {secs})"
+            )
             msg = (
-                f"tolerationSeconds {secs} only starts a graceful delete: on node loss {pod} "
+                f"tolerationSeconds {shown} only starts a graceful delete: on node loss {pod} "
                 f"stays Terminating and is not replaced ({loss.figure()})"
             )
             echo: tuple[str, ...] = ()

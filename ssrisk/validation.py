@@ -705,6 +705,9 @@ def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Pro
         out.extend(_toleration_problems((*path, "tolerations"), tolerations, minor))
         out.extend(_sleep_action_problems(path, pod_spec, minor))
         out.extend(_container_problems(path, pod_spec, minor))
+        overhead = pod_spec.get("overhead")
+        for name, raw in overhead.items() if isinstance(overhead, dict) else ():
+            out.extend(_unreadable_quantity((*path, "overhead", name), raw))
         out.extend(_pod_spec_warnings(path, pod_spec))
         one_of((*path, "restartPolicy"), pod_spec.get("restartPolicy"), ("Always",))
         if pod_spec.get("activeDeadlineSeconds") is not None:
@@ -715,6 +718,14 @@ def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Pro
                     f"StatefulSet {_SRC}",
                 )
             )
+    for i, claim in enumerate(_items(spec.get("volumeClaimTemplates"))):
+        claim_spec = claim.get("spec") if isinstance(claim, dict) else None
+        resources = claim_spec.get("resources") if isinstance(claim_spec, dict) else None
+        for part in ("requests", "limits"):
+            entries = resources.get(part) if isinstance(resources, dict) else None
+            for name, raw in entries.items() if isinstance(entries, dict) else ():
+                at = ("spec", "volumeClaimTemplates", i, "spec", "resources", part, name)
+                out.extend(_unreadable_quantity(at, raw))
     return out
 
 
@@ -813,6 +824,23 @@ _RESOURCES_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateResource
 SIDECAR_SINCE = 29
 
 
+def _unreadable_quantity(at: tuple[str | int, ...], raw: Any) -> list[_Problem]:
+    """The decode error of a value that is no quantity (the API server cannot read the object
+    at all), as a list of at most one problem."""
+    from .embedded_sim.quantity import parse_quantity
+
+    text = raw if isinstance(raw, str) else None
+    if parse_quantity(raw) is not None and (text is None or text == text.strip()):
+        return []
+    return [
+        _Problem(
+            at,
+            f"{field_path(at)}: {_snippet(repr(raw))} is not a quantity (such as 500m, 2Gi "
+            f"or 1e3) {_QUANTITY_SRC}",
+        )
+    ]
+
+
 def _container_problems(
     path: tuple[str | int, ...], pod_spec: Mapping[str, Any], minor: int
 ) -> list[_Problem]:
@@ -850,16 +878,10 @@ def _container_problems(
                 entries = resources.get(part)
                 for name, raw in entries.items() if isinstance(entries, dict) else ():
                     where_at = (*at, "resources", part, name)
-                    text = raw if isinstance(raw, str) else None
+                    unreadable = _unreadable_quantity(where_at, raw)
                     value = parse_quantity(raw)
-                    if value is None or (text is not None and text != text.strip()):
-                        out.append(
-                            _Problem(
-                                where_at,
-                                f"{field_path(where_at)}: {_snippet(repr(raw))} is not a "
-                                f"quantity (such as 500m, 2Gi or 1e3) {_QUANTITY_SRC}",
-                            )
-                        )
+                    if unreadable or value is None:
+                        out.extend(unreadable)
                     elif value < 0:
                         out.append(
                             _Problem(

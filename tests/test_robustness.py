@@ -710,6 +710,8 @@ spec:
         ('{requests: {cpu: "-1"}}', "Always", 14, "'-1' must be greater than or equal to 0"),
         ("{requests: {memory: 2Gi}, limits: {memory: 1Gi}}", "Always", 14, "less than or equal"),
         ("{requests: {cpu: 500m}}", "OnFailure", 10, "'OnFailure' is not supported"),
+        # a value that is no quantity anywhere: the object cannot even be decoded
+        ("{}\n      overhead: {memory: lots}", "Always", 15, "overhead.memory: 'lots' is not"),
     ],
 )
 def test_resources_and_restart_policies_the_api_server_rejects(
@@ -740,3 +742,14 @@ def test_a_field_the_version_does_not_have_is_ignored_as_the_warning_says(tmp_pa
     assert report["errors"] == [] and report["summary"]["statefulsets"] == 1
     assert any("preStop.sleep: unknown field" in n["message"] for n in report["notices"])
     assert "prestop-exceeds-grace" not in {f["rule"] for f in report["findings"]}
+
+
+def test_a_claim_template_storage_that_is_no_quantity_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "sts.yaml"
+    text = _RESOURCED.replace("RESOURCES", "{}").replace("POLICY", "Always")
+    text += "  volumeClaimTemplates:\n  - metadata: {name: data}\n"
+    text += "    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: ten}}}\n"
+    path.write_text(text)
+    (err,) = run_cli("check", "--format", "json", str(path)).json()["errors"]
+    assert "volumeClaimTemplates[0].spec.resources.requests.storage: 'ten' is not" in err["message"]
+    assert err["line"] == 17, err

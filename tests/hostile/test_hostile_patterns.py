@@ -99,6 +99,8 @@ class Case(NamedTuple):
     marker: str
     #: a rule whose finding the manifest still gives, if any
     rule: str | None = None
+    #: the string makes the object one the API server rejects (an input error, no set checked)
+    rejected: bool = False
 
 
 CASES = [
@@ -151,11 +153,13 @@ CASES = [
         "exec postgres",
     ),
     Case(
-        # (an unreadable container request is an input error, read by the same matcher)
-        "overhead: an unreadable quantity of many digits",
-        lambda n: SET.format(container=f'      overhead:\n        memory: "{"1" * (8 * n)}!"'),
+        "resources: an unreadable quantity of many digits (an input error)",
+        lambda n: SET.format(
+            container=_field(f'resources:\n  requests:\n    memory: "{"1" * (8 * n)}!"')
+        ),
         "ssrisk.embedded_sim.quantity:_parse_quantity_text",
         "1!",
+        rejected=True,
     ),
     Case(
         "a # Source: comment with a long run of spaces",
@@ -204,7 +208,10 @@ def test_long_strings_cost_linear_time(
     monkeypatch.setattr(importlib.import_module(module), name, spy)
     report = make(2)()
     monkeypatch.undo()
-    assert report.statefulsets == 1 and not report.errors
+    if case.rejected:
+        assert report.statefulsets == 0 and report.errors
+    else:
+        assert report.statefulsets == 1 and not report.errors
     assert any(case.marker in args for args in seen), f"{case.matcher} never saw the string"
     if case.rule is not None:
         assert case.rule in {f.rule for f in report.findings}

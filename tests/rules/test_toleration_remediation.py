@@ -121,3 +121,13 @@ def test_without_remediation_every_stuck_pod_is_named() -> None:
     assert (
         "all 3 pods (worst case) are never evicted from an unreachable node" in (found["message"])
     )
+
+
+def test_a_negative_toleration_is_quoted_as_written_and_as_read() -> None:
+    # taint_eviction.go#getMinTolerationTime: <= 0 is 0 (it was quoted as 0 alone)
+    from conftest import DATA, run_cli
+
+    path = DATA / "rules" / "no-automatic-failover" / "fail-negative-toleration-seconds.yaml"
+    found = run_cli("check", "--format", "json", str(path)).json()["findings"]
+    (msg,) = [f["message"] for f in found if f["rule"] == "no-automatic-failover"]
+    assert msg.startswith("tolerationSeconds -5 (read as 0) only starts a graceful delete"), msg

@@ -273,6 +273,13 @@ class CheckContext:
                     max_steps=self.max_steps,
                 )
             result = self._simulator.run(scenario)
+            basis = result.placement_basis
+            if basis is not None and result.replicas > 0 and len(basis.unplaced) >= result.replicas:
+                # nothing runs, so nothing fails over: what any rule would quote of the run is
+                # the cluster ssrisk assumed, not the manifest (the placement says which)
+                return SimulationUnavailable(
+                    f"simulation of {scenario}: {result.placement}", result.placement, scenario
+                )
             if result.budget_exhausted:
                 from .embedded_sim.budget import STEP_MEANING
 

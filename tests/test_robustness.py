@@ -753,3 +753,16 @@ def test_a_claim_template_storage_that_is_no_quantity_is_an_input_error(tmp_path
     (err,) = run_cli("check", "--format", "json", str(path)).json()["errors"]
     assert "volumeClaimTemplates[0].spec.resources.requests.storage: 'ten' is not" in err["message"]
     assert err["line"] == 17, err
+
+
+def test_a_set_no_simulated_node_fits_is_not_simulated(tmp_path: Path) -> None:
+    # requests above the assumed nodes' allocatable: simulate says nothing runs; check quoted
+    # "(simulated on 3 zones × 2 nodes: 0 of 3)" as if it were a placement
+    path = tmp_path / "sts.yaml"
+    path.write_text(
+        _RESOURCED.replace("RESOURCES", "{requests: {cpu: '5'}}").replace("POLICY", "Always")
+    )
+    report = run_cli("check", "--format", "json", str(path)).json()
+    (notice,) = [n for n in report["notices"] if "not simulated" in n["message"]]
+    assert "no replica fits a node of the simulated cluster" in notice["message"], notice
+    assert not [f for f in report["findings"] if "(simulated" in f["message"]], report["findings"]

@@ -795,6 +795,10 @@ def _check_not_empty(
         report.errors.extend(
             InputError(n.path, f"{n.message} (--fail-if-empty)", n.line, n.column) for n in empty
         )
+    if report.objects and not report.statefulsets and not report.errors and not changed:
+        where = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        text = f"no StatefulSet among the {report.objects} object(s) read: nothing to check"
+        report.notices.append(Notice(where, text))
     if report.objects or report.errors:  # with an unreadable input the run fails already
         return
 
@@ -854,7 +858,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         ctx = CheckContext.of(sts, inventory, settings)
         for name in scenarios:
             try:
-                results.append(ctx.simulate(name))
+                results.append(ctx.simulation(name))
             except SimulationUnavailable as exc:
                 pos = sts.start()
                 from .model import InputError

@@ -225,8 +225,9 @@ class CheckContext:
             )
         return list(self._pdbs)
 
-    def simulate(self, scenario: str) -> ScenarioResult:
-        """Result of ``scenario`` for this StatefulSet (cached).
+    def simulation(self, scenario: str) -> ScenarioResult:
+        """Result of ``scenario`` for this StatefulSet (cached), as ``ssrisk simulate`` shows
+        it.
 
         Raises:
             SimulationUnavailable: when the simulator does not model the scenario or fails.
@@ -236,6 +237,27 @@ class CheckContext:
         result = self._sim_cache[scenario]
         if isinstance(result, SimulationUnavailable):
             raise result
+        return result
+
+    def simulate(self, scenario: str) -> ScenarioResult:
+        """Result of ``scenario`` for this StatefulSet as rules may quote it (cached): like
+        :meth:`simulation`, but unavailable when no replica fits a node of the simulated
+        cluster (nothing runs, so nothing fails over: what a rule would quote is the cluster
+        ssrisk assumed, not the manifest; the placement sentence says which).
+
+        Raises:
+            SimulationUnavailable: when the simulator does not model the scenario or fails,
+                or no replica fits a node.
+        """
+        result = self.simulation(scenario)
+        basis = result.placement_basis
+        if basis is not None and result.replicas > 0 and len(basis.unplaced) >= result.replicas:
+            reason = result.placement
+            unavailable = SimulationUnavailable(
+                f"simulation of {scenario}: {reason}", reason, scenario
+            )
+            self._sim_cache[scenario] = unavailable
+            raise unavailable
         return result
 
     def simulation_failures(self) -> list[SimulationUnavailable]:
@@ -273,13 +295,6 @@ class CheckContext:
                     max_steps=self.max_steps,
                 )
             result = self._simulator.run(scenario)
-            basis = result.placement_basis
-            if basis is not None and result.replicas > 0 and len(basis.unplaced) >= result.replicas:
-                # nothing runs, so nothing fails over: what any rule would quote of the run is
-                # the cluster ssrisk assumed, not the manifest (the placement says which)
-                return SimulationUnavailable(
-                    f"simulation of {scenario}: {result.placement}", result.placement, scenario
-                )
             if result.budget_exhausted:
                 from .embedded_sim.budget import STEP_MEANING
 

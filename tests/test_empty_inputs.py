@@ -5,6 +5,8 @@ not at a licence header."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import DATA, run_cli
 
@@ -65,3 +67,15 @@ def test_fail_if_empty_makes_each_empty_file_an_error() -> None:
     assert run.code == 2
     assert [e["path"] for e in report["errors"]] == [str(p) for p in EMPTY]
     assert all("--fail-if-empty" in e["message"] for e in report["errors"])
+
+
+def test_objects_but_no_statefulset_say_there_is_nothing_to_check(tmp_path: Path) -> None:
+    # a chart that renders only a Deployment and its Service said "0 StatefulSet(s)" alone
+    (tmp_path / "svc.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
+        "spec: {selector: {app: web}, ports: [{port: 80}]}\n"
+    )
+    run = run_cli("check", "--format", "json", str(tmp_path))
+    assert run.code == 0
+    (notice,) = run.json()["notices"]
+    assert notice["message"] == "no StatefulSet among the 1 object(s) read: nothing to check"

@@ -188,30 +188,24 @@ class K8sObject:
         """The typed pod and claim templates of this StatefulSet
         (:func:`ssrisk.embedded_sim.podtemplate.parse_template`), parsed once and kept until
         :meth:`forget_model`."""
-        found = self.__dict__.get("_template")
-        if found is None:
-            from .embedded_sim.podtemplate import parse_template
+        from .embedded_sim.podtemplate import parse_template
 
-            found = self.__dict__["_template"] = parse_template(self.data)
-        elif found is FORGOTTEN:
-            from .embedded_sim.podtemplate import parse_template
-
-            return parse_template(self.data)
-        return cast("PodTemplate", found)
+        return cast("PodTemplate", self._model("_template", parse_template))
 
     def set_spec(self) -> SetSpec:
         """The StatefulSet's own spec fields as written
         (:func:`ssrisk.embedded_sim.podtemplate.parse_spec`), kept as :meth:`pod_template`."""
-        found = self.__dict__.get("_set_spec")
+        from .embedded_sim.podtemplate import parse_spec
+
+        return cast("SetSpec", self._model("_set_spec", parse_spec))
+
+    def _model(self, slot: str, parse: Callable[[Any], Any]) -> Any:
+        found = self.__dict__.get(slot)
         if found is None:
-            from .embedded_sim.podtemplate import parse_spec
-
-            found = self.__dict__["_set_spec"] = parse_spec(self.data)
+            found = self.__dict__[slot] = parse(self.data)
         elif found is FORGOTTEN:
-            from .embedded_sim.podtemplate import parse_spec
-
-            return parse_spec(self.data)
-        return cast("SetSpec", found)
+            return parse(self.data)
+        return found
 
     def forget_model(self) -> None:
         """Free the typed model the rules parsed from this object (``rules/_podspec.template``

@@ -517,7 +517,8 @@ if sys.platform == "win32":  # pragma: no cover - FIFOs and symlinks need POSIX
     pytestmark = pytest.mark.skip("POSIX only")
 
 
-_TOLERATING = """apiVersion: apps/v1
+#: A StatefulSet down to its pod spec's keys (each test adds the fields it is about).
+_POD = """apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: db}
 spec:
@@ -526,10 +527,14 @@ spec:
   template:
     metadata: {labels: {app: db}}
     spec:
-      containers: [{name: db, image: postgres:16}]
+"""
+_TOLERATING = (
+    _POD
+    + """      containers: [{name: db, image: postgres:16}]
       tolerations:
       - ENTRY
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -586,18 +591,12 @@ def test_tolerations_the_api_server_stores(entry: str, tmp_path: Path) -> None:
     assert report["errors"] == [] and report["summary"]["statefulsets"] == 1
 
 
-_WARNED = """apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers: [{name: db, image: postgres:16}]
+_WARNED = (
+    _POD
+    + """      containers: [{name: db, image: postgres:16}]
       FIELD
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -639,20 +638,14 @@ def test_numeric_toleration_operators_are_rejected_before_1_35(tmp_path: Path) -
     assert "operator 'Gt' is not Equal or Exists (in Kubernetes 1.34)" in err["message"], err
 
 
-_SLEEPING = """apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
+_SLEEPING = (
+    _POD
+    + """      containers:
       - name: db
         image: postgres:16
         lifecycle: {preStop: {sleep: {seconds: SECONDS}}}
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -685,21 +678,15 @@ def test_sleep_actions_the_api_server_stores(seconds: int, version: str, tmp_pat
     assert run.json()["errors"] == [], run.out
 
 
-_RESOURCED = """apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      initContainers: [{name: init, image: busybox, restartPolicy: POLICY}]
+_RESOURCED = (
+    _POD
+    + """      initContainers: [{name: init, image: busybox, restartPolicy: POLICY}]
       containers:
       - name: db
         image: postgres:16
         resources: RESOURCES
 """
+)
 
 
 @pytest.mark.parametrize(

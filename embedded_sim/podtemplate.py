@@ -372,7 +372,11 @@ class Toleration:
             operator=_str(m.get("operator"), "Equal") or "Equal",
             value=_str(m.get("value")),
             effect=_str(m.get("effect")),
-            toleration_seconds=_num(m.get("tolerationSeconds"), None),
+            # an int64 stays exact (9223372036854775807 is not quoted one higher)
+            toleration_seconds=seconds
+            if isinstance(seconds := m.get("tolerationSeconds"), int)
+            and not isinstance(seconds, bool)
+            else _num(seconds, None),
         )
 
     def suppresses_default(self, key: str) -> bool:

@@ -91,7 +91,8 @@ class TaintEvictionController:
         sim.record(
             pod.name,
             "eviction-scheduled",
-            f"{pod.name} will be evicted at {fire:.1f} s (tolerationSeconds {m:g} for {names})",
+            f"{pod.name} will be evicted at {_time(fire)} s (tolerationSeconds {_whole(m)} for "
+            f"{names})",
             self.source,
         )
         self.timers[pod.uid] = sim.loop.at(fire, lambda: self._fire(pod, m), "taint-evict")
@@ -116,3 +117,15 @@ class TaintEvictionController:
             self.source.replace("#processPodOnNode", "#addConditionAndDeletePod"),
             f"evicted by the taint eviction controller{condition}: {why}",
         )
+
+
+def _whole(seconds: float) -> str:
+    """Seconds as written: an integer exactly (an int64 tolerationSeconds is not rounded)."""
+    if isinstance(seconds, int) or float(seconds).is_integer():
+        return str(int(seconds))
+    return f"{seconds:g}"
+
+
+def _time(t_s: float) -> str:
+    """A simulated time: to 0.1 s, or in exponent form past any simulated horizon."""
+    return f"{t_s:.1f}" if abs(t_s) < 1e12 else f"{t_s:.3g}"

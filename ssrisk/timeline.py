@@ -14,6 +14,15 @@ def fmt_duration(t_s: float | None) -> str:
     """``347.6`` → ``"5m47.6s"``; ``None`` → ``"never"``."""
     if t_s is None:
         return "never"
+    if isinstance(t_s, int) and not isinstance(t_s, bool):  # exact, however large (int64)
+        whole = abs(t_s)
+        minutes_i, sec_i = divmod(whole, 60)
+        hours_i, minutes_i = divmod(minutes_i, 60)
+        if hours_i:
+            text = f"{hours_i}h{minutes_i:02d}m{sec_i}s"
+        else:
+            text = f"{minutes_i}m{sec_i}s" if minutes_i else f"{sec_i}s"
+        return f"-{text}" if t_s < 0 else text
     total = round(float(t_s), 1)
     neg = total < 0
     total = abs(total)

@@ -753,3 +753,17 @@ def test_a_set_no_simulated_node_fits_is_not_simulated(tmp_path: Path) -> None:
     (notice,) = [n for n in report["notices"] if "not simulated" in n["message"]]
     assert "no replica fits a node of the simulated cluster" in notice["message"], notice
     assert not [f for f in report["findings"] if "(simulated" in f["message"]], report["findings"]
+
+
+def test_an_int64_toleration_is_quoted_exactly(tmp_path: Path) -> None:
+    # it went through a float: "tolerationSeconds 9223372036854775808", "...h28m8s"
+    path = tmp_path / "sts.yaml"
+    entry = (
+        "{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, "
+        "tolerationSeconds: 9223372036854775807}"
+    )
+    path.write_text(_TOLERATING.replace("ENTRY", entry))
+    found = run_cli("check", "--format", "json", str(path)).json()["findings"]
+    said = " ".join(f["message"] + f["explanation"] for f in found)
+    assert "9223372036854775807" in said and "9223372036854775808" not in said
+    assert "2562047788015215h30m7s" in said or "tolerationSeconds 9223372036854775807" in said

@@ -31,10 +31,14 @@ Path = tuple[str | int, ...]
 POD: Path = ("spec", "template", "spec")
 
 
-#: A ``sleep N`` call in a command line, with coreutils' suffixes (s, m, h; GNU sleep
-#: "NUMBER[SUFFIX]", and ``infinity``), at the start of a word (``/bin/sleep``) and ending one.
-_SLEEP = re.compile(r"(?:^|[\s;&|(/])sleep\s+(\d+(?:\.\d+)?|infinity|inf)([smh]?)(?=$|[\s;&|)])")
-_SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
+#: A ``sleep N`` call in a command line, with coreutils' suffixes (s, m, h, d; GNU sleep
+#: "NUMBER[SUFFIX]", and ``infinity`` in any case), at the start of a word (``/bin/sleep``)
+#: and ending one; not one sent to the background (``sleep 40 &``: the hook does not wait).
+_SLEEP = re.compile(
+    r"(?:^|[\s;&|(/])sleep\s+(\d+(?:\.\d+)?|(?i:infinity|inf))([smhd]?)(?=$|[\s;&|)])"
+    r"(?!\s*&(?!&))"
+)
+_SLEEP_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def sleep_seconds(text: str) -> float | None:
@@ -42,7 +46,7 @@ def sleep_seconds(text: str) -> float | None:
     none; ``math.inf`` for ``sleep infinity``): the hook runs to its end, so each call's time
     counts."""
     found = [
-        math.inf if v in ("infinity", "inf") else float(v) * _SLEEP_UNIT[u]
+        math.inf if v.lower() in ("infinity", "inf") else float(v) * _SLEEP_UNIT[u]
         for v, u in _SLEEP.findall(text)
     ]
     return sum(found) if found else None
@@ -115,7 +119,7 @@ class Handler:
         """Seconds the handler sleeps: the sleep action's, or the ``sleep N`` calls of an exec
         command added up (:func:`sleep_seconds`); None when it says no length."""
         if self.kind == "sleep":
-            return None if self.sleep_s is None else float(self.sleep_s)
+            return self.sleep_s  # (an int: exact however large)
         return sleep_seconds(self.command_line) if self.kind == "exec" else None
 
     @classmethod

@@ -16,7 +16,8 @@ from typing import Any
 #: on 50,000 digits and a ``!``).
 _QUANTITY_RE = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)")
 _SUFFIX = {
-    "": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    "": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+    "P": 1e15, "E": 1e18,
     "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
 }  # fmt: skip
 
@@ -42,3 +43,21 @@ def _parse_quantity_text(v: str) -> float | None:
         return float(m.group(1)) * _SUFFIX[m.group(2)]
     except ValueError:
         return None
+
+
+#: What ParseQuantity accepts (quantity.go#parseQuantityString): a signed decimal number, then
+#: either a decimal exponent or one suffix (binary Ki … Ei, decimal SI n … E), nothing else:
+#: no spaces, no exponent with a suffix ("1e3Mi").
+_STRICT = re.compile(
+    r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?"
+)
+
+
+def is_quantity(v: Any) -> bool:
+    """Whether the API server can decode ``v`` as a resource.Quantity (a number, or text as
+    :data:`_STRICT` says)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, str) and len(v) < 1000 and _STRICT.fullmatch(v) is not None

@@ -488,10 +488,12 @@ def validate_object(
     if validator is not None:
         minor = schema_minor(kube_version)
         for err in validator.iter_errors(value):
-            problems.append(_describe(err, minor))
             if type(err.kind).__name__ == "AdditionalProperties":
                 extra = list(getattr(err.kind, "unexpected", []) or [])
                 unknown.append((tuple(err.instance_path), extra))
+                problems.extend(_unknown_field(tuple(err.instance_path), k, minor) for k in extra)
+            else:
+                problems.append(_describe(err, minor))
     if (
         not any(p.error for p in problems)
         and obj.kind == "StatefulSet"
@@ -542,7 +544,12 @@ def _drop(data: Any, path: tuple[Any, ...], keys: list[Any]) -> None:
             return
     if isinstance(node, dict):
         for key in keys:
-            node.pop(key, None)
+            if key not in node:
+                continue
+            packed = getattr(node, "_pos", None)
+            if packed is not None:  # positions are kept by key order (yamlpos.LC.key)
+                del packed[list(node).index(key) + 1]
+            del node[key]
 
 
 def validate_objects(
@@ -589,6 +596,16 @@ def _json_type(value: Any) -> str:
     return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
 
 
+def _unknown_field(path: tuple[Any, ...], key: Any, minor: int) -> _Problem:
+    """The warning for a field the schema of ``1.minor`` does not have (it is ignored)."""
+    return _Problem(
+        (*path, key),
+        f"{field_path((*path, key))}: unknown field, not in the Kubernetes 1.{minor} API "
+        "(kubectl's default strict field validation rejects it, KEP-2885); ignored",
+        error=False,
+    )
+
+
 def _describe(err: Any, minor: int) -> _Problem:
     """Turn a jsonschema-rs error into the field to fix and a message."""
     path = tuple(err.instance_path)
@@ -597,13 +614,7 @@ def _describe(err: Any, minor: int) -> _Problem:
     where = field_path(path)
     if name == "AdditionalProperties":
         extra = list(getattr(kind, "unexpected", []) or [])
-        key = extra[0] if extra else "?"
-        return _Problem(
-            (*path, key),
-            f"{field_path((*path, key))}: unknown field, not in the Kubernetes 1.{minor} API "
-            "(kubectl's default strict field validation rejects it, KEP-2885); ignored",
-            error=False,
-        )
+        return _unknown_field(path, extra[0] if extra else "?", minor)
     if name == "Required":
         prop = getattr(kind, "property", "?")
         return _Problem(
@@ -705,9 +716,16 @@ def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Pro
         out.extend(_toleration_problems((*path, "tolerations"), tolerations, minor))
         out.extend(_sleep_action_problems(path, pod_spec, minor))
         out.extend(_container_problems(path, pod_spec, minor))
+        from .embedded_sim.quantity import parse_quantity
+
         overhead = pod_spec.get("overhead")
         for name, raw in overhead.items() if isinstance(overhead, dict) else ():
-            out.extend(_unreadable_quantity((*path, "overhead", name), raw))
+            at: tuple[str | int, ...] = (*path, "overhead", name)
+            bad = _unreadable_quantity(at, raw)
+            if not bad and (parse_quantity(raw) or 0) < 0:  # validateOverhead: nonnegative
+                message = f"{field_path(at)}: {_snippet(repr(raw))} must be >= 0 {_RESOURCES_SRC}"
+                bad = [_Problem(at, message)]
+            out.extend(bad)
         out.extend(_pod_spec_warnings(path, pod_spec))
         one_of((*path, "restartPolicy"), pod_spec.get("restartPolicy"), ("Always",))
         if pod_spec.get("activeDeadlineSeconds") is not None:
@@ -827,10 +845,9 @@ SIDECAR_SINCE = 29
 def _unreadable_quantity(at: tuple[str | int, ...], raw: Any) -> list[_Problem]:
     """The decode error of a value that is no quantity (the API server cannot read the object
     at all), as a list of at most one problem."""
-    from .embedded_sim.quantity import parse_quantity
+    from .embedded_sim.quantity import is_quantity
 
-    text = raw if isinstance(raw, str) else None
-    if parse_quantity(raw) is not None and (text is None or text == text.strip()):
+    if is_quantity(raw):
         return []
     return [
         _Problem(
@@ -856,6 +873,16 @@ def _container_problems(
                 continue
             at = (*path, kind, i)
             policy = c.get("restartPolicy")
+            if kind == "containers" and policy is not None:
+                where = field_path((*at, "restartPolicy"))
+                out.append(
+                    _Problem(
+                        (*at, "restartPolicy"),
+                        f"{where}: may not be set for non-init containers (the alpha "
+                        "ContainerRestartRules gate aside) (k8s: "
+                        "pkg/apis/core/validation/validation.go, validateContainers)",
+                    )
+                )
             if (
                 kind == "initContainers"
                 and minor >= SIDECAR_SINCE

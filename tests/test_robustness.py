@@ -697,6 +697,10 @@ _RESOURCED = (
         ('{requests: {cpu: "-1"}}', "Always", 14, "'-1' must be greater than or equal to 0"),
         ("{requests: {memory: 2Gi}, limits: {memory: 1Gi}}", "Always", 14, "less than or equal"),
         ("{requests: {cpu: 500m}}", "OnFailure", 10, "'OnFailure' is not supported"),
+        # ParseQuantity: no exponent with a suffix, no space
+        ('{requests: {memory: "1e3Mi"}}', "Always", 14, "'1e3Mi' is not a quantity"),
+        ('{requests: {memory: "1 Gi"}}', "Always", 14, "'1 Gi' is not a quantity"),
+        ("{}\n      overhead: {cpu: '-1'}", "Always", 15, "overhead.cpu: '-1' must be >= 0"),
         # a value that is no quantity anywhere: the object cannot even be decoded
         ("{}\n      overhead: {memory: lots}", "Always", 15, "overhead.memory: 'lots' is not"),
     ],
@@ -712,7 +716,13 @@ def test_resources_and_restart_policies_the_api_server_rejects(
 
 
 @pytest.mark.parametrize(
-    "resources", ['{requests: {cpu: "1e3", memory: 2Gi}, limits: {memory: 2Gi}}', "{}"]
+    "resources",
+    [
+        '{requests: {cpu: "1e3", memory: 2Gi}, limits: {memory: 2Gi}}',
+        "{}",
+        # the n and u suffixes (metrics-server writes CPU as 140000000n); they were rejected
+        '{requests: {cpu: "1u"}, limits: {cpu: "140000000n", memory: ".5Gi"}}',
+    ],
 )
 def test_resources_the_api_server_stores(resources: str, tmp_path: Path) -> None:
     path = tmp_path / "sts.yaml"
@@ -767,3 +777,25 @@ def test_an_int64_toleration_is_quoted_exactly(tmp_path: Path) -> None:
     said = " ".join(f["message"] + f["explanation"] for f in found)
     assert "9223372036854775807" in said and "9223372036854775808" not in said
     assert "2562047788015215h30m7s" in said or "tolerationSeconds 9223372036854775807" in said
+
+
+def test_every_unknown_field_is_warned_of_and_later_positions_stay(tmp_path: Path) -> None:
+    # both keys are dropped: both are named, and the field after them keeps its line (it
+    # was reported one line up per dropped key)
+    path = tmp_path / "sts.yaml"
+    fields = "foo: 1\n      bar: 2\n      terminationGracePeriodSeconds: 3600"
+    path.write_text(_WARNED.replace("FIELD", fields))
+    report = run_cli("check", "--format", "json", str(path)).json()
+    unknown = [n["line"] for n in report["notices"] if "unknown field" in n["message"]]
+    assert unknown == [11, 12]
+    (grace,) = [f for f in report["findings"] if f["rule"] == "long-termination-grace"]
+    assert grace["line"] == 13, grace
+
+
+def test_a_main_container_restart_policy_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "sts.yaml"
+    path.write_text(
+        _POD + "      containers: [{name: db, image: postgres:16, restartPolicy: Never}]\n"
+    )
+    (err,) = run_cli("check", "--format", "json", str(path)).json()["errors"]
+    assert "restartPolicy: may not be set for non-init containers" in err["message"], err

@@ -128,6 +128,11 @@ def test_a_budget_that_sets_neither_field_allows_no_eviction(api: str) -> None:
         (["sleep", "infinity"], float("inf")),  # never ends: the full grace period, then SIGKILL
         (["/usr/local/bin/sleepy", "40"], None),
         (["/bin/sleep", "12"], 12),
+        ("sleep Infinity", float("inf")),  # any case, as GNU sleep reads it
+        ("sleep 1d", 86400),
+        ("sleep infinity &", None),  # sent to the background: the hook does not wait for it
+        ("sleep 40 & nginx -s quit", None),
+        ("sleep 40 && nginx -s quit", 40),
     ],
 )
 def test_sleep_seconds(command: Any, want: float | None) -> None:

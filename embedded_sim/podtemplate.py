@@ -354,7 +354,6 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: the TaintTolerationComparisonOperators gate (KEP-5471, alpha in 1.35).
 TOLERATION_OPERATORS = ("Equal", "Exists")
 NUMERIC_TOLERATION_OPERATORS = ("Lt", "Gt")
-NUMERIC_TOLERATION_OPERATORS_SINCE = 35
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,11 @@ PDB_UNHEALTHY_POD_EVICTION_POLICY = "PDBUnhealthyPodEvictionPolicy"
 STATEFULSET_START_ORDINAL = "StatefulSetStartOrdinal"
 STATEFULSET_RECREATE_STRATEGY = "StatefulSetRecreateStrategy"
 POD_DISRUPTION_CONDITIONS = "PodDisruptionConditions"
+# Gates the API server's validation reads (ssrisk.validation).
+POD_LIFECYCLE_SLEEP_ACTION = "PodLifecycleSleepAction"
+POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO = "PodLifecycleSleepActionAllowZero"
+SIDECAR_CONTAINERS = "SidecarContainers"
+TAINT_TOLERATION_COMPARISON_OPERATORS = "TaintTolerationComparisonOperators"
 
 KNOWN_GATES: tuple[str, ...] = (
     MAX_UNAVAILABLE_STATEFULSET,
@@ -34,6 +39,10 @@ KNOWN_GATES: tuple[str, ...] = (
     STATEFULSET_START_ORDINAL,
     STATEFULSET_RECREATE_STRATEGY,
     POD_DISRUPTION_CONDITIONS,
+    POD_LIFECYCLE_SLEEP_ACTION,
+    POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO,
+    SIDECAR_CONTAINERS,
+    TAINT_TOLERATION_COMPARISON_OPERATORS,
 )
 
 _VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
@@ -140,6 +149,18 @@ def _gates(kv: KubeVersion) -> dict[str, bool]:
         g[STATEFULSET_RECREATE_STRATEGY] = False
     # KEP-3329: alpha-off 1.25, beta-on 1.26, GA 1.31.
     g[POD_DISRUPTION_CONDITIONS] = m >= 26
+    # KEP-3960 (preStop/postStart sleep action): alpha-off 1.29, beta-on 1.30, GA 1.34.
+    if m >= 29:
+        g[POD_LIFECYCLE_SLEEP_ACTION] = m >= 30
+    # KEP-4818 (a zero sleep): alpha-off 1.32, beta-on 1.33, GA 1.34.
+    if m >= 32:
+        g[POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO] = m >= 33
+    # KEP-753 (restartable init containers): alpha-off 1.28, beta-on 1.29, GA 1.33.
+    if m >= 28:
+        g[SIDECAR_CONTAINERS] = m >= 29
+    # KEP-5471 (Lt and Gt tolerations): alpha-off from 1.35.
+    if m >= 35:
+        g[TAINT_TOLERATION_COMPARISON_OPERATORS] = False
     return g
 
 

@@ -146,7 +146,9 @@ def load_all(
         for lf in loaded:
             if lf.objects:
                 every = lf.objects
-                lf.objects, invalid, dubious = validate_objects(every, settings.kube_version)
+                lf.objects, invalid, dubious = validate_objects(
+                    every, settings.kube_version, feature_gates=settings.feature_gates
+                )
                 lf.errors.extend(invalid)
                 lf.notices.extend(dubious)
                 if len(lf.objects) < len(every):

@@ -445,7 +445,10 @@ class Validation:
 
 
 def validate_object(
-    obj: K8sObject, kube_version: str, repeats: Repeats | None = None
+    obj: K8sObject,
+    kube_version: str,
+    repeats: Repeats | None = None,
+    gates: Mapping[str, bool] | None = None,
 ) -> Validation:
     """Problems that make the API server of ``kube_version`` reject ``obj``.
 
@@ -454,6 +457,8 @@ def validate_object(
         kube_version: ``"1.NN"`` or ``"1.NN.P"``.
         repeats: the alias budget of the object's file (:class:`Repeats`), when it is checked
             with the other objects of its file (:func:`validate_objects`).
+        gates: the feature gates in effect (default: those of ``kube_version``,
+            :func:`ssrisk.embedded_sim.versions.version_defaults`).
 
     Returns:
         A :class:`Validation`; each problem is at the position of the offending field, at most
@@ -499,7 +504,9 @@ def validate_object(
         and obj.kind == "StatefulSet"
         and isinstance(value.get("spec"), dict)
     ):
-        problems.extend(_statefulset_spec_problems(value["spec"], int(kube_version.split(".")[1])))
+        if gates is None:
+            gates = _gates(kube_version, None)
+        problems.extend(_statefulset_spec_problems(value["spec"], gates))
     if (
         not any(p.error for p in problems)
         and obj.kind == "PodDisruptionBudget"
@@ -553,7 +560,10 @@ def _drop(data: Any, path: tuple[Any, ...], keys: list[Any]) -> None:
 
 
 def validate_objects(
-    objects: Iterable[K8sObject], kube_version: str, max_alias_values: int = MAX_ALIAS_VALUES
+    objects: Iterable[K8sObject],
+    kube_version: str,
+    max_alias_values: int = MAX_ALIAS_VALUES,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> tuple[list[K8sObject], list[InputError], list[Notice]]:
     """Validate each object once (:func:`validate_object`), the objects of one file with one
     alias budget (``max_alias_values``): however many objects share an aliased value, the
@@ -562,12 +572,13 @@ def validate_objects(
     Returns:
         ``(objects to check, errors, warnings)``: objects with errors are left out.
     """
+    gates = _gates(kube_version, feature_gates)
     keep: list[K8sObject] = []
     errors: list[InputError] = []
     warnings: list[Notice] = []
     repeats = Repeats(max_alias_values)
     for obj in objects:
-        found = validate_object(obj, kube_version, repeats)
+        found = validate_object(obj, kube_version, repeats, gates)
         errors.extend(found.errors)
         warnings.extend(found.warnings)
         if not found.errors:
@@ -647,7 +658,16 @@ def _snippet(text: str, limit: int = 40) -> str:
 _SRC = "(k8s: pkg/apis/apps/validation/validation.go, ValidateStatefulSetSpec)"
 
 
-def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Problem]:
+def _gates(kube_version: str, overrides: Mapping[str, bool] | None) -> Mapping[str, bool]:
+    """The feature gates of ``kube_version`` with the run's ``overrides``."""
+    from .embedded_sim.versions import version_defaults
+
+    return version_defaults(kube_version, overrides).gates
+
+
+def _statefulset_spec_problems(
+    spec: Mapping[str, Any], gates: Mapping[str, bool]
+) -> list[_Problem]:
     """Range and enum checks of ``ValidateStatefulSetSpec`` that the schema does not carry.
 
     Only values the user set are checked: absent fields and empty strings are defaulted
@@ -713,9 +733,9 @@ def _statefulset_spec_problems(spec: Mapping[str, Any], minor: int) -> list[_Pro
     if isinstance(pod_spec, dict):
         path = ("spec", "template", "spec")
         tolerations = pod_spec.get("tolerations")
-        out.extend(_toleration_problems((*path, "tolerations"), tolerations, minor))
-        out.extend(_sleep_action_problems(path, pod_spec, minor))
-        out.extend(_container_problems(path, pod_spec, minor))
+        out.extend(_toleration_problems((*path, "tolerations"), tolerations, gates))
+        out.extend(_sleep_action_problems(path, pod_spec, gates))
+        out.extend(_container_problems(path, pod_spec, gates))
         from .embedded_sim.quantity import parse_quantity
 
         overhead = pod_spec.get("overhead")
@@ -792,24 +812,26 @@ def _items(value: Any) -> list[Any]:
 
 
 _SLEEP_SRC = "(k8s: pkg/apis/core/validation/validation.go, validateSleepAction)"
-#: The sleep action (KEP-3960) is in the API from 1.29; a zero sleep is allowed from 1.33
-#: (PodLifecycleSleepActionAllowZero, KEP-4818: beta and on by default in 1.33, GA in 1.34).
-SLEEP_ACTION_SINCE = 29
-SLEEP_ZERO_SINCE = 33
 
 
 def _sleep_action_problems(
-    path: tuple[str | int, ...], pod_spec: Mapping[str, Any], minor: int
+    path: tuple[str | int, ...], pod_spec: Mapping[str, Any], gates: Mapping[str, bool]
 ) -> list[_Problem]:
     """What ``validateSleepAction`` rejects of the containers' preStop and postStart sleep
-    actions: more seconds than the pod's terminationGracePeriodSeconds (30 when unset, the
-    default applied before validation), a negative value, and before 1.33 zero."""
-    if minor < SLEEP_ACTION_SINCE:
-        return []  # (the field is unknown there: the schema's warning says so)
+    actions (gate PodLifecycleSleepAction): more seconds than the pod's
+    terminationGracePeriodSeconds (30 when unset, the default applied before validation), a
+    negative value, and zero unless PodLifecycleSleepActionAllowZero is on (from 1.33)."""
+    from .embedded_sim.versions import (
+        POD_LIFECYCLE_SLEEP_ACTION,
+        POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO,
+    )
+
+    if not gates.get(POD_LIFECYCLE_SLEEP_ACTION):
+        return []  # (unknown before 1.29: the schema's warning says so; off in 1.29)
     grace = pod_spec.get("terminationGracePeriodSeconds")
     if not isinstance(grace, int) or isinstance(grace, bool):
         grace = 30
-    lowest = 0 if minor >= SLEEP_ZERO_SINCE else 1
+    lowest = 0 if gates.get(POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO) else 1
     out: list[_Problem] = []
     for kind in ("initContainers", "containers"):
         for i, c in enumerate(_items(pod_spec.get(kind))):
@@ -828,8 +850,7 @@ def _sleep_action_problems(
                     _Problem(
                         at,
                         f"{field_path(at)}: {seconds} must be {bound} and at most "
-                        f"terminationGracePeriodSeconds ({grace}) in Kubernetes 1.{minor} "
-                        f"{_SLEEP_SRC}",
+                        f"terminationGracePeriodSeconds ({grace}) {_SLEEP_SRC}",
                     )
                 )
     return out
@@ -837,9 +858,6 @@ def _sleep_action_problems(
 
 _QUANTITY_SRC = "(k8s: staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go, ParseQuantity)"
 _RESOURCES_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateResourceRequirements)"
-#: ``restartPolicy: Always`` of an init container (a sidecar, KEP-753) is in the API from 1.29
-#: (SidecarContainers beta and on); no other value is accepted there.
-SIDECAR_SINCE = 29
 
 
 def _unreadable_quantity(at: tuple[str | int, ...], raw: Any) -> list[_Problem]:
@@ -859,12 +877,16 @@ def _unreadable_quantity(at: tuple[str | int, ...], raw: Any) -> list[_Problem]:
 
 
 def _container_problems(
-    path: tuple[str | int, ...], pod_spec: Mapping[str, Any], minor: int
+    path: tuple[str | int, ...], pod_spec: Mapping[str, Any], gates: Mapping[str, bool]
 ) -> list[_Problem]:
-    """What the API server rejects of the containers' resources and init containers'
-    restartPolicy: a request or limit that is no quantity or is negative, a request above its
-    limit, and an init container restartPolicy other than Always."""
+    """What the API server rejects of the containers' resources and restart policies: a
+    request or limit that is no quantity or is negative, a request above its limit, a main
+    container's restartPolicy, and an init container restartPolicy other than Always (a
+    sidecar, KEP-753, gate SidecarContainers)."""
     from .embedded_sim.quantity import parse_quantity
+    from .embedded_sim.versions import SIDECAR_CONTAINERS
+
+    sidecars = bool(gates.get(SIDECAR_CONTAINERS))
 
     out: list[_Problem] = []
     for kind in ("initContainers", "containers"):
@@ -883,11 +905,7 @@ def _container_problems(
                         "pkg/apis/core/validation/validation.go, validateContainers)",
                     )
                 )
-            if (
-                kind == "initContainers"
-                and minor >= SIDECAR_SINCE
-                and policy not in (None, "Always")
-            ):
+            if kind == "initContainers" and sidecars and policy not in (None, "Always"):
                 where = field_path((*at, "restartPolicy"))
                 out.append(
                     _Problem(
@@ -940,24 +958,24 @@ _DECIMAL = re.compile(r"-?(0|[1-9][0-9]{0,18})")
 
 
 def _toleration_problems(
-    path: tuple[str | int, ...], tolerations: Any, minor: int
+    path: tuple[str | int, ...], tolerations: Any, gates: Mapping[str, bool]
 ) -> list[_Problem]:
     """What ``ValidateTolerations`` rejects of a pod's tolerations: a key that is no label key
     (IsQualifiedName), an empty key without the Exists operator (a null or empty entry has
     neither, so it is rejected), an operator other than Equal and Exists (Lt and Gt from 1.35,
     behind the TaintTolerationComparisonOperators gate, KEP-5471), an Equal value that is no
     label value, tolerationSeconds without the NoExecute effect, Exists with a value, and an
-    effect that is no taint effect. ``minor`` is the Kubernetes minor version."""
+    effect that is no taint effect. ``gates`` are the feature gates in effect."""
     from .embedded_sim.podtemplate import (
         NUMERIC_TOLERATION_OPERATORS,
-        NUMERIC_TOLERATION_OPERATORS_SINCE,
         TAINT_EFFECTS,
         TOLERATION_OPERATORS,
     )
     from .embedded_sim.selectors import is_label_value, is_qualified_name
+    from .embedded_sim.versions import TAINT_TOLERATION_COMPARISON_OPERATORS
 
     operators: tuple[str, ...] = TOLERATION_OPERATORS
-    if minor >= NUMERIC_TOLERATION_OPERATORS_SINCE:
+    if gates.get(TAINT_TOLERATION_COMPARISON_OPERATORS):
         operators = (*operators, *NUMERIC_TOLERATION_OPERATORS)
     out: list[_Problem] = []
     for i, entry in enumerate(tolerations if isinstance(tolerations, list) else ()):
@@ -974,12 +992,14 @@ def _toleration_problems(
                 )
             )
         if op and op not in operators:
+            numeric = op in NUMERIC_TOLERATION_OPERATORS
+            need = "(Lt and Gt need the TaintTolerationComparisonOperators gate, from 1.35) "
             out.append(
                 _Problem(
                     (*at, "operator"),
                     f"{where}: operator {_snippet(repr(op))} is not "
                     f"{', '.join(operators[:-1])} or {operators[-1]} "
-                    f"(in Kubernetes 1.{minor}) {_TOLERATION_SRC}",
+                    f"{need if numeric else ''}{_TOLERATION_SRC}",
                 )
             )
         value = tol.get("value") or ""

@@ -554,12 +554,13 @@ _TOLERATING = (
         ("{key: k, operator: Exists, value: v}", 36, "value must be empty when operator is Exists"),
         ("{key: k, effect: NoEvict}", 18, "effect 'NoEvict' is not NoSchedule"),
         # operators, keys and values (they were accepted; a lower-case exists tolerated nothing)
-        ("{key: k, operator: In, value: v}", 18, "operator 'In' is not Equal, Exists, Lt or Gt"),
-        ("{key: k, operator: exists}", 18, "operator 'exists' is not Equal, Exists, Lt or Gt"),
+        ("{key: k, operator: In, value: v}", 18, "operator 'In' is not Equal or Exists"),
+        ("{key: k, operator: exists}", 18, "operator 'exists' is not Equal or Exists"),
+        # Lt and Gt only with the alpha gate (KEP-5471), off by default
+        ('{key: k, operator: Lt, value: "950"}', 18, "Lt and Gt need the TaintTolerationComp"),
         ('{key: "bad key!", operator: Exists}', 10, "key 'bad key!' is not a valid label key"),
         ("{key: " + "a" * 64 + ", operator: Exists}", 10, "is not a valid label key"),
         ('{key: k, value: "bad value!"}', 18, "value 'bad value!' is not a valid label value"),
-        ('{key: k, operator: Gt, value: "07"}', 32, "value '07' is not a decimal integer"),
     ],
 )
 def test_tolerations_the_api_server_rejects(
@@ -581,7 +582,6 @@ def test_tolerations_the_api_server_rejects(
         "{key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 30}",
         "{key: k, value: v, effect: NoSchedule}",
         "{key: example.com/tier, operator: Exists}",
-        '{key: k, operator: Lt, value: "950"}',  # KEP-5471, from 1.35 (the default is 1.37)
     ],
 )
 def test_tolerations_the_api_server_stores(entry: str, tmp_path: Path) -> None:
@@ -630,12 +630,29 @@ def test_what_the_api_server_warns_of_is_a_warning(
     assert warned["line"] == line, warned
 
 
-def test_numeric_toleration_operators_are_rejected_before_1_35(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("version", "value", "words"),
+    [
+        ("1.35", '"950"', None),  # the gate on: accepted
+        ("1.35", '"07"', "value '07' is not a decimal integer"),
+        ("1.34", '"950"', "operator 'Gt' is not Equal or Exists (Lt and Gt need"),  # no gate yet
+    ],
+)
+def test_numeric_toleration_operators_follow_their_feature_gate(
+    version: str, value: str, words: str | None, tmp_path: Path
+) -> None:
     path = tmp_path / "sts.yaml"
-    path.write_text(_TOLERATING.replace("ENTRY", '{key: k, operator: Gt, value: "5"}'))
-    report = run_cli("check", "--kube-version", "1.34", "--format", "json", str(path)).json()
-    (err,) = report["errors"]
-    assert "operator 'Gt' is not Equal or Exists (in Kubernetes 1.34)" in err["message"], err
+    path.write_text(_TOLERATING.replace("ENTRY", f"{{key: k, operator: Gt, value: {value}}}"))
+    config = tmp_path / ".ssrisk.yaml"
+    gate = "{TaintTolerationComparisonOperators: true}" if version == "1.35" else "{}"
+    config.write_text(f'kube-version: "{version}"\nfeature-gates: {gate}\n')
+    run = run_cli("check", "--config", str(config), "--format", "json", str(path))
+    errors = run.json()["errors"] if run.out else []
+    if words is None:
+        assert errors == [] and run.code in (0, 1), run.err
+    else:
+        (err,) = errors
+        assert words in err["message"], err
 
 
 _SLEEPING = (

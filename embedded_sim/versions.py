@@ -121,6 +121,32 @@ class VersionDefaults:
     min_domains_honoured: bool = True
 
 
+#: ``(gate, first minor that has it, first minor it is on by default or None)`` for the gates
+#: whose default changes only at minor releases (pkg/features/kube_features.go):
+GATE_STAGES: tuple[tuple[str, int, int | None], ...] = (
+    # KEP-2268: alpha (off) 1.25, beta-on 1.26, GA 1.28.
+    (NODE_OUT_OF_SERVICE_VOLUME_DETACH, MIN_MINOR, 26),
+    # KEP-1847: beta-on from 1.27.
+    (STATEFULSET_AUTO_DELETE_PVC, MIN_MINOR, 27),
+    # KEP-3017: n/a 1.25, alpha-off 1.26, beta-on 1.27.
+    (PDB_UNHEALTHY_POD_EVICTION_POLICY, 26, 27),
+    # KEP-3335: n/a 1.25, alpha-off 1.26, beta-on 1.27.
+    (STATEFULSET_START_ORDINAL, 26, 27),
+    # KEP-3541: n/a up to 1.36, alpha-off 1.37.
+    (STATEFULSET_RECREATE_STRATEGY, 37, None),
+    # KEP-3329: alpha-off 1.25, beta-on 1.26, GA 1.31.
+    (POD_DISRUPTION_CONDITIONS, MIN_MINOR, 26),
+    # KEP-3960 (preStop/postStart sleep action): alpha-off 1.29, beta-on 1.30, GA 1.34.
+    (POD_LIFECYCLE_SLEEP_ACTION, 29, 30),
+    # KEP-4818 (a zero sleep): alpha-off 1.32, beta-on 1.33, GA 1.34.
+    (POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO, 32, 33),
+    # KEP-753 (restartable init containers): alpha-off 1.28, beta-on 1.29, GA 1.33.
+    (SIDECAR_CONTAINERS, 28, 29),
+    # KEP-5471 (Lt and Gt tolerations): alpha-off from 1.35.
+    (TAINT_TOLERATION_COMPARISON_OPERATORS, 35, None),
+)
+
+
 def _gates(kv: KubeVersion) -> dict[str, bool]:
     m = kv.minor
     g: dict[str, bool] = {}
@@ -134,33 +160,9 @@ def _gates(kv: KubeVersion) -> dict[str, bool]:
         g[MAX_UNAVAILABLE_STATEFULSET] = kv.patch is not None and kv.patch <= 3
     else:
         g[MAX_UNAVAILABLE_STATEFULSET] = True
-    # KEP-2268: alpha (off) 1.25, beta-on 1.26, GA 1.28.
-    g[NODE_OUT_OF_SERVICE_VOLUME_DETACH] = m >= 26
-    # KEP-1847: beta-on from 1.27.
-    g[STATEFULSET_AUTO_DELETE_PVC] = m >= 27
-    # KEP-3017: n/a 1.25, alpha-off 1.26, beta-on 1.27.
-    if m >= 26:
-        g[PDB_UNHEALTHY_POD_EVICTION_POLICY] = m >= 27
-    # KEP-3335: n/a 1.25, alpha-off 1.26, beta-on 1.27.
-    if m >= 26:
-        g[STATEFULSET_START_ORDINAL] = m >= 27
-    # KEP-3541: n/a up to 1.36, alpha-off 1.37.
-    if m >= 37:
-        g[STATEFULSET_RECREATE_STRATEGY] = False
-    # KEP-3329: alpha-off 1.25, beta-on 1.26, GA 1.31.
-    g[POD_DISRUPTION_CONDITIONS] = m >= 26
-    # KEP-3960 (preStop/postStart sleep action): alpha-off 1.29, beta-on 1.30, GA 1.34.
-    if m >= 29:
-        g[POD_LIFECYCLE_SLEEP_ACTION] = m >= 30
-    # KEP-4818 (a zero sleep): alpha-off 1.32, beta-on 1.33, GA 1.34.
-    if m >= 32:
-        g[POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO] = m >= 33
-    # KEP-753 (restartable init containers): alpha-off 1.28, beta-on 1.29, GA 1.33.
-    if m >= 28:
-        g[SIDECAR_CONTAINERS] = m >= 29
-    # KEP-5471 (Lt and Gt tolerations): alpha-off from 1.35.
-    if m >= 35:
-        g[TAINT_TOLERATION_COMPARISON_OPERATORS] = False
+    for gate, exists_from, on_from in GATE_STAGES:
+        if m >= exists_from:
+            g[gate] = on_from is not None and m >= on_from
     return g
 
 

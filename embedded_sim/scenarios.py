@@ -117,7 +117,7 @@ def _node_loss(sim: Simulation, node: Node) -> Extra:
 @_scenario(
     "node-loss-out-of-service",
     "node-loss, then the operator applies node.kubernetes.io/out-of-service:NoExecute at "
-    "profile.out_of_service_after_s",
+    "the profile's out-of-service-after-s",
     "node",
 )
 def _node_loss_out_of_service(sim: Simulation, node: Node) -> Extra:
@@ -142,7 +142,7 @@ def _node_loss_out_of_service(sim: Simulation, node: Node) -> Extra:
 
 @_scenario(
     "node-deleted",
-    "node-loss, then the Node object is deleted at profile.node_deleted_after_s (as the cloud "
+    "node-loss, then the Node object is deleted at the profile's node-deleted-after-s (as the cloud "
     "node lifecycle controller does for a VM that no longer exists)",
     "node",
 )
@@ -226,7 +226,7 @@ def _rolling_update(sim: Simulation, node: Node) -> Extra:
 @_scenario(
     "bad-rollout",
     "template change at t=0 to a template that never becomes Ready, reverted at "
-    "profile.revert_after_s",
+    "the profile's revert-after-s",
     None,
 )
 def _bad_rollout(sim: Simulation, node: Node) -> Extra:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from . import __version__
+from .embedded_sim import DESCRIPTIONS, SCENARIOS
 from .exitcodes import ExitCode
 from .model import Severity
 from .rule import Rule
@@ -21,19 +22,6 @@ if TYPE_CHECKING:
     from .reporters import Reporter
     from .ruleoptions import RuleOption
     from .settings import Settings
-
-#: The simulator's scenarios (embedded_sim.SCENARIOS; listed here to keep --help import-light).
-SCENARIO_NAMES = (
-    "node-loss",
-    "node-loss-out-of-service",
-    "node-deleted",
-    "graceful-node-shutdown",
-    "node-drain",
-    "rolling-update",
-    "bad-rollout",
-    "scale-down",
-    "zone-loss",
-)
 
 
 class UsageError(Exception):
@@ -358,6 +346,9 @@ def _add_simulate(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         allow_abbrev=False,
         help="print the simulated failover timeline of StatefulSets",
+        epilog="scenarios:\n"
+        + "\n".join(f"  {name}: {text}" for name, text in DESCRIPTIONS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument(
@@ -366,7 +357,7 @@ def _add_simulate(sub: Any, common: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="scenario, repeatable (default: node loss as the profile's node-remediation "
-        "handles it, node-loss when it is none): " + ", ".join(SCENARIO_NAMES),
+        "handles it, node-loss when it is none): " + ", ".join(SCENARIOS),
     )
     s.add_argument("--format", choices=["text", "json"], default="text")
     s.add_argument(
@@ -825,10 +816,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     from .timeline import format_result
 
     for name in args.scenario:
-        if name not in embedded_sim.SCENARIOS:
-            raise UsageError(
-                f"unknown scenario {name!r}; choose from: {', '.join(embedded_sim.SCENARIOS)}"
-            )
+        if name not in SCENARIOS:
+            raise UsageError(f"unknown scenario {name!r}; choose from: {', '.join(SCENARIOS)}")
     from .config import build_settings, configs_for, load_config
 
     config_path = args.config or next(iter(configs_for(args.paths)))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ssrisk.embedded_sim import ScenarioResult
 
+from ssrisk.model import FactValue
 from ssrisk.objectives import Objective, fmt_objective_duration
 from ssrisk.rule import CheckContext
 from ssrisk.timeline import fmt_duration
@@ -103,6 +104,22 @@ def remediation_phrase(ctx: CheckContext) -> str:
     return ""
 
 
+def remediation_facts(ctx: CheckContext) -> dict[str, FactValue]:
+    """What :func:`remediation_phrase` states, as data: the remediation and when it acts."""
+    how = remediation(ctx)
+    if how == "out-of-service":
+        return {
+            "node_remediation": how,
+            "remediation_s": ctx.profile_setting("out_of_service_after_s"),
+        }
+    if how == "node-deletion":
+        return {
+            "node_remediation": how,
+            "remediation_s": ctx.profile_setting("node_deleted_after_s"),
+        }
+    return {}
+
+
 @dataclass(frozen=True)
 class Assessment:
     """One simulated scenario against its objective.
@@ -190,6 +207,30 @@ class Assessment:
             return head + ", not back"
         t = self.result.time_to_recovery_s
         return head + (f", back at {fmt_duration(t)}" if t is not None else "")
+
+    def facts(self) -> dict[str, FactValue]:
+        """What :meth:`figure` states, as data: the scenario, how many of how many replicas
+        were down at once, whether that is the worst placement, and when every replica was
+        back (``recovery_s``, ``None``: not back)."""
+        t = self.result.time_to_recovery_s
+        return {
+            "scenario": self.scenario,
+            "unavailable": self.took,
+            "replicas": self.replicas,
+            "worst_case": self.worst_case and self.took > 1,
+            "recovery_s": None if self.never_back else t,
+        }
+
+    def objective_facts(self) -> dict[str, FactValue]:
+        """The objective values :meth:`versus` names, as data."""
+        out: dict[str, FactValue] = {}
+        if self.too_many:
+            out["objective_max_unavailable"] = self.allowed
+        if self.too_long:
+            out["objective_recover_within_s"] = self.objective.recover_within_s or 0.0
+        if self.slow:
+            out["objective_complete_within_s"] = self.objective.complete_within_s or 0.0
+        return out
 
     def versus(self) -> str:
         """The objective keys missed, with their values: ``"max-unavailable 0, recover-within

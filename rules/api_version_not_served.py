@@ -50,7 +50,10 @@ class ApiVersionNotServed(Rule):
             defaulted it from them) and immutable, and updateStrategy defaults to RollingUpdate
             (apps/v1beta1 defaulted to OnDelete)."""
         )
-        yield self.finding(ctx, ctx.sts.pos("apiVersion"), msg, f"{explanation}\n\n{fix}\n")
+        facts = {"api_version": version, "not_served_since": "1.16"}
+        yield self.finding(
+            ctx, ctx.sts.pos("apiVersion"), msg, f"{explanation}\n\n{fix}\n", facts=facts
+        )
 
 
 @hookimpl

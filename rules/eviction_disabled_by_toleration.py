@@ -8,12 +8,12 @@ from ssrisk.embedded_sim import ScenarioResult
 from ssrisk.embedded_sim.podtemplate import Toleration
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.rule import CheckContext, Rule, RuleOption
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, node_monitor_grace_s, out_of_service_works, seconds
-from ._objectives import node_loss_scenario, remediation, remediation_phrase
+from ._objectives import node_loss_scenario, remediation, remediation_facts, remediation_phrase
 from ._podspec import (
     NOT_READY,
     OUT_OF_SERVICE,
@@ -109,15 +109,20 @@ class EvictionDisabledByToleration(Rule):
         else:
             node = "an unreachable node" if ev.taint == UNREACHABLE else "a not-ready node"
         oos_too = " (nor by the out-of-service taint)" if oos else ""
-        who, plural = _stuck_pods(ctx, sim)
+        who, plural, facts = _stuck_pods(ctx, sim)
+        facts.update(taint=ev.taint, toleration_s=ev.after_s)
         verb = "are" if plural else "is"
         severity = None
+        if remedy:
+            facts.update(remediation_facts(ctx))
         if released is not None:
+            facts = {"taint": ev.taint, "toleration_s": ev.after_s, **remediation_facts(ctx)}
             # the platform's remediation does what the eviction would not: the toleration
             # changes nothing about this set's recovery (an info, not a warning)
             back = ""
             if sim is not None and sim.recovered and sim.time_to_recovery_s is not None:
                 back = f" (simulated: back at {fmt_duration(sim.time_to_recovery_s)})"
+                facts["recovery_s"] = sim.time_to_recovery_s
             msg = f"{what}: never evicted from {node}, but {released} releases the pods{back}"
             severity = Severity.INFO
         else:
@@ -131,7 +136,7 @@ class EvictionDisabledByToleration(Rule):
             timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
             return text + timeline + fix
 
-        return self.finding(ctx, at, msg, explanation, severity=severity)
+        return self.finding(ctx, at, msg, explanation, severity=severity, facts=facts)
 
     def _noschedule_only(self, ctx: CheckContext) -> Iterator[Finding]:
         """Tolerations for the node-failure keys that only cover scheduling."""
@@ -162,7 +167,8 @@ kube-apiserver default in the cluster profile). If a different eviction delay wa
 add a NoExecute toleration with the wanted tolerationSeconds; otherwise this toleration only
 lets pods schedule onto a node that is already failing."""
             )
-            yield self.finding(ctx, at, msg, explanation, severity=Severity.INFO)
+            facts = {"taint": key, "effect": effect, "toleration_s": ev.after_s}
+            yield self.finding(ctx, at, msg, explanation, severity=Severity.INFO, facts=facts)
 
 
 #: Why each node remediation releases pods that tolerate the node-failure taints.
@@ -196,23 +202,28 @@ def _remediation_releases(ctx: CheckContext) -> str | None:
     return None
 
 
-def _stuck_pods(ctx: CheckContext, sim: ScenarioResult | None) -> tuple[str, bool]:
+def _stuck_pods(
+    ctx: CheckContext, sim: ScenarioResult | None
+) -> tuple[str, bool, dict[str, FactValue]]:
     """The pods a node loss leaves bound to the lost node in ``sim`` (the configured node-loss
     scenario), as a phrase: ``"redis-0"``, ``"redis-0 and redis-1"``, ``"all 3 pods (worst
-    case)"``; and whether it is plural. Without a simulation: ``"its pods"``."""
+    case)"``; whether it is plural; and the facts of the phrase (``stuck_pods``, the count,
+    and ``worst_case``). Without a simulation: ``"its pods"``."""
     if sim is None:
-        return "its pods", True
+        return "its pods", True, {}
     failed = set(sim.failed_nodes)
     stuck = [n for n, p in sim.pods.items() if p.node in failed and p.unavailable_s is None]
     if not stuck:
-        return ctx.pod_name(0), False
+        return ctx.pod_name(0), False, {"stuck_pods": 1}
+    facts: dict[str, FactValue] = {"stuck_pods": len(stuck), "worst_case": False}
     if len(stuck) == 1:
-        return stuck[0], False
+        return stuck[0], False, facts
     if len(stuck) == ctx.replicas:
         basis = sim.placement_basis
-        worst = " (worst case)" if basis is not None and not basis.forced_node else ""
-        return f"{'both' if len(stuck) == 2 else f'all {len(stuck)}'} pods{worst}", True
-    return ", ".join(stuck[:-1]) + " and " + stuck[-1], True
+        facts["worst_case"] = basis is not None and not basis.forced_node
+        worst = " (worst case)" if facts["worst_case"] else ""
+        return f"{'both' if len(stuck) == 2 else f'all {len(stuck)}'} pods{worst}", True, facts
+    return ", ".join(stuck[:-1]) + " and " + stuck[-1], True, facts
 
 
 def _released_by(ctx: CheckContext, pod: str) -> str:

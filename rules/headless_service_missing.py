@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, K8sObject, Position, Severity
+from ssrisk.model import FactValue, Finding, K8sObject, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
@@ -60,6 +60,7 @@ class HeadlessServiceMissing(Rule):
                 at,
                 f"serviceName {name!r} names no Service in namespace {ns}{where}: {{lost}}",
                 name,
+                _where_facts(ns, elsewhere),
             )
             return
         problems = [self._problem(svc, ctx.pod_labels, name) for svc in candidates]
@@ -91,7 +92,14 @@ class HeadlessServiceMissing(Rule):
             return f"headless Service {name!r} selects {shown}, not these pods"
         return None
 
-    def _finding(self, ctx: CheckContext, at: Position, template: str, name: str) -> Finding:
+    def _finding(
+        self,
+        ctx: CheckContext,
+        at: Position,
+        template: str,
+        name: str,
+        facts: Mapping[str, FactValue] | None = None,
+    ) -> Finding:
         """The finding at ``at``; ``template``'s ``{lost}`` says what is lost. Only per-pod DNS
         names depend on the governing Service: the StatefulSet controller creates the pods
         without it (stateful_set_utils.go#initIdentity sets hostname and subdomain). Pods that
@@ -135,8 +143,21 @@ changed on an existing Service: create a second, headless one and point serviceN
 """
 
         return self.finding(
-            ctx, at, msg, explanation, severity=Severity.WARNING if served else Severity.INFO
+            ctx,
+            at,
+            msg,
+            explanation,
+            severity=Severity.WARNING if served else Severity.INFO,
+            facts={"service": name, "served": served, **(facts or {})},
         )
+
+
+def _where_facts(namespace: str, elsewhere: Sequence[str]) -> dict[str, FactValue]:
+    """The facts of a missing Service's message: its namespace and where one of that name is."""
+    facts: dict[str, FactValue] = {"namespace": namespace, "namespaces_with_it": len(elsewhere)}
+    if len(elsewhere) > 3:
+        facts["more_namespaces"] = len(elsewhere) - 3
+    return facts
 
 
 @hookimpl

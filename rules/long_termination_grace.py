@@ -66,7 +66,8 @@ what a clean shutdown really needs.
 """
 
         at = ctx.sts.pos("spec", "template", "spec", "terminationGracePeriodSeconds")
-        yield self.finding(ctx, at, msg, explanation)
+        facts = {"grace_period_s": grace, "replicas": n, "rollout_wait_s": worst}
+        yield self.finding(ctx, at, msg, explanation, facts=facts)
 
 
 @hookimpl

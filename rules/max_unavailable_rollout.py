@@ -15,7 +15,7 @@ from typing import Any
 from ssrisk.embedded_sim.disruption import parse_int_or_percent, rolling_max_unavailable
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import gate_enabled, version_facts
@@ -145,12 +145,16 @@ class MaxUnavailableRollout(Rule):
         if not (quorum or stuck):
             return
         parts: list[str] = []
+        facts: dict[str, FactValue] = {"replicas": n}
         blocks: list[Any] = []  # the results whose timelines the explanation quotes
         why: list[str] = []
         why.append(paragraph(f"{gate.phrase(ctx.kube_version)}."))
         if quorum:
             msg, block = self._quorum(ctx, raw, at_once, allowed)
             parts.append(msg)
+            facts.update(max_unavailable=raw, at_once=at_once, objective_max_unavailable=allowed)
+            if block is not None:
+                facts["simulated_unavailable"] = block.max_unavailable
             blocks.append(block)
             why.append(_QUORUM_WHY.format(n=n, k=majority_lost_at(n)))
         if stuck:
@@ -171,7 +175,7 @@ class MaxUnavailableRollout(Rule):
                 + [paragraph("Fix: " + " ".join(fix))]
             )
 
-        yield self.finding(ctx, at, "; ".join(parts), explanation)
+        yield self.finding(ctx, at, "; ".join(parts), explanation, facts=facts)
 
     def _quorum(self, ctx: CheckContext, raw: Any, at_once: int, allowed: int) -> tuple[str, Any]:
         """The message part and the simulated result (or ``None``) for a maxUnavailable beyond
@@ -203,8 +207,14 @@ class MaxUnavailableRollout(Rule):
             f"update replaces one pod at a time, not {resolved}"
         )
         result = ctx.try_simulate("rolling-update")
+        facts: dict[str, FactValue] = {
+            "max_unavailable": raw,
+            "at_once": resolved,
+            "kube_version": ctx.kube_version,
+        }
         if result is not None:
             msg += f" (simulated {result.max_unavailable} of {result.replicas})"
+            facts.update(simulated_unavailable=result.max_unavailable, replicas=result.replicas)
 
         def explanation() -> str:
             text = paragraph(_IGNORED_WHY.format(version=ctx.kube_version))
@@ -212,7 +222,9 @@ class MaxUnavailableRollout(Rule):
                 text += "\n\n" + timeline_block(ctx, result).rstrip()
             return text + "\n\n" + paragraph(_IGNORED_FIX)
 
-        return self.finding(ctx, ctx.sts.pos(*FIELD), msg, explanation, severity=Severity.INFO)
+        return self.finding(
+            ctx, ctx.sts.pos(*FIELD), msg, explanation, severity=Severity.INFO, facts=facts
+        )
 
 
 _QUORUM_WHY = """With the MaxUnavailableStatefulSet gate on, the rolling update counts the

@@ -67,6 +67,9 @@ class NoAutomaticFailover(Rule):
                 f"stays Terminating and is not replaced ({loss.figure()})"
             )
             echo: tuple[str, ...] = ()
+            facts = {**loss.facts(), "pod": pod, "toleration_s": secs}
+            if written is not None and written != secs:
+                facts["written_toleration_s"] = written
         elif loss.too_long:
             at = ctx.sts.start()
             msg = (
@@ -74,6 +77,7 @@ class NoAutomaticFailover(Rule):
                 f"operator (objective {loss.versus()})"
             )
             echo = NODE_LOSS_CAUSES
+            facts = {**loss.facts(), **loss.objective_facts()}
         else:
             return  # the fact every StatefulSet shares: stated once by note()
         yield self.finding(
@@ -83,6 +87,7 @@ class NoAutomaticFailover(Rule):
             lambda: self._explanation(ctx, loss),
             echo_of=echo,
             severity=Severity.INFO if n == 1 and nothing_at_stake(ctx) else None,
+            facts=facts,
         )
 
     def note(self, ctx: CheckContext) -> RunNote | None:

@@ -47,7 +47,7 @@ class NodePinnedStorage(Rule):
         pinned = pinned_hostname(ctx.sts)
         if pinned is not None:
             node, path = pinned
-            f = self.finding(
+            yield self.finding(
                 ctx,
                 ctx.sts.pos(*path),
                 f"every pod is tied to node {node!r}: its loss takes all {n} replica(s), and none "
@@ -61,10 +61,9 @@ lost or drained, the replacement pods are created with the same constraint and s
 Fix: remove the node pinning; pin data with local PersistentVolumes per ordinal (one node each)
 or, better, use replicated or network storage so pods can move.
 """,
+                severity=Severity.ERROR if n >= 2 else None,
+                facts={"node": node, "replicas": n},
             )
-            if n >= 2:
-                f.severity = Severity.ERROR
-            yield f
         yield from self._host_paths(ctx)
         yield from self._local_volumes(ctx)
 
@@ -88,6 +87,7 @@ the node. Two ordinals on one node also share the same directory.
 Fix: use volumeClaimTemplates with a StorageClass (local PersistentVolumes at least keep the
 pod with its data and make the pinning visible to the scheduler).
 """,
+                facts={"volume": vol.name, "host_path": host_path},
             )
 
     def _local_volumes(self, ctx: CheckContext) -> Iterator[Finding]:

@@ -10,7 +10,7 @@ from ssrisk.model import Finding, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
-from ._objectives import CAUSES, Assessment, assess, remediation_phrase
+from ._objectives import CAUSES, Assessment, assess, remediation_facts, remediation_phrase
 from ._podspec import POD, containers, set_spec, template
 from ._sim import timeline_block
 from ._text import paragraph
@@ -55,16 +55,25 @@ class ObjectiveMissed(Rule):
             field, at = self._deciding(ctx, scenario, a)
             how = remediation_phrase(ctx) if scenario == "node-loss" else ""
             head = f"{WORDS[scenario]}{' ' + how if how else ''}"
+            facts = {
+                **(remediation_facts(ctx) if how else {}),
+                **a.objective_facts(),
+                "decided_by": field,
+            }
             if scenario == "bad-rollout":
                 figure = "a revert does not repair it without deleting pods"
-            elif a.slow and scenario == "node-drain":
-                took = a.result.goal.duration_s if a.result.goal is not None else None
-                figure = "never completes" if took is None else f"took {fmt_duration(took)}"
+                facts["scenario"] = scenario
             elif a.slow:
-                took = a.result.time_to_recovery_s
+                goal = a.result.goal
+                if scenario == "node-drain":
+                    took = goal.duration_s if goal is not None else None
+                else:
+                    took = a.result.time_to_recovery_s
                 figure = "never completes" if took is None else f"took {fmt_duration(took)}"
+                facts.update(scenario=scenario, took_s=took)
             else:
                 figure = a.figure()
+                facts.update(a.facts())
             msg = f"{head}: {figure} (objective {a.versus()}); decided by {field}"
 
             def explanation(a: Assessment = a, scenario: str = scenario, field: str = field) -> str:
@@ -91,6 +100,7 @@ class ObjectiveMissed(Rule):
                 explanation,
                 echo_of=self._causes(ctx, scenario, a),
                 severity=Severity.INFO if ctx.replicas == 1 and nothing_at_stake(ctx) else None,
+                facts=facts,
             )
 
     @staticmethod

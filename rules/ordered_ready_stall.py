@@ -60,6 +60,13 @@ class OrderedReadyStall(Rule):
             f"{policy}: {consequence}",
             lambda: self._explanation(ctx, bad),
             severity=severity,
+            facts={
+                "pod_management_policy": "OrderedReady",
+                "explicit": explicit,
+                "update_strategy": strategy or "RollingUpdate",
+                "simulated": bad is not None,
+                **({} if strategy == "OnDelete" else {"pod": top}),
+            },
         )
 
     @staticmethod

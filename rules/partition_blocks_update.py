@@ -50,7 +50,8 @@ usual first step of a staged rollout; left in place it freezes the set.
 Fix: lower the partition step by step to 0 to finish the rollout, or remove it.
 """
 
-        yield self.finding(ctx, ctx.sts.pos(*path), msg, explanation)
+        facts = {"partition": partition, "replicas": n}
+        yield self.finding(ctx, ctx.sts.pos(*path), msg, explanation, facts=facts)
 
 
 @hookimpl

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 from ssrisk.embedded_sim.disruption import DisruptionBudget
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, K8sObject, Severity
+from ssrisk.model import FactValue, Finding, K8sObject, Severity
 from ssrisk.rule import MAX_PDBS, CheckContext, Rule
 
 from ._cluster import PDB_UNHEALTHY_POD_EVICTION_POLICY, gate_enabled
@@ -162,6 +163,13 @@ Fix: allow at least one disruption: maxUnavailable: 1, or minAvailable at most r
             explanation,
             severity=Severity.ERROR,
             echo_of=echo,
+            facts={
+                "pdb": pdb.name,
+                **({"field": field, "value": cast(FactValue, raw)} if field else {}),
+                "desired_healthy": desired,
+                "replicas": n,
+                "simulated": bool(quoted),
+            },
         )
 
     def _several(self, ctx: CheckContext, pdbs: list[K8sObject]) -> Finding:
@@ -196,6 +204,7 @@ these pods.
             explanation,
             references=(EVICTION_SOURCE,),
             severity=Severity.ERROR,
+            facts={"pdbs": len(pdbs), "named_at_most": MAX_PDBS},
         )
 
     def _unhealthy_policy(
@@ -226,7 +235,8 @@ Kubernetes docs recommend it for most applications.
 
 Fix: set spec.unhealthyPodEvictionPolicy: AlwaysAllow on the PDB.
 """
-        return self.finding(ctx, at, msg, explanation, severity=Severity.INFO)
+        facts = {"pdb": pdb.name, "unhealthy_pod_eviction_policy": policy}
+        return self.finding(ctx, at, msg, explanation, severity=Severity.INFO, facts=facts)
 
 
 @hookimpl

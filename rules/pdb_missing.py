@@ -45,7 +45,7 @@ Fix: add a policy/v1 PodDisruptionBudget in namespace {ns} selecting the pod tem
 with maxUnavailable: 1 (or minAvailable set to the quorum), and
 unhealthyPodEvictionPolicy: AlwaysAllow.
 """
-        yield self.finding(ctx, ctx.replicas_at(), msg, explanation)
+        yield self.finding(ctx, ctx.replicas_at(), msg, explanation, facts={"replicas": n})
 
 
 @hookimpl

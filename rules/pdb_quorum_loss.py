@@ -103,6 +103,15 @@ class PdbQuorumLoss(Rule):
             explanation,
             severity=severity,
             echo_of=("single-replica", "quorum-replicas"),
+            facts={
+                "pdb": pdb.name,
+                "field": b.field,
+                "value": b.raw,
+                "evictable": allowed,
+                "replicas": n,
+                "system": system,
+                "majority_tolerates": limit,
+            },
         )
 
 

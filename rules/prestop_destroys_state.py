@@ -158,7 +158,8 @@ class PreStopDestroysState(Rule):
                 return f"{why}\n\n{fix}\n"
 
             at = ctx.sts.pos(*c.path, "lifecycle", "preStop")
-            yield self.finding(ctx, at, msg, explanation)
+            facts = {"container": name, "destroys": what}
+            yield self.finding(ctx, at, msg, explanation, facts=facts)
 
 
 @hookimpl

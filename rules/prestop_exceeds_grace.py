@@ -68,7 +68,13 @@ Fix: make the preStop sleep a few seconds (enough for endpoints to drop the pod)
 terminationGracePeriodSeconds to the sleep plus the time a clean shutdown needs.
 """
 
-            yield self.finding(ctx, at, msg, explanation)
+            facts = {
+                "container": c.name or "?",
+                "sleep_s": None if math.isinf(secs) else shown,
+                "grace_period_s": grace,
+                **({"written_grace_period_s": written} if grace_text != f"{grace}" else {}),
+            }
+            yield self.finding(ctx, at, msg, explanation, facts=facts)
 
 
 @hookimpl

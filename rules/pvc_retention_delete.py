@@ -90,7 +90,8 @@ Fix: use Retain for data that matters (clean up claims explicitly), or keep Dele
 caches and replicas that rebuild their data from peers.
 """
 
-        yield self.finding(ctx, at, msg, explanation)
+        facts = {f"{f[4:].lower()}_deletes_claims": f in fields for f in WHAT}
+        yield self.finding(ctx, at, msg, explanation, facts=facts)
 
 
 @hookimpl

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.objectives import minority
 from ssrisk.rule import CheckContext, Rule
 
@@ -40,9 +40,11 @@ class QuorumReplicas(Rule):
         majority = n // 2 + 1
         tolerated = minority(n)
         what = "members" if system == "annotation" else f"{system} members"
+        facts: dict[str, FactValue] = {"replicas": n, "system": system}
         if n == 2:
             loss = assess(ctx, "node-loss")
             figure = f"; node loss: {loss.figure()}" if loss is not None else ""
+            facts.update(majority=2, **(loss.facts() if loss is not None else {}))
             msg = (
                 f"{ctx.replicas_field}: 2 {what} need both for a majority, so losing either "
                 f"stops the quorum{figure}"
@@ -52,7 +54,9 @@ class QuorumReplicas(Rule):
             severity = Severity.ERROR
         else:
             zone = assess(ctx, "zone-loss")
+            facts.update(majority=majority, tolerated=tolerated, odd_alternative=n - 1)
             if zone is not None and zone.too_many:
+                facts.update(zone.facts())
                 msg = (
                     f"{ctx.replicas_field}: {n} {what} survive {tolerated} failure(s), as "
                     f"{n - 1} do; zone loss: {zone.figure()}, no majority left"
@@ -88,7 +92,7 @@ class QuorumReplicas(Rule):
             )
             return f"{why}\n{timeline}\n{fix}\n"
 
-        yield self.finding(ctx, ctx.replicas_at(), msg, explanation, severity=severity)
+        yield self.finding(ctx, ctx.replicas_at(), msg, explanation, severity=severity, facts=facts)
 
 
 @hookimpl

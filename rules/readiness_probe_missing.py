@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import containers
@@ -76,7 +76,13 @@ class ReadinessProbeMissing(Rule):
         msg = f"no readiness probe on any container ({names}): {effect}"
         explanation = WHY + (SERVED if served else NOT_SERVED) + FIX
         main = [c for c in found if c.field == "containers"] or found
-        yield self.finding(ctx, ctx.sts.pos(*main[0].path), msg, explanation, severity=severity)
+        facts: dict[str, FactValue] = {
+            "containers": tuple(c.name or "?" for c in found),
+            "served": served,
+        }
+        yield self.finding(
+            ctx, ctx.sts.pos(*main[0].path), msg, explanation, severity=severity, facts=facts
+        )
 
 
 @hookimpl

@@ -8,14 +8,14 @@ placement on the cluster profile's nodes. The message gives both and says why th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ssrisk.embedded_sim import ClusterShape, ScenarioResult
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Position, Severity
+from ssrisk.model import FactValue, Finding, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import MAX_PODS_SOURCE, max_pods_per_node, min_domains_honoured
@@ -262,7 +262,7 @@ class ReplicasShareFailureDomain(Rule):
         # (so the one-line message never states two figures for one loss without a reason)
         node_if = zone_if = ""
         timelines: list[Any] = []  # the results whose timelines the explanation quotes
-        simulated: list[_Simulated | None] = []  # the simulated losses, node then zone
+        simulated: dict[str, _Simulated | None] = {}  # the simulated losses, node then zone
         placement = ""
         if host_bad:
             if colocated is not None:
@@ -274,13 +274,13 @@ class ReplicasShareFailureDomain(Rule):
                 claims.append(self._node_claim(n, host, zone, node_cap, fewest))
             node_sim = _node_simulated(ctx, n, node_worst, node_cap, sim_zones, fewest)
             node_if = node_sim.condition if node_sim is not None else ""
-            simulated.append(node_sim)
+            simulated["node"] = node_sim
         if zone_bad:
             claims.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
             zone_sim = _zone_simulated(ctx, n, zone_worst, h_cap, sim_nodes_per_zone)
             zone_if = zone_sim.condition if zone_sim is not None else ""
-            simulated.append(zone_sim)
-        for found in filter(None, simulated):  # (node loss first, then zone loss)
+            simulated["zone"] = zone_sim
+        for found in filter(None, simulated.values()):  # (node loss first, then zone loss)
             sims.append(found.text)
             took.append(found.took)
             timelines.append(found.result)
@@ -296,12 +296,14 @@ class ReplicasShareFailureDomain(Rule):
             claims.append(_pods_cap_claim(max_pods, n))
         detail = _detail(ctx, claims, sims, shape)
         objective = _objective_sentence(n, node_ok, zone_ok, quorum)
-        yield self.finding(
-            ctx,
-            at,
-            msg,
-            lambda: self._explanation(ctx, n, shape, placement, timelines, detail, objective),
-        )
+        worst = (node_worst if host_bad else None, zone_worst if zone_bad else None)
+        quoted = (sim_zones, sim_nodes_per_zone) if took else None
+        facts = _facts(n, worst, max_pods if cap else None, (host, zone), simulated, quoted)
+
+        def explanation() -> str:
+            return self._explanation(ctx, n, shape, placement, timelines, detail, objective)
+
+        yield self.finding(ctx, at, msg, explanation, facts=facts)
 
     def _head(
         self,
@@ -450,6 +452,8 @@ class _Simulated:
     took: int
     condition: str
     result: Any
+    #: The numbers ``condition`` states, as finding facts.
+    condition_facts: Mapping[str, int] = field(default_factory=dict)
 
 
 def _node_simulated(
@@ -478,11 +482,16 @@ def _node_simulated(
             if fewest == 1
             else f" when {_word(fewest)} zones have them all"
         )
+        facts = {"zones_with_all": fewest}
     elif took < node_worst:
         if limits:
             why = f", not {node_worst}, because there {'; '.join(limits)}"
         condition = f" when a node has room for {node_worst}"
-    return _Simulated(f"node loss took {_lost(n, took)}{why}", took, condition, sim)
+        facts = {"node_room_needed": node_worst}
+    else:
+        facts = {}
+    text = f"node loss took {_lost(n, took)}{why}"
+    return _Simulated(text, took, condition, sim, facts)
 
 
 def _zone_simulated(
@@ -503,10 +512,46 @@ def _zone_simulated(
             f"{nodes_per_zone} node{'s' if nodes_per_zone != 1 else ''} and "
             f"the hostname constraint allows {per_node}"
         )
-        condition = f" with {-(-zone_worst // max(h_cap, 1))} nodes in a zone"
+        needed = -(-zone_worst // max(h_cap, 1))
+        condition = f" with {needed} nodes in a zone"
+        facts = {"zone_nodes_needed": needed}
     elif took < zone_worst:
         condition = f" when a zone has room for {zone_worst}"
-    return _Simulated(f"zone loss took {_lost(n, took)}{why}", took, condition, sim)
+        facts = {"zone_room_needed": zone_worst}
+    else:
+        facts = {}
+    text = f"zone loss took {_lost(n, took)}{why}"
+    return _Simulated(text, took, condition, sim, facts)
+
+
+def _facts(
+    n: int,
+    worst: tuple[int | None, int | None],
+    max_pods: int | None,
+    spreads: tuple[Spread, Spread],
+    simulated: Mapping[str, _Simulated | None],
+    shape: tuple[int, int] | None,
+) -> dict[str, FactValue]:
+    """The numbers the message states, as finding facts: the worst node and zone loss it
+    reports (``None``: not reported), the kubelet's pod cap when it bounds the node loss, the
+    spreads' maxSkew, each simulated loss and the condition its worst case needs, and the
+    simulated cluster's shape (zones, nodes per zone) when a simulated figure is quoted."""
+    facts: dict[str, FactValue] = {"replicas": n}
+    for key, value in (("node_loss_takes", worst[0]), ("zone_loss_takes", worst[1])):
+        if value is not None:
+            facts[key] = value
+    if max_pods is not None:
+        facts["max_pods"] = max_pods
+    for key, spread in zip(("host", "zone"), spreads, strict=True):
+        if spread.max_per_domain is not None:
+            facts[f"{key}_max_skew"] = spread.max_per_domain
+    for kind, loss in simulated.items():
+        if loss is not None:
+            facts[f"simulated_{kind}_loss_took"] = loss.took
+            facts.update(loss.condition_facts)
+    if shape is not None:
+        facts.update(zones=shape[0], nodes_per_zone=shape[1])
+    return facts
 
 
 def _with_simulated(msg: str, shape: str, took: list[int], n: int) -> str:

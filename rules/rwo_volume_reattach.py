@@ -11,7 +11,14 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import force_detach_after_s, out_of_service_works
-from ._objectives import Assessment, assess, causes, remediation, remediation_phrase
+from ._objectives import (
+    Assessment,
+    assess,
+    causes,
+    remediation,
+    remediation_facts,
+    remediation_phrase,
+)
 from ._podspec import claim_storage, pinned_hostname, template
 from ._sim import timeline_block
 from ._text import paragraph
@@ -62,6 +69,12 @@ class RwoVolumeReattach(Rule):
                 f"{subject}: {how} {it} {wait} to detach; node loss: "
                 f"{loss.figure()} (objective recover-within {within})"
             )
+            facts = {
+                **remediation_facts(ctx),
+                "detach_wait_s": after,
+                **loss.facts(),
+                "objective_recover_within_s": ctx.objectives["node-loss"].recover_within_s or 0,
+            }
             echo: tuple[str, ...] = causes("node-loss", before="no-automatic-failover")
         else:
             msg = (
@@ -69,7 +82,11 @@ class RwoVolumeReattach(Rule):
                 f"detach; node loss: {loss.figure()}"
             )
             echo = causes("node-loss", before=self.id)
-        yield self.finding(ctx, at, msg, lambda: self._explanation(ctx, mode, loss), echo_of=echo)
+            facts = loss.facts()
+        facts.update(claims=tuple(c[1] for c in claims), access_modes=modes)
+        yield self.finding(
+            ctx, at, msg, lambda: self._explanation(ctx, mode, loss), echo_of=echo, facts=facts
+        )
 
     def note(self, ctx: CheckContext) -> RunNote | None:
         if ctx.replicas < 1 or not rwo_claims(ctx):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, out_of_service_works, seconds
-from ._objectives import assess, remediation_phrase
+from ._objectives import assess, remediation_facts, remediation_phrase
 from ._podspec import UNREACHABLE, budget, set_spec
 from ._quorum import members, quorum_system
 from ._sim import timeline_block
@@ -67,6 +67,9 @@ class SingleReplica(Rule):
         pod = ctx.pod_name(0)
         loss = assess(ctx, "node-loss")
         how = remediation_phrase(ctx)
+        facts: dict[str, FactValue] = {"replicas": 1}
+        if loss is not None:
+            facts.update(loss.facts(), **(remediation_facts(ctx) if how else {}))
         if loss is None:
             outcome = "not replaced on node loss until an operator acts"
         elif loss.never_back:
@@ -85,6 +88,7 @@ class SingleReplica(Rule):
         # (info). A budget that never lets a drain through hangs every drain of the node
         # whatever the pod does, and is folded in here: an error as pdb-blocks-drain is.
         severity = Severity.ERROR if blocking is not None else SEVERITY[kind]
+        facts.update(kind=kind, blocking_pdb=blocking)
 
         def explain() -> str:
             default = seconds(default_toleration_s(ctx, UNREACHABLE))
@@ -134,7 +138,7 @@ class SingleReplica(Rule):
             )
             return f"{every}\n\n{node_loss}\n{timeline}\n{fix}\n"
 
-        yield self.finding(ctx, ctx.replicas_at(), msg, explain, severity=severity)
+        yield self.finding(ctx, ctx.replicas_at(), msg, explain, severity=severity, facts=facts)
 
     @staticmethod
     def _kind(ctx: CheckContext) -> str:

@@ -41,7 +41,8 @@ that roll pods themselves, and a surprise otherwise.
 Fix: use RollingUpdate (with partition for staged rollouts) unless an operator manages the
 pods.
 """
-        yield self.finding(ctx, ctx.sts.pos("spec", "updateStrategy", "type"), msg, explanation)
+        at = ctx.sts.pos("spec", "updateStrategy", "type")
+        yield self.finding(ctx, at, msg, explanation, facts={"update_strategy": "OnDelete"})
 
 
 @hookimpl

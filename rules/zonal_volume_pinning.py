@@ -78,7 +78,8 @@ existing claims; the field is immutable) and spread the replicas over zones.
             timeline = "\n" + timeline_block(ctx, sim) if sim is not None else ""
             return text + timeline + fix
 
-        yield self.finding(ctx, at, msg, explanation)
+        facts = {"storage_class": sc.name, "claim": claim, "volume_binding_mode": "Immediate"}
+        yield self.finding(ctx, at, msg, explanation, facts=facts)
 
     def _bound_pvs(self, ctx: CheckContext, claim: str) -> Iterator[Finding]:
         """PersistentVolumes bound to this set's claims that share a zone or miss it."""
@@ -118,6 +119,13 @@ Fix: recreate the volumes in different zones (from backups or by letting the app
 re-replicate), and use a StorageClass with volumeBindingMode: WaitForFirstConsumer with zone
 spreading on the pods.
 """,
+                facts={
+                    "claim": claim,
+                    "zone": zone,
+                    "ordinals": tuple(o for o, _, _ in items),
+                    "in_zone": len(items),
+                    "replicas": n,
+                },
             )
 
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .yamlpos import PosMap, locate
@@ -382,6 +383,15 @@ class RunNote:
         return f"note {self.rule}: {self.message} ({self.statefulsets} StatefulSet(s))"
 
 
+#: One fact a finding claims: a count, a duration in seconds (the key ends in ``_s``; ``None``
+#: where the message says "not back" or "for ever"), a name, a flag, or a list of ordinals or
+#: names.
+FactValue = int | float | str | bool | None | tuple[int | str, ...]
+
+#: The facts of a finding that claims no number (shared, read-only).
+NO_FACTS: Mapping[str, FactValue] = MappingProxyType({})
+
+
 @dataclass
 class Finding:
     """One risk found by a rule.
@@ -390,7 +400,9 @@ class Finding:
     reported on (normally the StatefulSet; a PDB or StorageClass for rules about those).
     ``explanation`` may be given as text or as a zero-argument callable returning it (built
     only when read; see :meth:`ssrisk.rule.Rule.finding`); it always reads as text, and a
-    pickled finding (from a worker process) carries the text.
+    pickled finding (from a worker process) carries the text. ``facts`` are the numbers and
+    names the message claims, as data (snake-case keys, durations in seconds with keys ending
+    in ``_s``): what tests and tools read instead of parsing the message.
     """
 
     rule: str
@@ -401,6 +413,7 @@ class Finding:
     explanation: _ExplanationField = _ExplanationField()
     #: Read-only (findings of one rule share their rule's sequence).
     references: Sequence[str] = ()
+    facts: Mapping[str, FactValue] = field(default_factory=lambda: NO_FACTS)
     #: Set by :mod:`ssrisk.suppression`: the user accepted this finding (it does not fail the
     #: run). ``suppression_kind`` is ``"annotation"`` or ``"comment"``.
     suppressed: bool = False
@@ -425,11 +438,16 @@ class Finding:
         # A callable explanation cannot cross a process boundary: send its text.
         state = dict(self.__dict__)
         state["_explanation"] = self.explanation
+        state["facts"] = dict(self.facts)  # (a read-only mapping does not pickle)
         return state
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         p = self.position
         return (p.path, p.line, p.column, self.rule, self.obj.name, p.kustomization or "")
+
+    def facts_data(self) -> dict[str, Any]:
+        """``facts`` as JSON data (a list of ordinals or names as a list)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.facts.items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -440,6 +458,7 @@ class Finding:
             "column": self.position.column,
             "object": self.obj.to_dict(),
             "message": self.message,
+            "facts": self.facts_data(),
             "explanation": self.explanation,
             "references": list(self.references),
             **({"source_template": self.position.source} if self.position.source else {}),

@@ -12,10 +12,11 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from .inventory import Inventory
-from .model import Finding, K8sObject, ObjectRef, Position, RunNote, Severity
+from .model import NO_FACTS, FactValue, Finding, K8sObject, ObjectRef, Position, RunNote, Severity
 from .objectives import Objectives
 from .ruleoptions import RuleOption
 
@@ -379,6 +380,7 @@ class Rule:
         references: Sequence[str] = (),
         severity: Severity | None = None,
         echo_of: Sequence[str] = (),
+        facts: Mapping[str, FactValue] | None = None,
     ) -> Finding:
         """Build a finding of this rule on ``obj`` (default: the StatefulSet) at ``at``.
 
@@ -395,6 +397,8 @@ class Rule:
         ``severity`` overrides the rule's default for this finding; ``echo_of`` names the rules
         whose finding on the same StatefulSet already states this one's cause (most specific
         first): the engine folds this finding into the first of them that reports the set.
+        ``facts`` are the numbers and names ``message`` states (:attr:`Finding.facts`): every
+        number of the message is one of them (``tests/rules/test_finding_facts.py``).
         """
         return Finding(
             rule=self.id,
@@ -408,6 +412,7 @@ class Rule:
                 else ascii_text(explanation.strip())
             ),
             references=tuple(references or self.references),
+            facts=MappingProxyType(dict(facts)) if facts else NO_FACTS,
             echo_of=_ECHOES.setdefault(tuple(echo_of), tuple(echo_of)),
             never_folded=self.never_folded,
         )

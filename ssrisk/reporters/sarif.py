@@ -535,6 +535,7 @@ def _result(
         "partialFingerprints": fingerprints,
         "properties": {
             "object": f.obj.to_dict(),
+            "facts": f.facts_data(),
             "explanation": f.explanation,
             "references": list(f.references),
             **({"kustomization": f.position.kustomization} if f.position.kustomization else {}),

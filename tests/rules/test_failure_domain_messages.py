@@ -20,10 +20,16 @@ ZONE_ONLY = DATA / "rules" / RULE / "fail-zone-spread-only.yaml"
 
 def _finding(path: Path) -> tuple[str, str]:
     """The message and the explanation (whitespace collapsed) of the rule's one finding."""
+    hit = _hit(path)
+    return str(hit["message"]), " ".join(str(hit["explanation"]).split())
+
+
+def _hit(path: Path) -> dict[str, Any]:
     run = run_cli("check", "--format", "json", "--kube-version", "1.34", str(path))
     assert run.code in (0, 1), run.err
     (hit,) = [f for f in run.json()["findings"] if f["rule"] == RULE]
-    return str(hit["message"]), " ".join(str(hit["explanation"]).split())
+    assert isinstance(hit, dict)
+    return hit
 
 
 def _simulated(path: Path, scenario: str) -> dict[str, Any]:
@@ -38,34 +44,33 @@ def _simulated(path: Path, scenario: str) -> dict[str, Any]:
 
 
 def test_hostname_anti_affinity_without_zones_quotes_the_simulated_zone_loss() -> None:
-    msg, text = _finding(KAFKA)
+    _msg, text = _finding(KAFKA)
+    facts = _hit(KAFKA)["facts"]
     # the worst case the constraints allow: three nodes in one zone hold all three brokers
     # ... which needs three nodes in a zone: the message says so, next to the simulated 2
-    assert (
-        "nothing spreads replicas over zones: a zone loss takes 3 of 3 with 3 nodes in a zone"
-        in msg
-    )
+    assert (facts["zone_loss_takes"], facts["replicas"], facts["zone_nodes_needed"]) == (3, 3, 3)
     assert "in a zone with 3 or more nodes one zone failure can take up to 3 of 3" in text
     took = _simulated(KAFKA, "zone-loss")["max_unavailable"]
-    assert msg.endswith(f"(simulated on 3 zones × 2 nodes: {took} of 3)")
+    assert facts["simulated_zone_loss_took"] == took
+    assert (facts["zones"], facts["nodes_per_zone"]) == (3, 2)
     assert f"zone loss took {took} of 3 replicas" in text
     assert 1 < took < 3  # the simulated zones have 2 nodes each
     assert "not 3, because a zone there has only 2 nodes" in text
-    assert "node loss" not in msg  # the required anti-affinity keeps one per node
+    assert "node_loss_takes" not in facts  # the required anti-affinity keeps one per node
 
 
 def test_zone_spread_without_hostname_depends_on_the_number_of_zones() -> None:
     msg, text = _finding(ZONE_ONLY)
-    assert "a node loss takes 3 of 3 when one zone has them all" in msg
+    facts = _hit(ZONE_ONLY)["facts"]
+    assert (facts["node_loss_takes"], facts["zones_with_all"]) == (3, 1)
     assert "worst case" not in msg  # the simulated 1 of 3 is the worst case on three zones
     assert "up to 3 of 3 replicas (all of them) when those Nodes are in one zone" in text
     assert "2 of 3 (a majority: a quorum of the rest is lost) with two zones" in text
     assert "1 of 3 with three zones or more" in text
     took = _simulated(ZONE_ONLY, "node-loss")["max_unavailable"]
-    assert took == 1
-    assert msg.endswith(f"(simulated on 3 zones × 2 nodes: {took} of 3)")
+    assert took == 1 == facts["simulated_node_loss_took"]
     assert f"node loss took {took} of 3 replicas, not 3, because the zone constraint" in text
-    assert "zone loss" not in msg  # maxSkew 1 over zones is the recommended spread
+    assert "zone_loss_takes" not in facts  # maxSkew 1 over zones is the recommended spread
 
 
 @cache
@@ -160,16 +165,17 @@ def test_a_set_too_large_to_simulate_loses_at_most_a_nodes_pod_capacity(tmp_path
     worst node loss takes 110 of 251, not 251 (the profile's node-allocatable pods raise it)."""
     args = ("check", "--format", "json", "--kube-version", "1.34", "--select", RULE, "big.yaml")
     (hit,) = run_cli(*args, cwd=MAX_PODS).json()["findings"]
-    assert "worst case a node loss takes 110 of 251 (at most 110 pods a node)" in hit["message"]
+    facts = hit["facts"]
+    assert (facts["node_loss_takes"], facts["replicas"], facts["max_pods"]) == (110, 251, 110)
     assert "a node runs at most 110 pods (the kubelet's maxPods" in hit["explanation"]
     # the default objective (a minority, 125 of 251) is met by 110: no node-loss figure then
     (tmp_path / "default.yaml").write_text("{}\n")
     default = ("--config", str(tmp_path / "default.yaml"))
     (big,) = run_cli(*args[:-1], *default, "big.yaml", cwd=MAX_PODS).json()["findings"]
-    assert "node loss" not in big["message"] and "a zone loss takes 251 of 251" in big["message"]
+    assert "node_loss_takes" not in big["facts"] and big["facts"]["zone_loss_takes"] == 251
     (tmp_path / "more.yaml").write_text(
         (MAX_PODS / ".ssrisk.yaml").read_text() + "profile:\n  node-allocatable: {pods: 250}\n"
     )
     more = ("--config", str(tmp_path / "more.yaml"))
     (hit,) = run_cli(*args[:-1], *more, "big.yaml", cwd=MAX_PODS).json()["findings"]
-    assert "a node loss takes 250 of 251 (at most 250 pods a node)" in hit["message"]
+    assert (hit["facts"]["node_loss_takes"], hit["facts"]["max_pods"]) == (250, 250)

@@ -3,6 +3,8 @@ the count the budget needs against the replicas the set runs, and one finding pe
 
 from __future__ import annotations
 
+from typing import Any
+
 from conftest import DATA, run_cli
 
 RULES = DATA / "rules"
@@ -14,19 +16,24 @@ def _messages(path: str) -> dict[str, str]:
     return {f["rule"]: f["message"] for f in run.json()["findings"] if not f.get("folded_into")}
 
 
+def _facts(path: str) -> dict[str, dict[str, Any]]:
+    run = run_cli("check", "--format", "json", path)
+    assert run.code in (0, 1), run.err
+    return {f["rule"]: f["facts"] for f in run.json()["findings"] if not f.get("folded_into")}
+
+
 def test_a_budget_over_more_pods_than_the_set_runs_says_so() -> None:
-    msg = _messages(str(RULES / "pdb-blocks-drain" / "fail-min-available-over-replicas.yaml"))
-    assert (
-        "minAvailable: 3 needs 3 pods healthy, more than the 2 replicas" in msg["pdb-blocks-drain"]
-    )
+    facts = _facts(str(RULES / "pdb-blocks-drain" / "fail-min-available-over-replicas.yaml"))
+    said = facts["pdb-blocks-drain"]
+    assert (said["field"], said["value"]) == ("minAvailable", 3)
+    assert (said["desired_healthy"], said["replicas"]) == (3, 2)
 
 
 def test_max_unavailable_zero_is_not_said_twice() -> None:
-    msg = _messages(str(RULES / "pdb-blocks-drain" / "fail-max-unavailable-zero.yaml"))
-    assert (
-        "'kafka' maxUnavailable: 0 never allows an eviction, so drains of their nodes hang"
-        in (msg["pdb-blocks-drain"])
-    )
+    path = str(RULES / "pdb-blocks-drain" / "fail-max-unavailable-zero.yaml")
+    said = _facts(path)["pdb-blocks-drain"]
+    assert (said["pdb"], said["field"], said["value"]) == ("kafka", "maxUnavailable", 0)
+    assert _messages(path)["pdb-blocks-drain"].count("maxUnavailable") == 1
 
 
 def test_one_replica_with_a_budget_is_one_finding_that_names_the_blocked_drains() -> None:

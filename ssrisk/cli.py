@@ -6,8 +6,7 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from . import __version__
@@ -20,8 +19,6 @@ from .settings import DEFAULT_KUBE_VERSION
 if TYPE_CHECKING:
     from .engine import Report
     from .reporters import Reporter
-    from .ruleoptions import RuleOption
-    from .settings import Settings
 
 
 class UsageError(Exception):
@@ -536,7 +533,9 @@ def _load_rules() -> list[Rule]:
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from .engine import Report, check, exit_code, merge_reports
+    import os
+
+    from . import run
     from .plugins import collect_reporters, collect_rules, plugin_manager
 
     pm = plugin_manager()
@@ -552,8 +551,6 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"--select and --disable both name {', '.join(both)}: choose one")
     reporters = collect_reporters(pm)
     outputs = _resolve_outputs(args.outputs, sorted(reporters), args.write_baseline)
-    import os
-
     for path in args.context:
         if not os.path.exists(path):
             raise UsageError(f"--context {path}: no such file or directory")
@@ -566,138 +563,38 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         )
         for fmt, dest in outputs
     ]
+    request = run.RunRequest(
+        paths=tuple(args.paths),
+        config=args.config,
+        inputs=_input_options(args),
+        context=tuple(args.context),
+        changed=args.changed,
+        fail_on=args.fail_on,
+        select=tuple(args.select),
+        disable=tuple(args.disable),
+        jobs=args.jobs,
+        baseline=args.baseline,
+        write_baseline=args.write_baseline,
+        fail_if_empty=args.fail_if_empty,
+        exit_zero=args.exit_zero,
+        explanations=any(w.prints_explanations for _fmt, _dest, w in writers),
+        outputs=tuple(dest for _fmt, dest, _w in writers if dest is not None),
+    )
+    refused: tuple[type[Exception], ...] = ()  # (the changed-files planner loads on demand)
     if args.changed:
-        from .changed import ChangedError, check_changed
+        from .changed import ChangedError
 
-        try:
-            runs = [
-                (settings, check_changed(paths, rules, settings, context=args.context))
-                for settings, paths in _settings_by_config(args, known, writers)
-            ]
-        except ChangedError as exc:
-            raise UsageError(str(exc)) from None
-    else:
-        runs = [
-            (settings, check(paths, rules, settings, context=args.context))
-            for settings, paths in _settings_by_config(args, known, writers)
-        ]
-    report = merge_reports([r for _s, r in runs], labels=[_config_label(s) for s, _r in runs])
-    _check_not_empty(report, args.paths, args.fail_if_empty, changed=args.changed)
-    if args.write_baseline:
-        from .baseline import write_baseline
+        refused = (ChangedError,)
+    try:
+        done = run.check(request, rules)
+    except refused as exc:
+        raise UsageError(str(exc)) from None
+    if done.baseline_written is not None:
         from .reporters.escape import printable
 
-        recorded = write_baseline(args.write_baseline, report.findings)
-        say(f"ssrisk: wrote {recorded} finding(s) to {printable(args.write_baseline)}")
-    _apply_baselines(report, runs, args)
-    # each configuration's fail-on decides for the findings of its inputs
-    kept = {id(f) for f in report.findings}
-    code = max(
-        exit_code(Report(r.kube_version, [f for f in r.findings if id(f) in kept]), s.fail_on)
-        for s, r in runs
-    )
-    if report.errors:
-        code = ExitCode.ERROR
-    if (args.exit_zero or args.write_baseline) and code == ExitCode.FINDINGS:
-        code = ExitCode.OK
-    written = _write_outputs(writers, out, report)
-    return code if written else ExitCode.ERROR
-
-
-def _config_label(settings: Settings) -> str:
-    """The configuration file of a group of inputs, as a note names it: relative to the
-    working directory when it is below it."""
-    import os
-
-    from .reporters.escape import printable
-
-    path = settings.config_file
-    if not path:
-        return "no configuration file"
-    rel = os.path.relpath(path)
-    return printable(path if rel.startswith(os.pardir) else rel)
-
-
-def _apply_baselines(
-    report: Report, runs: Sequence[tuple[Settings, Report]], args: argparse.Namespace
-) -> None:
-    """Drop the findings a baseline records: ``--baseline FILE`` for every input, else each
-    configuration's ``baseline:`` for the findings of its inputs (not while
-    ``--write-baseline`` records a new one). Stale entries become notices.
-
-    Raises:
-        BaselineError: a baseline that cannot be read.
-    """
-    from .baseline import apply_baseline
-
-    by_file: dict[str, list[Report]] = {}
-    for settings, run in runs:
-        chosen = args.baseline or (None if args.write_baseline else settings.baseline)
-        if chosen:
-            by_file.setdefault(chosen, []).append(run)
-    if not by_file:
-        return
-    dropped: set[int] = set()
-    for path, parts in by_file.items():
-        mine = {id(f) for run in parts for f in run.findings}
-        _kept, baselined, stale = apply_baseline(
-            [f for f in report.findings if id(f) in mine],
-            path,
-            checked=[c for run in parts for c in run.checked],
-            rules_run=report.rules_run,
-        )
-        dropped.update(id(f) for f in baselined)
-        report.notices.extend(stale)
-    report.findings = [f for f in report.findings if id(f) not in dropped]
-    report.baselined = len(dropped)
-    report.keep_folded_of_reported()
-
-
-def _settings_by_config(
-    args: argparse.Namespace,
-    known: Mapping[str, Sequence[RuleOption]],
-    writers: Sequence[tuple[str, str | None, Reporter]],
-) -> list[tuple[Settings, list[str]]]:
-    """The run settings for each group of PATHs that share a configuration file (``--config``
-    names one for all; else each path's is found walking up from it), with the command line
-    on top.
-
-    Files ssrisk itself reads or writes in this run (configuration, baselines, outputs) and
-    every ``.ssrisk.yaml`` are never read as manifests.
-
-    Raises:
-        ConfigError: a configuration file that cannot be read or names an unknown rule.
-    """
-    import os
-
-    from .config import build_settings, configs_for, load_config
-
-    groups: dict[Path | None, list[str]] = (
-        {Path(args.config): list(args.paths)} if args.config else configs_for(args.paths)
-    )
-    configs = {p: load_config(p, known) if p else None for p in groups}
-    own = [str(p) for p in groups if p is not None]
-    own += [f for f in (args.baseline, args.write_baseline) if f]
-    own += [c.baseline for c in configs.values() if c is not None and c.baseline]
-    own += [dest for _fmt, dest, _w in writers if dest is not None]
-    skip = frozenset(os.path.realpath(f) for f in own)
-    out = []
-    for config_path, paths in groups.items():
-        config = configs[config_path]
-        if config is not None:
-            config.check_rules(known)
-        settings = build_settings(
-            config,
-            **_input_options(args),
-            fail_on=args.fail_on,
-            select=args.select,
-            disable=args.disable,
-            jobs=args.jobs,
-            skip_files=skip,
-        )
-        settings.explanations = any(w.prints_explanations for _fmt, _dest, w in writers)
-        out.append((settings, paths))
-    return out
+        say(f"ssrisk: wrote {done.baseline_written} finding(s) to {printable(args.write_baseline)}")
+    written = _write_outputs(writers, out, done.report)
+    return done.code if written else ExitCode.ERROR
 
 
 def _input_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -769,104 +666,34 @@ def _drop_stdout(out: TextIO) -> None:
         pass
 
 
-def _check_not_empty(
-    report: Report, paths: Sequence[str], fail: bool, changed: bool = False
-) -> None:
-    """No Kubernetes object in the inputs: a warning notice, or an input error with ``fail``;
-    with ``fail`` an empty input (an empty file, comments only, empty stdin) is an error too.
-
-    With ``changed`` (the files of a commit) no object is a plain notice, never an error: a
-    commit of other YAML (a ConfigMap, a workflow) has nothing to check."""
-    from .loading import MODELLED_KINDS
-    from .model import InputError, Notice
-
-    if fail:
-        empty = [n for n in report.notices if n.empty]
-        report.notices = [n for n in report.notices if not n.empty]
-        report.errors.extend(
-            InputError(n.path, f"{n.message} (--fail-if-empty)", n.line, n.column) for n in empty
-        )
-    if report.objects and not report.statefulsets and not report.errors and not changed:
-        where = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-        text = f"no StatefulSet among the {report.objects} object(s) read: nothing to check"
-        report.notices.append(Notice(where, text))
-    if report.objects or report.errors:  # with an unreadable input the run fails already
-        return
-
-    where = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    message = f"no Kubernetes objects of the kinds ssrisk reads ({', '.join(MODELLED_KINDS)})"
-    if changed:
-        from .changed import EXCLUDED
-
-        if all(n.message == EXCLUDED for n in report.notices if not n.empty) and report.notices:
-            return  # every changed file is excluded, and each says so
-        report.notices.append(Notice(where, f"nothing to check: {message} in the changed files"))
-    elif fail:
-        report.errors.append(InputError(where, message + " (--fail-if-empty)"))
-    else:
-        report.notices.append(Notice(where, message, level="warning"))
-
-
 def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
-    from . import embedded_sim
-    from .engine import load_all
-    from .inventory import Inventory
+    from . import run
     from .reporters.escape import json_text, printable, safe_lines
-    from .rule import CheckContext, SimulationUnavailable
     from .timeline import format_result
 
     for name in args.scenario:
         if name not in SCENARIOS:
             raise UsageError(f"unknown scenario {name!r}; choose from: {', '.join(SCENARIOS)}")
-    from .config import build_settings, configs_for, load_config
-
-    config_path = args.config or next(iter(configs_for(args.paths)))
-    # the file is checked as check checks it (rule ids and options too): one file, one verdict
-    known = {r.id: r.options for r in _load_rules()} if config_path else None
-    settings = build_settings(
-        load_config(config_path, known) if config_path else None, **_input_options(args)
+    request = run.RunRequest(
+        paths=tuple(args.paths), config=args.config, inputs=_input_options(args)
     )
-    # by default the node loss as the profile's node-remediation handles it, the scenario
-    # check's rules quote
-    profile = settings.profile or embedded_sim.ClusterProfile()
-    scenarios = args.scenario or [profile.node_loss_scenario]
-    loaded, errors = load_all(args.paths, settings)
-    for lf in loaded:
-        errors.extend(lf.errors)
-    inventory = Inventory(o for lf in loaded for o in lf.objects)
-    if not inventory.statefulsets and not errors:
+    done = run.simulate(request, args.scenario, {r.id: r.options for r in _load_rules()})
+    if not done.statefulsets and not done.errors:
         say("ssrisk: warning: no apps/v1 StatefulSet found in the input")
-    results = []
-    if settings.simulation_steps is None:  # the same work budget as check's
-        from dataclasses import replace
-
-        from .engine import simulation_steps
-
-        settings = replace(settings, simulation_steps=simulation_steps(len(inventory.statefulsets)))
-    for sts in inventory.statefulsets:
-        ctx = CheckContext.of(sts, inventory, settings)
-        for name in scenarios:
-            try:
-                results.append(ctx.simulation(name))
-            except SimulationUnavailable as exc:
-                pos = sts.start()
-                from .model import InputError
-
-                errors.append(InputError(pos.path, f"{sts.ref}: {exc}", pos.line, pos.column))
     if args.format == "json":
         doc = {
             "version": __version__,
-            "kube_version": settings.kube_version,
-            "results": [r.to_dict() for r in results],
-            "errors": [e.to_dict() for e in errors],
+            "kube_version": done.kube_version,
+            "results": [r.to_dict() for r in done.results],
+            "errors": [e.to_dict() for e in done.errors],
         }
         out.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n")
     else:
-        for e in errors:
+        for e in done.errors:
             out.write(safe_lines(f"{printable(str(e))}\n"))
-        for r in results:
+        for r in done.results:
             out.write(safe_lines(format_result(r)))
-    return ExitCode.ERROR if errors else ExitCode.OK
+    return done.code
 
 
 def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:

@@ -208,38 +208,12 @@ def check_loaded(
 ) -> Report:
     """Check the StatefulSets of ``loaded`` with ``rules``.
 
-    ``context`` files lend their objects other than StatefulSets (``--context``);
-    ``related`` files lend all their objects, StatefulSets included, for ``select`` to pick
-    from (the other files of a changed file's directory); neither adds errors, notices or
-    counts. ``select`` chooses the StatefulSets to check from the inventory (default: every
-    one); ``warn_in`` the files whose useless suppressions get a warning (default: all).
+    ``context``, ``related`` and ``select`` are as for :func:`prepare`; ``warn_in`` chooses
+    the files whose useless suppressions get a warning (default: all).
     """
-    report = Report(
-        kube_version=settings.kube_version,
-        errors=list(errors),
-        rule_severity=dict(settings.severity),
-    )
-    objects = []
-    context_objects = [o for lf in context for o in lf.objects if o.kind != "StatefulSet"]
-    context_objects += [o for lf in related for o in lf.objects]
-    for lf in loaded:
-        report.files += 1
-        report.documents += lf.documents
-        report.skipped_documents += lf.skipped_kinds
-        report.errors.extend(lf.errors)
-        report.notices.extend(lf.notices)
-        objects.extend(lf.objects)
-    report.objects = len(objects)
-    objects, duplicates = _one_copy_per_chart(objects)
-    report.notices.extend(duplicates)
-    report.notices.extend(duplicate_definitions(objects))
-    inventory = Inventory([*objects, *context_objects])
+    report, inventory, checked = prepare(loaded, errors, settings, context, related, select)
     active = [r for r in rules if settings.rule_enabled(r.id)]
     report.rules_run = [r.id for r in active]
-    checked = inventory.statefulsets if select is None else select(inventory)
-    for sts in checked:
-        report.statefulsets += 1
-        report.checked.append((sts.ref, sts.start()))
     findings, rule_errors, sim_notices, run_notes = evaluate(inventory, active, settings, checked)
     report.findings.extend(f for f in findings if not f.folded_into)
     report.folded.extend(f for f in findings if f.folded_into)
@@ -265,6 +239,51 @@ def check_loaded(
     report.folded.sort(key=Finding.sort_key)
     report.errors = _distinct_errors(report.errors)
     return report
+
+
+def prepare(
+    loaded: Sequence[LoadedFile],
+    errors: Sequence[InputError],
+    settings: Settings,
+    context: Sequence[LoadedFile] = (),
+    related: Sequence[LoadedFile] = (),
+    select: Callable[[Inventory], Sequence[K8sObject]] | None = None,
+) -> tuple[Report, Inventory, list[K8sObject]]:
+    """What ``check`` and ``simulate`` share after loading: the report of the inputs
+    (counts, errors, notices, duplicate definitions, one copy of each object a chart renders
+    several times), the inventory the StatefulSets are read against and the StatefulSets to
+    check, in input order.
+
+    ``context`` files lend their objects other than StatefulSets (``--context``);
+    ``related`` files lend all their objects, StatefulSets included, for ``select`` to pick
+    from (the other files of a changed file's directory); neither adds errors, notices or
+    counts. ``select`` chooses the StatefulSets from the inventory (default: every one).
+    """
+    report = Report(
+        kube_version=settings.kube_version,
+        errors=list(errors),
+        rule_severity=dict(settings.severity),
+    )
+    objects = []
+    context_objects = [o for lf in context for o in lf.objects if o.kind != "StatefulSet"]
+    context_objects += [o for lf in related for o in lf.objects]
+    for lf in loaded:
+        report.files += 1
+        report.documents += lf.documents
+        report.skipped_documents += lf.skipped_kinds
+        report.errors.extend(lf.errors)
+        report.notices.extend(lf.notices)
+        objects.extend(lf.objects)
+    report.objects = len(objects)
+    objects, duplicates = _one_copy_per_chart(objects)
+    report.notices.extend(duplicates)
+    report.notices.extend(duplicate_definitions(objects))
+    inventory = Inventory([*objects, *context_objects])
+    checked = list(inventory.statefulsets if select is None else select(inventory))
+    for sts in checked:
+        report.statefulsets += 1
+        report.checked.append((sts.ref, sts.start()))
+    return report, inventory, checked
 
 
 def _distinct_errors(errors: Sequence[InputError]) -> list[InputError]:

@@ -81,3 +81,16 @@ def test_check_says_when_a_set_is_too_large_to_simulate(tmp_path) -> None:
     run = run_cli("check", str(big))
     assert "not simulated (" in run.out and "more than the 250 pods" in run.out
     assert run.code in (0, 1)
+
+
+def test_each_path_is_simulated_under_its_own_configuration(tmp_path) -> None:
+    # as check reads them: simulate used the first path's file for every path
+    sts = (ROOT / "examples" / "postgres.yaml").read_text()
+    for name, version in (("old", "1.27"), ("new", "1.33")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "db.yaml").write_text(sts)
+        (tmp_path / name / ".ssrisk.yaml").write_text(f'kube-version: "{version}"\n')
+    run = run_cli("simulate", "--format", "json", "old", "new", cwd=tmp_path)
+    assert run.code == 0, run.err
+    got = [(r["object"]["name"], r["kube_version"]) for r in run.json()["results"]]
+    assert got == [("postgres", "1.27"), ("postgres", "1.33")]

@@ -1,0 +1,304 @@
+"""One run of ``check`` (``--changed`` included) or ``simulate``, whatever calls it.
+
+Both commands take the same path: the inputs are grouped by their configuration file
+(:func:`settings_by_config`), each group is loaded once (:func:`ssrisk.engine.load_all`,
+or :mod:`ssrisk.changed` for the files of a commit) and prepared once
+(:func:`ssrisk.engine.prepare`: counts, duplicate definitions, one copy of what a chart
+renders twice, the inventory); then ``check`` runs the rules and ``simulate`` the scenarios
+over the same StatefulSets. ``check`` also merges the groups, applies baselines and decides
+the exit code. :mod:`ssrisk.cli` only turns the command line into a :class:`RunRequest`,
+calls :func:`check` or :func:`simulate`, writes the outputs and exits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .exitcodes import ExitCode
+from .model import InputError, Notice, Severity
+
+if TYPE_CHECKING:
+    from .embedded_sim import ScenarioResult
+    from .engine import Report
+    from .rule import Rule
+    from .ruleoptions import RuleOption
+    from .settings import Settings
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to run, as the command line or a caller states it.
+
+    ``inputs`` are the settings of how inputs are read and rendered (``kube_version``,
+    ``namespace``, ``exclude``, ``helm_values``, ``helm_set``, ``render_timeout_s``,
+    ``allow_remote_resources``; see :func:`ssrisk.config.build_settings`); ``config`` names
+    one configuration file for every path (else each path's is found walking up from it).
+    ``outputs`` are the files this run writes: never read as manifests.
+    """
+
+    paths: tuple[str, ...]
+    config: str | None = None
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    context: tuple[str, ...] = ()
+    changed: bool = False
+    fail_on: Severity | None = None
+    select: tuple[str, ...] = ()
+    disable: tuple[str, ...] = ()
+    jobs: int | None = None
+    baseline: str | None = None
+    write_baseline: str | None = None
+    fail_if_empty: bool = False
+    exit_zero: bool = False
+    #: Whether an output prints explanations (they are built only then).
+    explanations: bool = False
+    outputs: tuple[str, ...] = ()
+
+
+@dataclass
+class CheckRun:
+    """The outcome of :func:`check`: the merged report, its exit code and, with
+    ``write_baseline``, how many findings the new baseline records."""
+
+    report: Report
+    code: int
+    baseline_written: int | None = None
+
+
+@dataclass
+class SimulationRun:
+    """The outcome of :func:`simulate`: one result per StatefulSet and scenario (input
+    order), the input errors (a set that cannot be simulated is one), and the Kubernetes
+    version of the first group of inputs."""
+
+    kube_version: str
+    results: list[ScenarioResult] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    statefulsets: int = 0
+
+    @property
+    def code(self) -> int:
+        return ExitCode.ERROR if self.errors else ExitCode.OK
+
+
+def settings_by_config(
+    request: RunRequest, known: Mapping[str, Sequence[RuleOption]]
+) -> list[tuple[Settings, list[str]]]:
+    """The run settings for each group of paths that share a configuration file, with the
+    request on top.
+
+    Files ssrisk itself reads or writes in this run (configuration, baselines, outputs) and
+    every ``.ssrisk.yaml`` are never read as manifests.
+
+    Raises:
+        ConfigError: a configuration file that cannot be read or names an unknown rule.
+    """
+    from .config import build_settings, configs_for, load_config
+
+    groups: dict[Path | None, list[str]] = (
+        {Path(request.config): list(request.paths)}
+        if request.config
+        else configs_for(request.paths)
+    )
+    configs = {p: load_config(p, known) if p else None for p in groups}
+    own = [str(p) for p in groups if p is not None]
+    own += [f for f in (request.baseline, request.write_baseline) if f]
+    own += [c.baseline for c in configs.values() if c is not None and c.baseline]
+    own += list(request.outputs)
+    skip = frozenset(os.path.realpath(f) for f in own)
+    out = []
+    for config_path, paths in groups.items():
+        config = configs[config_path]
+        if config is not None:
+            config.check_rules(known)
+        settings = build_settings(
+            config,
+            **request.inputs,
+            fail_on=request.fail_on,
+            select=request.select,
+            disable=request.disable,
+            jobs=request.jobs,
+            skip_files=skip,
+        )
+        settings.explanations = request.explanations
+        out.append((settings, paths))
+    return out
+
+
+def check(request: RunRequest, rules: Sequence[Rule]) -> CheckRun:
+    """Check the request's paths with ``rules``: each group of paths under its configuration
+    file, then one merged report with baselines applied.
+
+    Returns:
+        The report and its exit code: 1 when a finding reaches a group's ``fail-on`` (0
+        with ``exit_zero`` or ``write_baseline``), 2 when an input could not be read.
+
+    Raises:
+        ConfigError: a configuration file that cannot be read.
+        ChangedError: with ``changed``, a path that is not a file.
+        BaselineError: a baseline that cannot be read or written.
+    """
+    from .engine import Report, exit_code, merge_reports
+
+    known = {r.id: r.options for r in rules}
+    runs = [
+        (settings, _check_group(request, paths, rules, settings))
+        for settings, paths in settings_by_config(request, known)
+    ]
+    report = merge_reports([r for _s, r in runs], labels=[config_label(s) for s, _r in runs])
+    check_not_empty(report, request.paths, request.fail_if_empty, changed=request.changed)
+    written = None
+    if request.write_baseline:
+        from .baseline import write_baseline
+
+        written = write_baseline(request.write_baseline, report.findings)
+    _apply_baselines(report, runs, request)
+    # each configuration's fail-on decides for the findings of its inputs
+    kept = {id(f) for f in report.findings}
+    code = max(
+        exit_code(Report(r.kube_version, [f for f in r.findings if id(f) in kept]), s.fail_on)
+        for s, r in runs
+    )
+    if report.errors:
+        code = ExitCode.ERROR
+    if (request.exit_zero or request.write_baseline) and code == ExitCode.FINDINGS:
+        code = ExitCode.OK
+    return CheckRun(report, code, written)
+
+
+def _check_group(
+    request: RunRequest, paths: Sequence[str], rules: Sequence[Rule], settings: Settings
+) -> Report:
+    """One group of paths under one configuration: the files of a commit (``changed``) as
+    parts of their units, else the paths as given."""
+    if request.changed:
+        from .changed import check_changed
+
+        return check_changed(paths, rules, settings, context=request.context)
+    from .engine import check as check_paths
+
+    return check_paths(paths, rules, settings, context=request.context)
+
+
+def simulate(
+    request: RunRequest, scenarios: Sequence[str], known: Mapping[str, Sequence[RuleOption]]
+) -> SimulationRun:
+    """Simulate ``scenarios`` (default: node loss as each group's profile remediates it) for
+    every StatefulSet of the request's paths, each group under its configuration file's
+    Kubernetes version, profile and feature gates, with the inputs prepared as ``check``
+    prepares them. ``known`` are the rules' options, to check configuration files as
+    ``check`` checks them (one file, one verdict).
+
+    Raises:
+        ConfigError: a configuration file that cannot be read.
+    """
+    from .embedded_sim import ClusterProfile
+    from .engine import load_all, prepare, simulation_steps
+    from .rule import CheckContext, SimulationUnavailable
+
+    groups = settings_by_config(request, known)
+    run = SimulationRun(groups[0][0].kube_version if groups else "")
+    for settings, paths in groups:
+        loaded, errors = load_all(paths, settings)
+        report, inventory, checked = prepare(loaded, errors, settings)
+        run.errors.extend(report.errors)
+        run.statefulsets += len(checked)
+        if settings.simulation_steps is None:  # the same work budget as check's
+            settings = replace(settings, simulation_steps=simulation_steps(len(checked)))
+        profile = settings.profile or ClusterProfile()
+        for sts in checked:
+            ctx = CheckContext.of(sts, inventory, settings)
+            for name in scenarios or [profile.node_loss_scenario]:
+                try:
+                    run.results.append(ctx.simulation(name))
+                except SimulationUnavailable as exc:
+                    pos = sts.start()
+                    run.errors.append(
+                        InputError(pos.path, f"{sts.ref}: {exc}", pos.line, pos.column)
+                    )
+    return run
+
+
+def config_label(settings: Settings) -> str:
+    """The configuration file of a group of inputs, as a note names it: relative to the
+    working directory when it is below it."""
+    from .reporters.escape import printable
+
+    path = settings.config_file
+    if not path:
+        return "no configuration file"
+    rel = os.path.relpath(path)
+    return printable(path if rel.startswith(os.pardir) else rel)
+
+
+def _apply_baselines(
+    report: Report, runs: Sequence[tuple[Settings, Report]], request: RunRequest
+) -> None:
+    """Drop the findings a baseline records: the request's ``baseline`` for every input,
+    else each configuration's ``baseline:`` for the findings of its inputs (not while
+    ``write_baseline`` records a new one). Stale entries become notices.
+
+    Raises:
+        BaselineError: a baseline that cannot be read.
+    """
+    from .baseline import apply_baseline
+
+    by_file: dict[str, list[Report]] = {}
+    for settings, run in runs:
+        chosen = request.baseline or (None if request.write_baseline else settings.baseline)
+        if chosen:
+            by_file.setdefault(chosen, []).append(run)
+    if not by_file:
+        return
+    dropped: set[int] = set()
+    for path, parts in by_file.items():
+        mine = {id(f) for run in parts for f in run.findings}
+        _kept, baselined, stale = apply_baseline(
+            [f for f in report.findings if id(f) in mine],
+            path,
+            checked=[c for run in parts for c in run.checked],
+            rules_run=report.rules_run,
+        )
+        dropped.update(id(f) for f in baselined)
+        report.notices.extend(stale)
+    report.findings = [f for f in report.findings if id(f) not in dropped]
+    report.baselined = len(dropped)
+    report.keep_folded_of_reported()
+
+
+def check_not_empty(
+    report: Report, paths: Sequence[str], fail: bool, changed: bool = False
+) -> None:
+    """No Kubernetes object in the inputs: a warning notice, or an input error with ``fail``;
+    with ``fail`` an empty input (an empty file, comments only, empty stdin) is an error too.
+
+    With ``changed`` (the files of a commit) no object is a plain notice, never an error: a
+    commit of other YAML (a ConfigMap, a workflow) has nothing to check."""
+    from .loading import MODELLED_KINDS
+
+    if fail:
+        empty = [n for n in report.notices if n.empty]
+        report.notices = [n for n in report.notices if not n.empty]
+        report.errors.extend(
+            InputError(n.path, f"{n.message} (--fail-if-empty)", n.line, n.column) for n in empty
+        )
+    where = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    if report.objects and not report.statefulsets and not report.errors and not changed:
+        text = f"no StatefulSet among the {report.objects} object(s) read: nothing to check"
+        report.notices.append(Notice(where, text))
+    if report.objects or report.errors:  # with an unreadable input the run fails already
+        return
+    message = f"no Kubernetes objects of the kinds ssrisk reads ({', '.join(MODELLED_KINDS)})"
+    if changed:
+        from .changed import EXCLUDED
+
+        if all(n.message == EXCLUDED for n in report.notices if not n.empty) and report.notices:
+            return  # every changed file is excluded, and each says so
+        report.notices.append(Notice(where, f"nothing to check: {message} in the changed files"))
+    elif fail:
+        report.errors.append(InputError(where, message + " (--fail-if-empty)"))
+    else:
+        report.notices.append(Notice(where, message, level="warning"))

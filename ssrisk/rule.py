@@ -178,13 +178,13 @@ class CheckContext:
         container, a container an image), so rules should not infer defaults for the fields it
         leaves out. An otherwise complete object whose images are left out (an operator's
         template, filled in when it creates the set) is checked as a whole."""
-        items = self.sts.get("spec", "template", "spec", "containers")
-        if not isinstance(items, list) or not items:
+        main = [c for c in self.sts.pod_template().containers if c.field == "containers"]
+        if not main:
             return True
-        if all(isinstance(c, Mapping) and c.get("image") for c in items):
+        if all(c.image for c in main):
             return False
-        complete = isinstance(self.sts.get("spec", "selector"), Mapping) and bool(self.pod_labels)
-        return not complete
+        spec = self.sts.set_spec()
+        return not (isinstance(spec.selector, Mapping) and bool(self.pod_labels))
 
     @property
     def start_ordinal(self) -> int:

@@ -181,7 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check(sub, common)
     _add_simulate(sub, common)
     r = sub.add_parser("rules", allow_abbrev=False, help="list the rules")
-    r.add_argument("--format", choices=["text", "json"], default="text")
+    r.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="markdown: a table of id, severities and summary (the README's rule table)",
+    )
 
     e = sub.add_parser("explain", allow_abbrev=False, help="print the documentation of a rule")
     e.add_argument("rule", metavar="RULE-ID")
@@ -726,6 +731,8 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
             indent=2,
         )
         out.write("\n")
+    elif args.format == "markdown":
+        out.write(safe_lines(rule_table(rules)))
     else:
         # a rule whose findings can have several severities lists them, the most severe
         # first ("error/info"): the column says how bad a finding of the rule can be
@@ -737,6 +744,17 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
             for o in r.options:  # (set under rule-options in the configuration file)
                 out.write(safe_lines(f"{'':<{width}}  {'':<{lw}}  option {o.describe()}\n"))
     return ExitCode.OK
+
+
+def rule_table(rules: Sequence[Rule]) -> str:
+    """The Markdown table of ``rules``: id, the severities each can report (most severe
+    first) and its summary, one row a rule, in the order given."""
+    rows = ["| id | severity | what it reports |", "| --- | --- | --- |"]
+    for r in rules:
+        levels = " / ".join(str(level) for level in r.levels())
+        summary = " ".join(r.summary.split()).replace("|", "\\|")
+        rows.append(f"| `{r.id}` | {levels} | {summary} |")
+    return "\n".join(rows) + "\n"
 
 
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:

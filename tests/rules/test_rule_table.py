@@ -1,6 +1,7 @@
 """The README's rule table and each page's severity paragraph agree with the rules'
-metadata: every rule is listed once, with the severities it can report (its default and
-``other_severities``, most severe first), and its page opens by naming each of them."""
+metadata: the table is the one ``scripts/rule_table.py`` writes from it (every rule once,
+with the severities it can report, most severe first, and its summary), and each page opens
+by naming each of those severities."""
 
 from __future__ import annotations
 
@@ -15,6 +16,18 @@ ROW = re.compile(
     r"^\| `([a-z0-9-]+)` \| ((?:error|warning|info)(?: / (?:error|warning|info))*) \|", re.M
 )
 ORDER = [Severity.ERROR, Severity.WARNING, Severity.INFO]
+
+
+def test_the_readme_table_is_the_generated_one() -> None:
+    import importlib.util
+
+    script = README.parent / "scripts" / "rule_table.py"
+    spec = importlib.util.spec_from_file_location("rule_table", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    (block,) = module.BLOCK.findall(README.read_text(encoding="utf-8"))
+    assert block == module.generated(), "run: .venv/bin/python scripts/rule_table.py"
 
 
 def test_the_readme_lists_every_rule_with_its_severities() -> None:

@@ -84,3 +84,12 @@ def test_explain_unknown_rule_is_a_usage_error() -> None:
     run = run_cli("explain", "no-such-rule")
     assert run.code == 2
     assert "unknown rule 'no-such-rule'" in run.err
+
+
+def test_rules_prints_a_markdown_table_of_every_rule() -> None:
+    run = run_cli("rules", "--format", "markdown")
+    assert run.code == 0, run.err
+    rows = [line for line in run.out.splitlines() if line.startswith("| `")]
+    ids = [row.split("`")[1] for row in rows]
+    assert ids == [r.id for r in collect_rules(plugin_manager())]
+    assert all(row.count(" | ") == 2 for row in rows)  # (a | in a summary is escaped)

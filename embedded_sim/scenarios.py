@@ -142,8 +142,8 @@ def _node_loss_out_of_service(sim: Simulation, node: Node) -> Extra:
 
 @_scenario(
     "node-deleted",
-    "node-loss, then the Node object is deleted at the profile's node-deleted-after-s (as the cloud "
-    "node lifecycle controller does for a VM that no longer exists)",
+    "node-loss, then the Node object is deleted at the profile's node-deleted-after-s (as the "
+    "cloud node lifecycle controller does for a VM that no longer exists)",
     "node",
 )
 def _node_deleted(sim: Simulation, node: Node) -> Extra:

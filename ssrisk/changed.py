@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,13 +43,9 @@ from .inventory import Inventory
 from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
 from .model import InputError, K8sObject, Notice
 from .paths import Excludes, join, tidy
-from .renderers.common import (
-    KUSTOMIZATION_FILES,
-    RenderedObject,
-    display_path,
-    is_chart,
-    kustomization_file,
-)
+from .renderers import units as renderers
+from .renderers.common import RenderedObject, display_path
+from .renderers.units import Renderer
 from .rule import Rule
 from .settings import OWN_FILE_NAMES, Settings
 
@@ -66,10 +62,9 @@ class ChangePlan:
     real: frozenset[str]
     #: directory -> its changed plain files
     plain: dict[str, list[str]] = field(default_factory=dict)
-    #: chart directory -> its changed files
-    charts: dict[str, list[str]] = field(default_factory=dict)
-    #: kustomization directory to build -> the changed files it builds from
-    kustomizations: dict[str, list[str]] = field(default_factory=dict)
+    #: kind of unit (``Renderer.kind``) -> unit to render (a chart, a kustomization to
+    #: build) -> the changed files it builds from
+    units: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     #: real paths of the charts and builds every object of which a changed file builds
     whole: set[str] = field(default_factory=set)
     #: changed files that are not on disk (deleted), with the unit kind they belonged to
@@ -86,6 +81,18 @@ class ChangePlan:
     @property
     def realpath(self) -> RealPaths:
         return self.trees.realpath
+
+    @property
+    def charts(self) -> dict[str, list[str]]:
+        return self.units.get("chart", {})
+
+    @property
+    def kustomizations(self) -> dict[str, list[str]]:
+        return self.units.get("kustomization", {})
+
+    def rendered(self) -> list[str]:
+        """Every unit to render, renderer by renderer."""
+        return [u for r in renderers.RENDERERS for u in self.units.get(r.kind, {})]
 
 
 _NOT_A_FILE = "--changed takes the changed files (as pre-commit passes them), not {!r}"
@@ -108,7 +115,7 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
     realpath = tree_of.realpath
     plan = ChangePlan(frozenset(realpath(p) for p in paths), trees=tree_of)
     units = _Units(realpath)
-    index: _KustomizationIndex | None = None
+    state: dict[str, Any] = {}  # (what renderers learn of a repository, for its next files)
     for given in paths:
         if given == "-":
             raise ChangedError(_NOT_A_FILE.format(given))
@@ -127,38 +134,28 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             continue
         if os.path.isdir(given):
             raise ChangedError(_NOT_A_FILE.format(given))
-        kind, unit = units.enclosing(path, root)
-        refused = refusal(unit, root, realpath) if kind in ("chart", "kustomization") else None
+        renderer, unit = units.enclosing(path, root)
+        refused = refusal(unit, root, realpath) if renderer is not None else None
         if refused is not None:
             # reached through a link out of the tree: refused like a plain file (by discover)
             plan.refused.append(InputError(path, refused))
             continue
         if not os.path.lexists(path):
-            plan.deleted.append((path, kind))
-            if kind not in ("chart", "kustomization"):
+            plan.deleted.append((path, renderer.kind if renderer is not None else "plain"))
+            if renderer is None:
                 continue  # check_changed checks the other manifests of its directory
-        if kind == "chart" and excludes(os.path.join(unit, "Chart.yaml")):
+        if renderer is None:
+            plan.plain.setdefault(os.path.dirname(path) or os.curdir, []).append(path)
+            continue
+        marker = renderer.marker(unit)
+        if marker is not None and excludes(os.path.join(unit, os.path.basename(marker))):
             plan.excluded.append(path)
             continue
-        if kind == "kustomization":
-            marker = kustomization_file(unit)
-            if marker is not None and excludes(os.path.join(unit, os.path.basename(marker))):
-                plan.excluded.append(path)
-                continue
-        if kind == "chart":
-            plan.charts.setdefault(unit, []).append(path)
-            if not _is_template(path, unit):
-                plan.whole.add(realpath(unit))
-        elif kind == "kustomization":
-            if index is None or index.root != root:
-                index = _KustomizationIndex(root, excludes, realpath)
-            for real_build in index.builds_of(unit):
-                build = display_path(real_build, path)
-                plan.kustomizations.setdefault(build, []).append(path)
-                if os.path.basename(path) in KUSTOMIZATION_FILES:
-                    plan.whole.add(realpath(build))
-        else:
-            plan.plain.setdefault(os.path.dirname(path) or os.curdir, []).append(path)
+        builds = plan.units.setdefault(renderer.kind, {})
+        for build, whole in renderer.changed_builds(path, unit, root, excludes, realpath, state):
+            builds.setdefault(build, []).append(path)
+            if whole:
+                plan.whole.add(realpath(build))
     return plan
 
 
@@ -168,31 +165,31 @@ class _Units:
 
     def __init__(self, realpath: RealPaths) -> None:
         self.realpath = realpath
-        #: (tree, absolute directory) -> ("chart", outermost chart), ("kustomization", the
-        #: directory), or ("plain", "")
-        self._nearest: dict[tuple[str, str], tuple[str, str]] = {}
+        #: (tree, absolute directory) -> (the renderer that claims the nearest unit, the
+        #: unit it renders for it), or (None, "") for a plain file
+        self._nearest: dict[tuple[str, str], tuple[Renderer | None, str]] = {}
 
-    def enclosing(self, path: str, root: str) -> tuple[str, str]:
-        """``("chart", dir)``, ``("kustomization", dir)`` or ``("plain", "")`` for ``path``:
-        the nearest directory at or above the file, not above the tree ``root``, that is a
-        chart or has a kustomization file (directories shown like ``path``)."""
-        kind, unit = self._of(os.path.dirname(os.path.abspath(path)), root)
-        return kind, display_path(unit, path) if unit else ""
+    def enclosing(self, path: str, root: str) -> tuple[Renderer | None, str]:
+        """The renderer and unit of ``path``: the nearest directory at or above the file, not
+        above the tree ``root``, that a renderer claims (:func:`unit_at`), as the unit that
+        renders for it (``Renderer.unit_for``: a subchart's outermost chart), shown like
+        ``path``; ``(None, "")`` for a plain file."""
+        renderer, unit = self._of(os.path.dirname(os.path.abspath(path)), root)
+        return renderer, display_path(unit, path) if unit else ""
 
-    def _of(self, directory: str, root: str) -> tuple[str, str]:
+    def _of(self, directory: str, root: str) -> tuple[Renderer | None, str]:
         chain: list[str] = []
         here = directory
+        found: tuple[Renderer | None, str]
         while (root, here) not in self._nearest:
             chain.append(here)
-            if is_chart(here):
-                found = ("chart", _outermost_chart(here))
-                break
-            if kustomization_file(here) is not None:
-                found = ("kustomization", here)
+            claimed = renderers.unit_at(here)
+            if claimed is not None:
+                found = (claimed[0], claimed[0].unit_for(here))
                 break
             parent = os.path.dirname(here)
             if parent == here or self.realpath(here) == root:
-                found = ("plain", "")
+                found = (None, "")
                 break
             here = parent
         else:
@@ -200,102 +197,6 @@ class _Units:
         for below in chain:
             self._nearest[(root, below)] = found
         return found
-
-
-def _outermost_chart(chart: str) -> str:
-    """A subchart in ``charts/`` renders with its parent: the chart to render for ``chart``."""
-    while True:
-        parent = os.path.dirname(chart)
-        if os.path.basename(parent) != "charts" or not is_chart(os.path.dirname(parent)):
-            return chart
-        chart = os.path.dirname(parent)
-
-
-def _is_template(path: str, chart: str) -> bool:
-    """Whether ``path`` is a manifest template of the chart (or of a subchart): a YAML file
-    below a ``templates`` directory. Anything else (values, Chart.yaml, helpers, files/) can
-    change every object of the chart."""
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(chart)).split(os.sep)
-    return "templates" in rel[:-1] and path.lower().endswith((".yaml", ".yml"))
-
-
-class _KustomizationIndex:
-    """The kustomizations of a repository and which include which (read on first need: the
-    walk lists directories and reads only kustomization files)."""
-
-    def __init__(
-        self, root: str, excludes: Excludes, realpath: Callable[[str], str] = os.path.realpath
-    ) -> None:
-        from .confine import refusal
-        from .loading import DEFAULT_EXCLUDES
-        from .walk import walk
-
-        self.root = root
-        #: kustomization (real path) -> the kustomizations that include it
-        self.included_by: dict[str, set[str]] = {}
-        #: the include cycle (strongly connected component) of each, made on first need
-        self._component: dict[str, int] | None = None
-        #: kustomization -> the builds a change in it needs (:meth:`builds_of`)
-        self._tops: dict[str, frozenset[str]] = {}
-        for here, dirs, _names in walk(root):  # (the walk reports nothing: discovery does)
-            dirs[:] = sorted(
-                d for d in dirs if d not in DEFAULT_EXCLUDES and not excludes(os.path.join(here, d))
-            )
-            marker = kustomization_file(here)
-            if marker is None or excludes(os.path.join(here, os.path.basename(marker))):
-                continue  # (a kustomization the patterns leave out includes nothing)
-            if refusal(marker, root, realpath) is not None:
-                continue  # never opened: its build reports the refusal
-            from .renderers.kustomize import local_references  # (only for a kustomization)
-
-            real = realpath(here)
-            self.included_by.setdefault(real, set())
-            for ref in local_references(here, root):
-                self.included_by.setdefault(ref, set()).add(real)
-
-    def builds_of(self, directory: str) -> list[str]:
-        """The kustomizations (real paths) to build for a change in ``directory`` (a
-        kustomization): those that include it, through any number of overlays, and that
-        nothing includes; the directory itself when nothing includes it. A kustomization in
-        an include cycle is built (kustomize reports the cycle): a parent in its own cycle is
-        no overlay of it. Each kustomization's answer is found once per index, so the changes
-        of a run cost time linear in the kustomizations and includes (the include cycles are
-        found once too)."""
-        start = os.path.realpath(directory)
-        tops = self._tops
-        todo = [start]
-        while todo:  # (iterative: overlays may nest thousands deep)
-            here = todo[-1]
-            if here in tops:
-                todo.pop()
-                continue
-            parents = self._overlays_of(here)
-            waiting = [p for p in parents if p not in tops]
-            if waiting:
-                todo.extend(waiting)  # (overlays of overlays: acyclic, between cycles)
-                continue
-            tops[here] = (
-                frozenset().union(*(tops[p] for p in parents)) if parents else frozenset({here})
-            )
-            todo.pop()
-        return sorted(tops[start])
-
-    def _overlays_of(self, here: str) -> list[str]:
-        """The kustomizations that include ``here`` and are not in an include cycle with it."""
-        if self._component is None:
-            from .renderers.kustomize_refs import components
-
-            includes: dict[str, set[str]] = {}
-            for child, parents_of in self.included_by.items():
-                for parent in parents_of:
-                    includes.setdefault(parent, set()).add(child)
-            self._component = components(includes)
-        component = self._component
-        return sorted(
-            p
-            for p in self.included_by.get(here, set())
-            if p != here and component.get(p) != component.get(here)
-        )
 
 
 def check_changed(
@@ -321,7 +222,7 @@ def check_changed(
     loaded, errors = load_all(changed_plain, settings) if changed_plain else ([], [])
     errors = [*plan.refused, *errors]
     loaded += gone
-    units = [*plan.charts, *plan.kustomizations]
+    units = plan.rendered()
     if units:
         built, build_errors = load_all(units, settings)
         loaded += [_only_changed_notices(lf, plan) for lf in built]
@@ -399,10 +300,8 @@ def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[L
     out = []
     for path, kind in plan.deleted:  # (none is refused: plan_changes sets those apart)
         lf = LoadedFile(path)
-        if kind == "chart":
-            what = "its chart is rendered without it"
-        elif kind == "kustomization":
-            what = "the kustomizations that built it are built without it"
+        if kind in renderers.by_kind():
+            what = renderers.by_kind()[kind].without_deleted
         else:
             directory = os.path.dirname(path) or os.curdir
             listed = plan.plain.setdefault(directory, [])
@@ -459,7 +358,7 @@ class _Changed:
     def __init__(self, plan: ChangePlan) -> None:
         self.plan = plan
         self._real: dict[str, str] = {}
-        self.units = {self.realpath(u) for u in [*plan.charts, *plan.kustomizations]}
+        self.units = {self.realpath(u) for u in plan.rendered()}
 
     def realpath(self, path: str) -> str:
         found = self._real.get(path)
@@ -473,7 +372,7 @@ class _Changed:
     def built_from_changes(self, obj: K8sObject) -> bool:
         """Whether a changed file builds ``obj`` (see the module)."""
         if isinstance(obj, RenderedObject):
-            unit = obj.chart or obj.kustomization
+            unit = obj.rendered_from
             if unit is not None and self.realpath(unit) in self.plan.whole:
                 return True
             files = obj.locator.files() if obj.locator is not None else None

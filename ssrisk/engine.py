@@ -275,7 +275,7 @@ def prepare(
         report.notices.extend(lf.notices)
         objects.extend(lf.objects)
     report.objects = len(objects)
-    objects, duplicates = _one_copy_per_chart(objects)
+    objects, duplicates = _one_copy_per_unit(objects)
     report.notices.extend(duplicates)
     report.notices.extend(duplicate_definitions(objects))
     inventory = Inventory([*objects, *context_objects])
@@ -292,37 +292,35 @@ def _distinct_errors(errors: Sequence[InputError]) -> list[InputError]:
     return sorted(set(errors), key=lambda e: (e.path, e.line or 0, e.column or 0, e.message))
 
 
-def _one_copy_per_chart(objects: list[K8sObject]) -> tuple[list[K8sObject], list[Notice]]:
+def _one_copy_per_unit(objects: list[K8sObject]) -> tuple[list[K8sObject], list[Notice]]:
     """``objects`` with only the first of several objects of one kind, namespace and name
-    that one chart renders (a parent chart and its subchart both writing
-    ``release-name-pg``), and a warning for each other copy: Helm cannot install such a
-    release (creating the second copy fails with "already exists": helm/helm#1479, #3186), so
-    the copy is not checked a second time."""
+    that one rendered unit renders, where its renderer says the unit cannot be applied with
+    both (``Renderer.duplicate``: a Helm release), and a warning for each other copy, which
+    is not checked a second time."""
+    from .renderers.units import by_kind
+
+    renderers = by_kind()
     first: dict[tuple[str, str | None, str, str], Position] = {}
     kept: list[K8sObject] = []
     notices: list[Notice] = []
     for obj in objects:
-        chart = getattr(obj, "chart", None)
-        if chart is None or not obj.name:
+        unit = getattr(obj, "rendered_from", None)
+        renderer = renderers.get(getattr(obj, "rendered_by", None) or "")
+        if unit is None or renderer is None or not obj.name:
             kept.append(obj)
             continue
-        key = (obj.kind, obj.namespace, obj.name, chart)
+        key = (obj.kind, obj.namespace, obj.name, unit)
         start = obj.start()
         seen = first.setdefault(key, start)
-        if seen is start:
+        said = (
+            None
+            if seen is start
+            else renderer.duplicate(str(obj.ref), f"{seen.path}:{seen.line}", unit)
+        )
+        if said is None:
             kept.append(obj)
             continue
-        notices.append(
-            Notice(
-                start.path,
-                f"{obj.ref} is also rendered from {seen.path}:{seen.line} of chart {chart}: "
-                "Helm cannot install both (the second fails with 'already exists'); only "
-                "the first is checked",
-                start.line,
-                start.column,
-                level="warning",
-            )
-        )
+        notices.append(Notice(start.path, said, start.line, start.column, level="warning"))
     return kept, notices
 
 

@@ -93,13 +93,17 @@ class RenderedObject(K8sObject):
     source: str | None = None
     locator: Locator | None = None
     kustomization: str | None = None
-    #: The chart directory it was rendered from (shown like the path), when from a chart.
-    chart: str | None = None
+    #: The unit it was rendered from (a chart directory, a kustomization built; shown like
+    #: the path), whatever its renderer (:mod:`ssrisk.renderers.units`).
+    rendered_from: str | None = None
+    #: The kind of its renderer (``Renderer.kind``: "chart", "kustomization"), or ``None``
+    #: for an object of a rendered stream (standard input).
+    rendered_by: str | None = None
 
     @property
     def unit(self) -> str:
-        """The chart or kustomization it was rendered from, else as for a plain object."""
-        return self.chart or self.kustomization or super().unit
+        """The unit it was rendered from, else as for a plain object."""
+        return self.rendered_from or self.kustomization or super().unit
 
     def pos(self, *keys: str | int) -> Position:
         """Position of the field at ``keys`` in the file the user edits, or in the stream."""
@@ -126,9 +130,11 @@ def rendered(
     locator: Locator | None = None,
     path: str | None = None,
     kustomization: str | None = None,
-    chart: str | None = None,
+    unit: str | None = None,
+    by: str | None = None,
 ) -> RenderedObject:
-    """Wrap a loaded object as a :class:`RenderedObject` (keeping its data and positions)."""
+    """Wrap a loaded object as a :class:`RenderedObject` (keeping its data and positions)
+    rendered from ``unit`` (default: the ``kustomization`` built)."""
     return RenderedObject(
         data=obj.data,
         path=path if path is not None else obj.path,
@@ -138,7 +144,8 @@ def rendered(
         source=source,
         locator=locator,
         kustomization=kustomization,
-        chart=chart,
+        rendered_from=unit or kustomization,
+        rendered_by=by or ("kustomization" if kustomization else None),
     )
 
 

@@ -369,7 +369,9 @@ def _load_template(
         ordinal = seen.get(obj.kind, 0)
         seen[obj.kind] = ordinal + 1
         locator = TemplateLocator(body, shown, obj.kind, ordinal) if body else None
-        objects.append(rendered(obj, source=template, locator=locator, chart=chart_shown))
+        objects.append(
+            rendered(obj, source=template, locator=locator, unit=chart_shown, by="chart")
+        )
     lf.objects = list(objects)
     return lf
 

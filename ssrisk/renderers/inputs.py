@@ -31,7 +31,9 @@ from ..loading import DEFAULT_EXCLUDES, MAX_FILE_BYTES, LoadedFile, decode, disc
 from ..model import InputError
 from ..paths import Excludes, join, tidy
 from ..walk import TooDeep, walk
-from .common import is_chart, kustomization_file, load_stream
+from . import units
+from .common import load_stream
+from .units import Renderer
 
 if TYPE_CHECKING:
     from ..paths import ExcludePattern
@@ -43,16 +45,28 @@ STDIN_PATH = "<stdin>"
 
 @dataclass
 class InputPlan:
-    """What to read: plain files, charts and kustomizations to render, and stdin."""
+    """What to read: plain files, the units each renderer renders (by ``Renderer.kind``),
+    and stdin."""
 
     files: list[str] = field(default_factory=list)
-    charts: list[str] = field(default_factory=list)
-    kustomizations: list[str] = field(default_factory=list)
+    units: dict[str, list[str]] = field(default_factory=dict)
     stdin: bool = False
     errors: list[InputError] = field(default_factory=list)
     #: The checked tree (:func:`ssrisk.confine.tree_of` of the PATH it was found under) of
     #: each chart and kustomization: what a kustomization may reference.
     trees: dict[str, str] = field(default_factory=dict)
+
+    def add(self, renderer: Renderer, unit: str, tree: str) -> None:
+        self.units.setdefault(renderer.kind, []).append(unit)
+        self.trees[unit] = tree
+
+    @property
+    def charts(self) -> list[str]:
+        return self.units.get("chart", [])
+
+    @property
+    def kustomizations(self) -> list[str]:
+        return self.units.get("kustomization", [])
 
 
 def plan_inputs(
@@ -65,7 +79,7 @@ def plan_inputs(
     are spelt as :func:`ssrisk.paths.tidy` spells them; links are names (:func:`_links_out`)."""
     plan = InputPlan()
     rendered_roots: list[str] = []
-    walked_kustomizations: list[str] = []
+    found_units: dict[str, list[str]] = {}  # kind -> the units of that kind the walks found
     plain_paths: list[str] = []
     walk_errors: list[InputError] = []
     excluded = Excludes(excludes)
@@ -76,6 +90,18 @@ def plan_inputs(
         ``*/p2/kustomization.yaml`` as well as ``p2`` and ``*/p2``)."""
         return excluded(d) or excluded(os.path.join(d, os.path.basename(marker)))
 
+    def given_unit(raw: str, tree: str) -> bool:
+        """A PATH that is a unit itself: planned (or refused) as it is."""
+        claimed = units.unit_at(raw)
+        if claimed is None:
+            return False
+        refused = _refused_unit(raw, tree)
+        if refused is not None:
+            walk_errors.append(refused)
+        else:
+            plan.add(claimed[0], raw, tree)
+        return True
+
     for given in paths:
         if given == STDIN:
             plan.stdin = True
@@ -85,16 +111,7 @@ def plan_inputs(
             plain_paths.append(raw)
             continue
         tree = tree_of(raw)
-        if is_chart(raw) or kustomization_file(raw) is not None:
-            refused = _refused_unit(raw, tree)
-            if refused is not None:
-                walk_errors.append(refused)
-            elif is_chart(raw):
-                plan.charts.append(raw)
-                plan.trees[raw] = tree
-            else:
-                plan.kustomizations.append(raw)
-                plan.trees[raw] = tree
+        if given_unit(raw, tree):
             continue
         plain_paths.append(raw)
 
@@ -114,42 +131,31 @@ def plan_inputs(
             for d in list(dirs):
                 sub = join(root, d)
                 in_unit[sub] = unit_here
-                kfile = kustomization_file(sub)
-                chart = is_chart(sub)
-                linked_out = (chart or kfile is not None) and refusal(sub, tree) is not None
-                if linked_out:  # refused like a plain file, and never read
+                claimed = units.unit_at(sub)
+                if claimed is None:
+                    continue
+                renderer, marker = claimed
+                rendered_roots.append(sub)  # never read as plain YAML, even if excluded
+                if refusal(sub, tree) is not None:  # refused like a plain file, never read
                     dirs.remove(d)
-                    rendered_roots.append(sub)
                     if not excluded(sub):
                         walk_errors.append(InputError(sub, refusal(sub, tree) or ""))
-                elif chart:
-                    rendered_roots.append(sub)  # never read as plain YAML, even if excluded
+                    continue
+                if not renderer.walk_below:
                     dirs.remove(d)
-                    if not excluded_build(sub, "Chart.yaml"):
-                        plan.charts.append(sub)
-                        plan.trees[sub] = tree
-                elif kfile is not None:
-                    rendered_roots.append(sub)  # its files are never read as plain YAML
-                    if excluded_build(sub, kfile):
-                        pass
-                    elif (refused := _refused_unit(sub, tree)) is not None:
-                        walk_errors.append(refused)
-                    else:
-                        walked_kustomizations.append(sub)
-                        plan.trees[sub] = tree
-                        in_unit[sub] = True
-                    # keep walking: charts and unrelated kustomizations may sit below
-    included: set[str] = set()
-    if walked_kustomizations:
-        # (renderers are imported only when used)
-        from .kustomize_refs import included_bases, local_references
-
-        included = included_bases(
-            {os.path.realpath(k): local_references(k, plan.trees[k]) for k in walked_kustomizations}
-        )
-    for k in walked_kustomizations:
-        if os.path.realpath(k) not in included:
-            plan.kustomizations.append(k)
+                if excluded_build(sub, marker):
+                    continue
+                if (refused := _refused_unit(sub, tree)) is not None:
+                    walk_errors.append(refused)
+                    continue
+                found_units.setdefault(renderer.kind, []).append(sub)
+                plan.trees[sub] = tree
+                in_unit[sub] = renderer.walk_below
+                # (below a kustomization the walk goes on: charts and unrelated
+                # kustomizations may sit there)
+    for renderer in units.RENDERERS:  # (of those found, the ones each renders on their own)
+        for unit in renderer.roots(found_units.get(renderer.kind, []), plan.trees):
+            plan.add(renderer, unit, plan.trees[unit])
     # Plain files: everything under the given directories except the rendered trees.
     plan.files, plan.errors = discover(plain_paths, excluded, skip_files, rendered_roots)
     known = {(e.path, e.message) for e in plan.errors}
@@ -180,8 +186,8 @@ def _refused_unit(directory: str, tree: str) -> InputError | None:
     refused = refusal(directory, tree)
     if refused is not None:
         return InputError(directory, refused)
-    marker = os.path.join(directory, "Chart.yaml") if is_chart(directory) else None
-    marker = marker or kustomization_file(directory)
+    claimed = units.unit_at(directory)
+    marker = claimed[1] if claimed is not None else None
     if marker is not None:
         refused = refusal(marker, tree)
         if refused is not None:
@@ -218,47 +224,15 @@ def load_inputs(
             loaded.append(lf)
         else:
             loaded.append(load_stream(text, path, namespace, kinds))
-    if plan.charts or plan.kustomizations:
-        loaded.extend(_render(plan, settings))
+    for renderer in units.RENDERERS:  # (each imports its modules only when it has units)
+        if plan.units.get(renderer.kind):
+            loaded.extend(renderer.render(plan.units[renderer.kind], settings, plan.trees))
     if plan.stdin:
         loaded.append(load_stdin(namespace, stdin))
     if kinds is not None:
         for lf in loaded:
             lf.objects = [o for o in lf.objects if o.kind in kinds]
     return loaded, plan.errors
-
-
-def _render(plan: InputPlan, settings: Settings) -> list[LoadedFile]:
-    """Every chart and kustomization of ``plan``, rendered and loaded (the renderer modules
-    are imported only for a run that has one: start-up time)."""
-    from .bounded import Limits
-    from .helm import HelmOptions, render_chart
-    from .kustomize import render_kustomization
-    from .kustomize_refs import Analyser
-
-    namespace = settings.namespace
-    loaded: list[LoadedFile] = []
-    limits = Limits(timeout_s=settings.render_timeout_s)
-    options = HelmOptions(
-        values_files=tuple(settings.helm_values),
-        set_values=tuple(settings.helm_set),
-        limits=limits,
-    )
-    for chart in plan.charts:
-        loaded.extend(render_chart(chart, namespace, options))
-    analyser = Analyser()  # each kustomization file is read and checked once per run
-    for directory in plan.kustomizations:
-        loaded.append(
-            render_kustomization(
-                directory,
-                namespace,
-                limits,
-                network=settings.allow_remote_resources,
-                tree=plan.trees.get(directory),
-                analyser=analyser,
-            )
-        )
-    return loaded
 
 
 def load_stdin(namespace: str, stream: BinaryIO | None = None) -> LoadedFile:

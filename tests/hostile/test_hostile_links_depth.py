@@ -217,9 +217,9 @@ def test_a_kustomization_file_linking_out_is_never_opened(
     (repo / "kz" / "base" / "sts.yaml").write_text(STS)
     (repo / "kz" / "over").mkdir()
     (repo / "kz" / "over" / "kustomization.yaml").symlink_to("../../../infra/k.yaml")
-    from ssrisk.changed import _KustomizationIndex
     from ssrisk.paths import Excludes
     from ssrisk.renderers.inputs import plan_inputs
+    from ssrisk.renderers.kustomize_index import KustomizationIndex
     from ssrisk.renderers.kustomize_refs import local_references
 
     old = os.getcwd()
@@ -230,12 +230,12 @@ def test_a_kustomization_file_linking_out_is_never_opened(
         assert "kz/over" not in plan.kustomizations
         assert any("kz/over" in e.path for e in plan.errors), plan.errors
         assert local_references("kz/over", str(repo)) == []
-        index = _KustomizationIndex(os.path.realpath(repo), Excludes(()))
+        index = KustomizationIndex(os.path.realpath(repo), Excludes(()))
         assert not index.included_by.get(os.path.realpath("kz/base"))
         (repo / "kz" / "over" / "kustomization.yaml").unlink()
         (repo / "kz" / "over" / "kustomization.yaml").symlink_to("../../../infra/fifo")
         assert local_references("kz/over", str(repo)) == []  # (would block)
-        _KustomizationIndex(os.path.realpath(repo), Excludes(()))
+        KustomizationIndex(os.path.realpath(repo), Excludes(()))
     finally:
         os.chdir(old)
 

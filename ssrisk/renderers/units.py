@@ -1,0 +1,228 @@
+"""The renderers: each kind of rendered input behind one interface.
+
+A :class:`Renderer` says what makes a directory one of its units (a Helm chart's
+``Chart.yaml``, a kustomization file), which unit renders for such a directory (a subchart
+renders with its parent), which of the units a walk finds are rendered on their own (a
+kustomization another one includes is not), which builds a changed file needs
+(``--changed``) and how its units render (in the sandbox of :mod:`.bounded`, bounded in time
+and memory). Discovery (:func:`ssrisk.renderers.inputs.plan_inputs`), ``--changed``
+(:mod:`ssrisk.changed`) and loading ask :data:`RENDERERS` and name no renderer themselves;
+plain files and standard input are read by :mod:`ssrisk.loading` and
+:func:`ssrisk.renderers.inputs.load_stdin`. Where an object came from is on its position
+(``Position.source``: the Helm template; ``Position.kustomization``: the build).
+
+A new renderer is a subclass registered in :data:`RENDERERS` (the first whose marker a
+directory has claims it); its heavy modules are imported in :meth:`Renderer.render` only,
+so a run without one of its units never loads them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .common import CHART_FILE, KUSTOMIZATION_FILES, display_path, is_chart, kustomization_file
+
+if TYPE_CHECKING:
+    from ..loading import LoadedFile
+    from ..paths import Excludes
+    from ..settings import Settings
+
+
+class Renderer:
+    """One kind of rendered input (see the module)."""
+
+    #: How plans and messages name a unit of this kind ("chart", "kustomization").
+    kind: ClassVar[str]
+    #: Whether a walk goes on below a unit: charts and unrelated kustomizations may sit
+    #: below a kustomization, nothing is read below a chart.
+    walk_below: ClassVar[bool]
+    #: What ``--changed`` does for a deleted file of a unit (its notice).
+    without_deleted: ClassVar[str]
+
+    def marker(self, directory: str) -> str | None:
+        """The file that makes ``directory`` a unit of this kind, or ``None``."""
+        raise NotImplementedError
+
+    def unit_for(self, directory: str) -> str:
+        """The unit to render for a ``directory`` that has this renderer's marker."""
+        return directory
+
+    def roots(self, walked: Sequence[str], trees: Mapping[str, str]) -> list[str]:
+        """Of the units a walk found (``trees``: the checked tree of each), those rendered on
+        their own, in walk order."""
+        return list(walked)
+
+    def changed_builds(
+        self,
+        path: str,
+        unit: str,
+        root: str,
+        excludes: Excludes,
+        realpath: Callable[[str], str],
+        state: dict[str, Any],
+    ) -> list[tuple[str, bool]]:
+        """For a changed file ``path`` in ``unit`` (of the tree ``root``), the units to
+        build, shown like ``path``, each with whether the change can alter every object of
+        it (not only those written in ``path``). ``state`` keeps what a renderer learns
+        about a repository across the changed files of one run."""
+        raise NotImplementedError
+
+    def duplicate(self, obj: str, first: str, unit: str) -> str | None:
+        """When one unit renders two objects of the same kind, namespace and name (``obj``,
+        the first at ``first``): the warning for the second copy, when the unit cannot be
+        applied with both (only the first is then checked), else ``None`` (both are)."""
+        return None
+
+    def render(
+        self, units: Sequence[str], settings: Settings, trees: Mapping[str, str]
+    ) -> list[LoadedFile]:
+        """Render and load ``units`` (``trees``: the checked tree of each, which a unit may
+        not reference out of). A renderer that is missing or fails is an error of its unit;
+        nothing is raised for bad input."""
+        raise NotImplementedError
+
+
+class HelmCharts(Renderer):
+    """Helm charts: ``helm template`` in the sandbox (:mod:`.helm`)."""
+
+    kind = "chart"
+    walk_below = False
+    without_deleted = "its chart is rendered without it"
+
+    def marker(self, directory: str) -> str | None:
+        return os.path.join(directory, CHART_FILE) if is_chart(directory) else None
+
+    def unit_for(self, directory: str) -> str:
+        """A subchart in ``charts/`` renders with its parent: the outermost chart."""
+        chart = directory
+        while True:
+            parent = os.path.dirname(chart)
+            if os.path.basename(parent) != "charts" or not is_chart(os.path.dirname(parent)):
+                return chart
+            chart = os.path.dirname(parent)
+
+    def changed_builds(
+        self,
+        path: str,
+        unit: str,
+        root: str,
+        excludes: Excludes,
+        realpath: Callable[[str], str],
+        state: dict[str, Any],
+    ) -> list[tuple[str, bool]]:
+        """The chart; a change to anything but a manifest template (a YAML file below a
+        ``templates`` directory) can alter every object of it (values, Chart.yaml,
+        helpers, files/)."""
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(unit)).split(os.sep)
+        template = "templates" in rel[:-1] and path.lower().endswith((".yaml", ".yml"))
+        return [(unit, not template)]
+
+    def duplicate(self, obj: str, first: str, unit: str) -> str | None:
+        """Helm cannot install a release with two copies of an object (a parent chart and its
+        subchart both writing ``release-name-pg``): creating the second fails with "already
+        exists" (helm/helm#1479, #3186)."""
+        return (
+            f"{obj} is also rendered from {first} of chart {unit}: Helm cannot install both "
+            "(the second fails with 'already exists'); only the first is checked"
+        )
+
+    def render(
+        self, units: Sequence[str], settings: Settings, trees: Mapping[str, str]
+    ) -> list[LoadedFile]:
+        from .bounded import Limits
+        from .helm import HelmOptions, render_chart
+
+        options = HelmOptions(
+            values_files=tuple(settings.helm_values),
+            set_values=tuple(settings.helm_set),
+            limits=Limits(timeout_s=settings.render_timeout_s),
+        )
+        loaded: list[LoadedFile] = []
+        for chart in units:
+            loaded.extend(render_chart(chart, settings.namespace, options))
+        return loaded
+
+
+class Kustomizations(Renderer):
+    """Kustomizations: ``kustomize build`` in the sandbox, after the references are checked
+    (:mod:`.kustomize`, :mod:`.kustomize_refs`)."""
+
+    kind = "kustomization"
+    walk_below = True
+    without_deleted = "the kustomizations that built it are built without it"
+
+    def marker(self, directory: str) -> str | None:
+        return kustomization_file(directory)
+
+    def roots(self, walked: Sequence[str], trees: Mapping[str, str]) -> list[str]:
+        """A kustomization another walked one includes (a base of an overlay) is not rendered
+        on its own, so the same object is not reported twice."""
+        if not walked:
+            return []
+        from .kustomize_refs import included_bases, local_references
+
+        included = included_bases(
+            {os.path.realpath(k): local_references(k, trees[k]) for k in walked}
+        )
+        return [k for k in walked if os.path.realpath(k) not in included]
+
+    def changed_builds(
+        self,
+        path: str,
+        unit: str,
+        root: str,
+        excludes: Excludes,
+        realpath: Callable[[str], str],
+        state: dict[str, Any],
+    ) -> list[tuple[str, bool]]:
+        """Every kustomization of the repository that builds ``unit``, directly or through
+        overlays; a changed kustomization file can alter every object of those builds."""
+        from .kustomize_index import KustomizationIndex
+
+        index = state.get("kustomization-index")
+        if index is None or index.root != root:
+            index = state["kustomization-index"] = KustomizationIndex(root, excludes, realpath)
+        whole = os.path.basename(path) in KUSTOMIZATION_FILES
+        return [(display_path(build, path), whole) for build in index.builds_of(unit)]
+
+    def render(
+        self, units: Sequence[str], settings: Settings, trees: Mapping[str, str]
+    ) -> list[LoadedFile]:
+        from .bounded import Limits
+        from .kustomize import render_kustomization
+        from .kustomize_refs import Analyser
+
+        limits = Limits(timeout_s=settings.render_timeout_s)
+        analyser = Analyser()  # each kustomization file is read and checked once per run
+        return [
+            render_kustomization(
+                directory,
+                settings.namespace,
+                limits,
+                network=settings.allow_remote_resources,
+                tree=trees.get(directory),
+                analyser=analyser,
+            )
+            for directory in units
+        ]
+
+
+#: The renderers, in the order they claim a directory (a chart's directory is a chart even
+#: with a kustomization file beside its Chart.yaml).
+RENDERERS: tuple[Renderer, ...] = (HelmCharts(), Kustomizations())
+
+
+def by_kind() -> dict[str, Renderer]:
+    """Each renderer of :data:`RENDERERS` by the kind of unit it renders."""
+    return {r.kind: r for r in RENDERERS}
+
+
+def unit_at(directory: str) -> tuple[Renderer, str] | None:
+    """The renderer that claims ``directory`` and its marker file, or ``None`` (plain)."""
+    for renderer in RENDERERS:
+        marker = renderer.marker(directory)
+        if marker is not None:
+            return renderer, marker
+    return None

@@ -53,18 +53,7 @@ class SelectorTemplateMismatch(Rule):
         if not problem:
             return
         msg = f"{problem}: the API server rejects the StatefulSet"
-        explanation = """
-kubectl apply fails with "selector does not match template labels" (or a selector error), so
-the StatefulSet is never created or updated, and ssrisk checks nothing else of it. The API
-server validates that a StatefulSet has a non-empty selector that matches its own pod
-template labels (validation.go#ValidateStatefulSetSpec: "empty selector is invalid for
-statefulset", "selector does not match template labels"); otherwise the controller could not
-recognise its own pods. The manifest is rejected, so none of its failover settings take
-effect. spec.selector is also immutable once created.
-
-Fix: make spec.selector.matchLabels a subset of spec.template.metadata.labels.
-"""
-        yield self.finding(ctx, at, msg, explanation)
+        yield self.finding(ctx, at, msg)  # (the explanation is the page's)
 
 
 @hookimpl

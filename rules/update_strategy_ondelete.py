@@ -31,18 +31,8 @@ class UpdateStrategyOnDelete(Rule):
             "updateStrategy OnDelete: template changes are not rolled out; a pod replaced after "
             "a node failure comes back on the new revision, the others stay on the old"
         )
-        explanation = """
-With OnDelete the StatefulSet controller stops after creating missing pods and never deletes a
-pod to update it (stateful_set_control.go#updateStatefulSet). A pod it creates, for example
-after a node failure, is built from the update revision (newVersionedStatefulSetPod), so the
-set runs two revisions until someone deletes the remaining pods. That is fine for operators
-that roll pods themselves, and a surprise otherwise.
-
-Fix: use RollingUpdate (with partition for staged rollouts) unless an operator manages the
-pods.
-"""
         at = ctx.sts.pos("spec", "updateStrategy", "type")
-        yield self.finding(ctx, at, msg, explanation, facts={"update_strategy": "OnDelete"})
+        yield self.finding(ctx, at, msg, facts={"update_strategy": "OnDelete"})  # (page's text)
 
 
 @hookimpl

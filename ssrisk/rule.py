@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache, partial
+from functools import cache, cached_property, lru_cache, partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
@@ -400,6 +400,8 @@ class Rule:
         ``facts`` are the numbers and names ``message`` states (:attr:`Finding.facts`): every
         number of the message is one of them (``tests/rules/test_finding_facts.py``).
         """
+        if not explanation:
+            explanation = self.page_explanation  # (built only when an output prints it)
         return Finding(
             rule=self.id,
             severity=self.severity if severity is None else severity,
@@ -430,3 +432,49 @@ class Rule:
             return cls.doc_path().read_text(encoding="utf-8")
         except OSError:
             return f"# {cls.id}\n\n{cls.summary}\n"
+
+    @classmethod
+    def page_section(cls, heading: str) -> str:
+        """The text of the page's ``## heading`` section as plain prose: one line per
+        paragraph, code spans without their backticks, code blocks left out; ``""`` when the
+        page has no such section. Explanations quote their static prose from here, so each
+        sentence has one home (the page)."""
+        return _page_section(cls.doc(), heading)
+
+    @classmethod
+    def page_explanation(cls) -> str:
+        """The explanation of a finding that states nothing beyond its message: the page's
+        "Why it matters", then "Fix: " and its "How to fix" (read once per rule and run)."""
+        return _page_explanation(cls)
+
+
+@lru_cache(maxsize=256)
+def _page_section(page: str, heading: str) -> str:
+    """See :meth:`Rule.page_section`."""
+    lines = page.splitlines()
+    try:
+        start = lines.index(f"## {heading}") + 1
+    except ValueError:
+        return ""
+    body: list[str] = []
+    fenced = False
+    for line in lines[start:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            body.append(line)
+    paragraphs = " ".join(line.strip() or "\n" for line in body).split("\n")
+    return "\n\n".join(" ".join(p.split()).replace("`", "") for p in paragraphs if p.strip())
+
+
+@cache
+def _page_explanation(rule: type[Rule]) -> str:
+    """See :meth:`Rule.page_explanation`."""
+    why, fix = rule.page_section("Why it matters"), rule.page_section("How to fix")
+    word = fix.split(" ", 1)[0]
+    if word[1:].islower():  # "Use ..." reads "Fix: use ...", "RollingUpdate ..." stays
+        fix = fix[0].lower() + fix[1:]
+    return f"{why}\n\nFix: {fix}" if fix else why

@@ -87,3 +87,23 @@ def test_page_example(
     else:
         assert not want, "a passing example has no '# expect:' marker"
     assert got == want
+
+
+def test_a_finding_without_its_own_explanation_quotes_its_page() -> None:
+    # prose in one home: update-strategy-ondelete states nothing beyond its message, so its
+    # explanation is its page's "Why it matters" and "How to fix", not a second wording
+    from conftest import DATA, run_cli
+
+    from ssrisk.plugins import collect_rules, plugin_manager
+
+    (rule,) = [r for r in collect_rules(plugin_manager()) if r.id == "update-strategy-ondelete"]
+    run = run_cli("check", "--format", "json", str(DATA / "rules" / rule.id))
+    (found,) = [f for f in run.json()["findings"] if f["rule"] == rule.id]
+    assert found["explanation"] == rule.page_explanation()
+    why = rule.page_section("Why it matters")
+    assert why.startswith("With OnDelete the StatefulSet controller stops") and "`" not in why
+    assert found["explanation"].endswith(
+        "\n\nFix: use RollingUpdate (with partition for staged "
+        "rollouts) unless an operator manages the pods."
+    )
+    assert rule.page_section("No such section") == ""

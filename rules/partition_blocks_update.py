@@ -38,20 +38,8 @@ class PartitionBlocksUpdate(Rule):
             "pod, and every pod recreated after a failure or drain gets the old revision"
         )
 
-        def explanation() -> str:
-            return f"""
-During a rolling update the controller only replaces pods whose ordinal is at least the
-partition (stateful_set_control.go#updateStatefulSet), and it builds pods below the partition
-from the current revision (newVersionedStatefulSetPod). With partition {partition} and {n}
-replicas no ordinal qualifies: the status shows an update revision that never reaches a pod,
-and fixes shipped in the template (a new image, a corrected probe) never arrive. This is the
-usual first step of a staged rollout; left in place it freezes the set.
-
-Fix: lower the partition step by step to 0 to finish the rollout, or remove it.
-"""
-
         facts = {"partition": partition, "replicas": n}
-        yield self.finding(ctx, ctx.sts.pos(*path), msg, explanation, facts=facts)
+        yield self.finding(ctx, ctx.sts.pos(*path), msg, facts=facts)  # (the page explains)
 
 
 @hookimpl

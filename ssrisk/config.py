@@ -417,19 +417,31 @@ def _collect_positions(
             _collect_positions(v, item, path, out)
 
 
-def _plain(node: Any, budget: list[int], shown: str) -> Any:
+def _plain(node: Any, budget: list[int], shown: str, depth: int = 0) -> Any:
     """The loaded document as plain JSON-like values (so jsonschema sees JSON types), with
-    at most ``budget[0]`` values once aliases are expanded."""
+    at most ``budget[0]`` values once aliases are expanded and at most :data:`MAX_DEPTH`
+    levels (an alias that contains itself, ``&a [*a]``, is infinitely deep).
+
+    Raises:
+        ConfigError: too many values or levels, or a number beyond 64 bits.
+    """
     budget[0] -= 1
     if budget[0] < 0:
         raise ConfigError(
             f"{shown}: more than {MAX_CONFIG_VALUES} values once YAML aliases are expanded; "
             "not a configuration file"
         )
+    from .yamlpos import MAX_DEPTH
+
+    if depth > MAX_DEPTH and isinstance(node, (Mapping, list)):
+        raise ConfigError(
+            f"{shown}: nesting deeper than {MAX_DEPTH} levels once YAML aliases are expanded "
+            "(an alias that contains itself?); not a configuration file"
+        )
     if isinstance(node, Mapping):
-        return {str(k): _plain(v, budget, shown) for k, v in node.items()}
+        return {str(k): _plain(v, budget, shown, depth + 1) for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v, budget, shown) for v in node]
+        return [_plain(v, budget, shown, depth + 1) for v in node]
     if isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**64:
         raise ConfigError(f"{shown}: a number larger than 64 bits; not a configuration value")
     return node

@@ -345,3 +345,17 @@ def test_simulate_checks_the_configuration_as_check_does(repo: Path) -> None:
     for command in ("check", "simulate"):
         run = run_cli(command, "deploy", cwd=repo)
         assert run.code == 2 and "got -1" in run.err, (command, run.err)
+
+
+@pytest.mark.parametrize(
+    "text", ["disable: &a [*a]\n", "profile: &p {x: *p}\n", "rule-options: &r {x: *r}\n"]
+)
+def test_an_alias_that_contains_itself_is_an_error_of_the_file(tmp_path: Path, text: str) -> None:
+    # it was an internal error (RecursionError) in check and simulate alike
+    (tmp_path / ".ssrisk.yaml").write_text(text)
+    (tmp_path / "a.yaml").write_text((ROOT / "examples" / "postgres.yaml").read_text())
+    for command in ("check", "simulate"):
+        run = run_cli(command, "a.yaml", cwd=tmp_path)
+        assert run.code == 2, run.err
+        assert ".ssrisk.yaml: nesting deeper than 200 levels" in run.err
+        assert "internal error" not in run.err

@@ -94,10 +94,14 @@ def _scenario(
     return register
 
 
+#: How the node-loss description ends; a run whose profile brings the node back says when.
+NEVER_RETURNS = "and the node never returns (unless the profile's node-returns-after-s is set)"
+
+
 @_scenario(
     "node-loss",
     "the node of the lowest ordinal stops heartbeating at t=0 (power off, kubelet stop or "
-    "partition); the Node object stays and the node never returns",
+    "partition); the Node object stays " + NEVER_RETURNS,
     "node",
 )
 def _node_loss(sim: Simulation, node: Node) -> Extra:
@@ -548,8 +552,7 @@ def _description(sim: Simulation, scenario: str) -> str:
     if scenario == "node-loss" and p.node_returns_after_s is not None:
         kind = "reboots" if p.node_returns_rebooted else "kubelet restarts / partition heals"
         text = text.replace(
-            "and the node never returns",
-            f"and the node returns at {p.node_returns_after_s:g} s ({kind})",
+            NEVER_RETURNS, f"and the node returns at {p.node_returns_after_s:g} s ({kind})"
         )
     return text
 

@@ -123,7 +123,7 @@ class EvictionDisabledByToleration(Rule):
             if sim is not None and sim.recovered and sim.time_to_recovery_s is not None:
                 back = f" (simulated: back at {fmt_duration(sim.time_to_recovery_s)})"
                 facts["recovery_s"] = sim.time_to_recovery_s
-            msg = f"{what}: never evicted from {node}, but {released} releases the pods{back}"
+            msg = f"{what}: {when} from {node}, but {released} releases the pods{back}"
             severity = Severity.INFO
         else:
             stay = "stay" if plural else "stays"

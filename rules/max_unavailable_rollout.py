@@ -159,6 +159,12 @@ class MaxUnavailableRollout(Rule):
             why.append(_QUORUM_WHY.format(n=n, k=majority_lost_at(n)))
         if stuck:
             parts.append(self._stuck(ctx, bad, short=quorum))
+            facts.update(
+                pod_management_policy="Parallel",
+                kube_version=ctx.kube_version,
+                kubernetes_issue=137409,
+                simulated=bad is not None and not bad.recovered,
+            )
             if bad is not None:
                 blocks.append(bad)
             why.append(_STUCK_WHY + " Releases " + HEALING_VERSIONS + ".")

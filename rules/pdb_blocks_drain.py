@@ -204,7 +204,7 @@ these pods.
             explanation,
             references=(EVICTION_SOURCE,),
             severity=Severity.ERROR,
-            facts={"pdbs": len(pdbs), "named_at_most": MAX_PDBS},
+            facts={"pdbs": len(pdbs)} if len(pdbs) <= MAX_PDBS else {"pdbs_more_than": MAX_PDBS},
         )
 
     def _unhealthy_policy(

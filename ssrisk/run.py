@@ -285,7 +285,10 @@ def check_not_empty(
         report.errors.extend(
             InputError(n.path, f"{n.message} (--fail-if-empty)", n.line, n.column) for n in empty
         )
-    where = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    from .renderers.inputs import STDIN, STDIN_PATH
+
+    shown = [STDIN_PATH if p == STDIN else p for p in paths]  # (as its findings name it)
+    where = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
     if report.objects and not report.statefulsets and not report.errors and not changed:
         text = f"no StatefulSet among the {report.objects} object(s) read: nothing to check"
         report.notices.append(Notice(where, text))

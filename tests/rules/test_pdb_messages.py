@@ -58,3 +58,21 @@ def test_several_single_node_claims_are_named_in_the_plural() -> None:
     run = run_cli("check", "--format", "json", str(path))
     (msg,) = [f["message"] for f in run.json()["findings"] if f["rule"] == "rwo-volume-reattach"]
     assert msg.startswith("claims 'data' and 'wal' are ReadWriteOnce: "), msg
+
+
+def test_more_pdbs_than_are_named_is_a_fact_the_message_states(tmp_path) -> None:
+    # 12 budgets: "more than 10 PodDisruptionBudgets"; the facts said pdbs: 11
+    from conftest import ROOT
+
+    budgets = "".join(
+        f"---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: many-{i}, "
+        "namespace: shop}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: postgres}}}\n"
+        for i in range(12)
+    )
+    (tmp_path / "db.yaml").write_text((ROOT / "examples" / "postgres.yaml").read_text() + budgets)
+    said = _facts(str(tmp_path / "db.yaml"))["pdb-blocks-drain"]
+    assert said == {"pdbs_more_than": 10}
+    assert (
+        "more than 10 PodDisruptionBudgets"
+        in _messages(str(tmp_path / "db.yaml"))["pdb-blocks-drain"]
+    )

@@ -131,3 +131,19 @@ def test_a_negative_toleration_is_quoted_as_written_and_as_read() -> None:
     found = run_cli("check", "--format", "json", str(path)).json()["findings"]
     (msg,) = [f["message"] for f in found if f["rule"] == "no-automatic-failover"]
     assert msg.startswith("tolerationSeconds -5 (read as 0) only starts a graceful delete"), msg
+
+
+def test_a_long_toleration_the_remediation_releases_is_not_called_never(tmp_path: Path) -> None:
+    # "tolerationSeconds 7200 ...: never evicted from an unreachable node, but deleting the
+    # Node at 3m20s releases the pods" (found by an outside tester)
+    source = DIR / "fail-node-deletion-remediation"
+    for f in source.iterdir():
+        (tmp_path / f.name).write_text(f.read_text())
+    redis = tmp_path / "redis.yaml"
+    text = redis.read_text()
+    exists = "        operator: Exists\n"
+    assert exists in text and "tolerationSeconds" not in text
+    redis.write_text(text.replace(exists, exists + "        tolerationSeconds: 7200\n", 1))
+    found = _check(tmp_path)
+    assert found["facts"]["toleration_s"] == 7200
+    assert "never" not in found["message"] and "evicted only 2h00m0s after" in found["message"]

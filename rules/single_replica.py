@@ -78,8 +78,12 @@ class SingleReplica(Rule):
             t = loss.result.time_to_recovery_s
             outcome = f"simulated node loss{' ' + how if how else ''}: back at {fmt_duration(t)}"
         blocking = self._blocking_pdb(ctx)
+        # a budget that blocks drains whatever the replicas (maxUnavailable: 0): reported by
+        # pdb-blocks-drain, and a drain hangs rather than takes the set down
+        hangs = blocking is None and self._drains_hang(ctx)
         kind = self._kind(ctx)
-        msg = self._message(ctx, kind, f"PDB {blocking!r}" if blocking else None, outcome)
+        pdb = f"PDB {blocking!r}" if blocking else None
+        msg = self._message(ctx, kind, pdb, outcome, drains=not hangs)
         if len(msg) > MAX_MESSAGE_CHARS and blocking is not None:
             msg = self._message(ctx, kind, "its PDB", outcome)
         # What the outage costs decides the severity: stored data stuck behind a lost node is
@@ -88,7 +92,7 @@ class SingleReplica(Rule):
         # (info). A budget that never lets a drain through hangs every drain of the node
         # whatever the pod does, and is folded in here: an error as pdb-blocks-drain is.
         severity = Severity.ERROR if blocking is not None else SEVERITY[kind]
-        facts.update(kind=kind, blocking_pdb=blocking)
+        facts.update(kind=kind, blocking_pdb=blocking, drains_hang=hangs or blocking is not None)
 
         def explain() -> str:
             default = seconds(default_toleration_s(ctx, UNREACHABLE))
@@ -153,21 +157,25 @@ class SingleReplica(Rule):
         return SERVICE
 
     @staticmethod
-    def _message(ctx: CheckContext, kind: str, pdb: str | None, outcome: str) -> str:
-        """The one-line message; ``pdb`` names the budget that blocks drains (folded here)."""
+    def _message(
+        ctx: CheckContext, kind: str, pdb: str | None, outcome: str, drains: bool = True
+    ) -> str:
+        """The one-line message; ``pdb`` names the budget that blocks drains (folded here);
+        without ``drains`` a drain hangs on a budget reported on its own, so it is no outage."""
         head = ctx.replicas_field
+        events = "node loss, drain and rollout" if drains else "node loss and rollout"
         if kind == STATE:
             what = (
                 f"every node loss and rollout is a full outage, {pdb} blocks drains"
                 if pdb
-                else "every node loss, drain and rollout is a full outage"
+                else f"every {events} is a full outage"
             )
         elif kind == SERVICE:
             head += " and no volume claim"
             what = (
                 f"every node loss and rollout stops its service, {pdb} blocks drains"
                 if pdb
-                else "every node loss, drain and rollout stops its service"
+                else f"every {events} stops its service"
             )
         else:
             head += ", no ports and no volume claim"
@@ -177,6 +185,16 @@ class SingleReplica(Rule):
                 else "nothing serves or stores here"
             )
         return f"{head}: {what}; {outcome}"
+
+    @staticmethod
+    def _drains_hang(ctx: CheckContext) -> bool:
+        """Whether a PodDisruptionBudget of the set never lets its one pod be evicted (or
+        several select it, which makes the eviction API refuse every eviction)."""
+        pdbs = ctx.pdbs()
+        if len(pdbs) > 1:
+            return True
+        b = budget(pdbs[0], 1) if pdbs else None
+        return b is not None and b.allowed(1) == 0
 
     @staticmethod
     def _blocking_pdb(ctx: CheckContext) -> str | None:

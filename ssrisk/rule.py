@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
@@ -445,7 +445,11 @@ class Rule:
     def page_explanation(cls) -> str:
         """The explanation of a finding that states nothing beyond its message: the page's
         "Why it matters", then "Fix: " and its "How to fix" (read once per rule and run)."""
-        return _page_explanation(cls)
+        key = f"{cls.__module__}.{cls.__qualname__}"
+        found = _PAGE_EXPLANATIONS.get(key)
+        if found is None:
+            found = _PAGE_EXPLANATIONS[key] = _page_explanation(cls)
+        return found
 
 
 @lru_cache(maxsize=256)
@@ -470,7 +474,10 @@ def _page_section(page: str, heading: str) -> str:
     return "\n\n".join(" ".join(p.split()).replace("`", "") for p in paragraphs if p.strip())
 
 
-@cache
+#: :meth:`Rule.page_explanation` of each rule class, read once per run.
+_PAGE_EXPLANATIONS: dict[str, str] = {}
+
+
 def _page_explanation(rule: type[Rule]) -> str:
     """See :meth:`Rule.page_explanation`."""
     why, fix = rule.page_section("Why it matters"), rule.page_section("How to fix")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import DATA, run_cli
 
 RULES = DATA / "rules"
@@ -76,3 +77,22 @@ def test_more_pdbs_than_are_named_is_a_fact_the_message_states(tmp_path) -> None
         "more than 10 PodDisruptionBudgets"
         in _messages(str(tmp_path / "db.yaml"))["pdb-blocks-drain"]
     )
+
+
+@pytest.mark.parametrize("field", ["minAvailable: 1", "minAvailable: 100%", "maxUnavailable: 0"])
+def test_one_replica_behind_a_budget_never_calls_a_drain_an_outage(tmp_path, field) -> None:
+    # with maxUnavailable: 0 or 100% (which block drains whatever the replicas) single-replica
+    # said "every node loss, drain and rollout is a full outage" beside pdb-blocks-drain
+    from conftest import ROOT
+
+    pdb = (
+        "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: db, namespace: "
+        f"shop}}\nspec:\n  {field}\n  selector: {{matchLabels: {{app: postgres}}}}\n"
+    )
+    path = tmp_path / "db.yaml"
+    path.write_text((ROOT / "examples" / "postgres.yaml").read_text() + pdb)
+    facts = _facts(str(path))
+    assert facts["single-replica"]["drains_hang"] is True
+    assert "drain and rollout" not in _messages(str(path))["single-replica"]
+    # the budget is the cause of the hang only where more replicas would not free it
+    assert ("pdb-blocks-drain" in facts) == (field != "minAvailable: 1")

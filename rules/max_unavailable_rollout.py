@@ -93,8 +93,8 @@ class MaxUnavailableRollout(Rule):
     severity = Severity.WARNING
     other_severities = (Severity.INFO,)
     summary = (
-        "rollingUpdate.maxUnavailable takes down half the replicas or more at once where "
-        "MaxUnavailableStatefulSet is on; Parallel sets on 1.35.0–1.35.3 never repair a bad "
+        "rollingUpdate.maxUnavailable takes down more replicas at once than the rolling-update "
+        "objective allows (a minority) where MaxUnavailableStatefulSet is on; Parallel sets on 1.35.0–1.35.3 never repair a bad "
         "rollout after a revert; info where the gate is off and the field is ignored"
     )
     references = (

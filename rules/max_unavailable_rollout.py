@@ -94,8 +94,9 @@ class MaxUnavailableRollout(Rule):
     other_severities = (Severity.INFO,)
     summary = (
         "rollingUpdate.maxUnavailable takes down more replicas at once than the rolling-update "
-        "objective allows (a minority) where MaxUnavailableStatefulSet is on; Parallel sets on 1.35.0–1.35.3 never repair a bad "
-        "rollout after a revert; info where the gate is off and the field is ignored"
+        "objective allows (a minority) where MaxUnavailableStatefulSet is on; Parallel sets on "
+        "1.35.0–1.35.3 never repair a bad rollout after a revert; info where the gate is off "
+        "and the field is ignored"
     )
     references = (
         "k8s: pkg/controller/statefulset/stateful_set_control.go"

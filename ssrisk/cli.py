@@ -689,15 +689,18 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         doc = {
             "version": __version__,
             "kube_version": done.kube_version,
-            "results": [r.to_dict() for r in done.results],
+            "results": [
+                {**r.to_dict(), "path": at.path, "line": at.line}
+                for r, at in zip(done.results, done.positions, strict=True)
+            ],
             "errors": [e.to_dict() for e in done.errors],
         }
         out.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n")
     else:
         for e in done.errors:
             out.write(safe_lines(f"{printable(str(e))}\n"))
-        for r in done.results:
-            out.write(safe_lines(format_result(r)))
+        for r, at in zip(done.results, done.positions, strict=True):
+            out.write(safe_lines(format_result(r, f"{at.path}:{at.line}")))
     return done.code
 
 

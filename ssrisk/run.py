@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .exitcodes import ExitCode
-from .model import InputError, Notice, Severity
+from .model import InputError, Notice, Position, Severity
 
 if TYPE_CHECKING:
     from .embedded_sim import ScenarioResult
@@ -76,6 +76,8 @@ class SimulationRun:
 
     kube_version: str
     results: list[ScenarioResult] = field(default_factory=list)
+    #: Where the StatefulSet of each result starts (its file and line), in the same order.
+    positions: list[Position] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     statefulsets: int = 0
 
@@ -214,6 +216,7 @@ def simulate(
             for name in scenarios or [profile.node_loss_scenario]:
                 try:
                     run.results.append(ctx.simulation(name))
+                    run.positions.append(sts.start())
                 except SimulationUnavailable as exc:
                     pos = sts.start()
                     run.errors.append(

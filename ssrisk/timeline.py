@@ -91,13 +91,16 @@ def _parts(result: Any, limit: int) -> tuple[tuple[str, str | None, str], ...]:
     return tuple(parts)
 
 
-def format_result(result: Any) -> str:
-    """One result as a block: a header, the full timeline and the verdict."""
+def format_result(result: Any, where: str = "") -> str:
+    """One result as a block: a header (``where``: the file and line of the StatefulSet),
+    the full timeline and the verdict."""
     d = result.to_dict()
     obj = d.get("object", {})
+    at = f"{where}: " if where else ""
     head = (
-        f"== {obj.get('namespace') or 'default'}/{obj.get('name')}  scenario {d.get('scenario')}"
-        f"  (Kubernetes {d.get('kube_version', '')}, replicas {d.get('replicas')})"
+        f"== {at}{obj.get('namespace') or 'default'}/{obj.get('name')}  scenario "
+        f"{d.get('scenario')}  (Kubernetes {d.get('kube_version', '')}, replicas "
+        f"{d.get('replicas')})"
     )
     body = timeline_lines(result, limit=10_000)
     tail = [f"  verdict: {d.get('verdict', '')}"]

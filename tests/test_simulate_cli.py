@@ -31,7 +31,7 @@ def test_json_result_contract() -> None:
 def test_text_timeline_and_verdict() -> None:
     run = run_cli("simulate", "--kube-version", "1.31", "--scenario", "node-loss", POSTGRES)
     assert run.code == 0
-    assert "== shop/postgres  scenario node-loss" in run.out
+    assert f"== {POSTGRES}:14: shop/postgres  scenario node-loss" in run.out
     assert "t=    37.5s" in run.out  # NotReady at 37.5 s on 1.31 (G = 40 s)
     assert "verdict: " in run.out and "[pkg/controller/" in run.out
 
@@ -92,5 +92,9 @@ def test_each_path_is_simulated_under_its_own_configuration(tmp_path) -> None:
         (tmp_path / name / ".ssrisk.yaml").write_text(f'kube-version: "{version}"\n')
     run = run_cli("simulate", "--format", "json", "old", "new", cwd=tmp_path)
     assert run.code == 0, run.err
-    got = [(r["object"]["name"], r["kube_version"]) for r in run.json()["results"]]
-    assert got == [("postgres", "1.27"), ("postgres", "1.33")]
+    got = [(r["path"], r["line"], r["kube_version"]) for r in run.json()["results"]]
+    # each result names its file: the two copies are told apart (found by an outside tester)
+    assert got == [("old/db.yaml", 14, "1.27"), ("new/db.yaml", 14, "1.33")]
+    text = run_cli("simulate", "old", "new", cwd=tmp_path).out
+    assert "== old/db.yaml:14: shop/postgres  scenario node-loss" in text
+    assert "== new/db.yaml:14: shop/postgres  scenario node-loss" in text

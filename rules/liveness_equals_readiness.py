@@ -42,11 +42,11 @@ class LivenessEqualsReadiness(Rule):
             if is_process_check(live):
                 continue  # a check that fails only when the process is gone (ZooKeeper ruok)
             name = c.name or "?"
-            msg = (
-                f"container {name!r}: the livenessProbe is its readiness check and gives up as "
-                "soon: an unready replica is restarted, not left to recover"
-            )
             live_s, ready_s = live.gives_up_after_s, ready.gives_up_after_s
+            msg = (
+                f"container {name!r}: the livenessProbe runs its readiness check and gives up "
+                f"after {live_s} s, no later than readiness: an unready replica is restarted"
+            )
 
             def explanation(live_s: int = live_s, ready_s: int = ready_s) -> str:
                 why = paragraph(
@@ -71,7 +71,12 @@ class LivenessEqualsReadiness(Rule):
                 return f"{why}\n\n{fix}\n"
 
             at = ctx.sts.pos(*live.path)
-            yield self.finding(ctx, at, msg, explanation)
+            facts = {
+                "container": name,
+                "liveness_gives_up_s": live_s,
+                "readiness_gives_up_s": ready_s,
+            }
+            yield self.finding(ctx, at, msg, explanation, facts=facts)
 
 
 @hookimpl

@@ -45,10 +45,11 @@ class LongTerminationGrace(Rule):
             return
         n = max(ctx.replicas, 1)
         worst = n * grace
-        msg = (
-            f"terminationGracePeriodSeconds {grace}: each pod replacement can wait "
-            f"{fmt_duration(grace)}; a rolling update of {n} replica(s) {n} × {grace} s = "
-            f"{fmt_duration(worst)} plus start-up"
+        msg = f"terminationGracePeriodSeconds {grace}: each pod replacement can wait " + (
+            f"{fmt_duration(grace)} plus start-up"
+            if n == 1
+            else f"{fmt_duration(grace)}; a rolling update of {n} replicas up to "
+            f"{fmt_duration(worst)} ({n} × {grace} s) plus start-up"
         )
 
         def explanation() -> str:

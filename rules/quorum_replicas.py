@@ -46,7 +46,7 @@ class QuorumReplicas(Rule):
             figure = f"; node loss: {loss.figure()}" if loss is not None else ""
             facts.update(majority=2, **(loss.facts() if loss is not None else {}))
             msg = (
-                f"{ctx.replicas_field}: 2 {what} need both for a majority, so losing either "
+                f"{ctx.replicas_field}: both {what} are needed for a majority, so losing either "
                 f"stops the quorum{figure}"
             )
             result = loss.result if loss is not None else None
@@ -58,13 +58,13 @@ class QuorumReplicas(Rule):
             if zone is not None and zone.too_many:
                 facts.update(zone.facts())
                 msg = (
-                    f"{ctx.replicas_field}: {n} {what} survive {tolerated} failure(s), as "
-                    f"{n - 1} do; zone loss: {zone.figure()}, no majority left"
+                    f"{ctx.replicas_field}: {what} survive {failures(tolerated)}, as {n - 1} do; "
+                    f"zone loss: {zone.figure()}, no majority left"
                 )
             else:
                 msg = (
-                    f"{ctx.replicas_field}: {n} {what} need {majority} for a majority and "
-                    f"survive {tolerated} failure(s), as {n - 1} do"
+                    f"{ctx.replicas_field}: {what} need {majority} for a majority and "
+                    f"survive {failures(tolerated)}, as {n - 1} do"
                 )
             # a member that adds no fault tolerance (and, over three zones, a zone holding
             # half of them): a warning, removed by running an odd number
@@ -87,12 +87,17 @@ class QuorumReplicas(Rule):
             )
             timeline = "\n" + timeline_block(ctx, result) if result is not None else ""
             fix = paragraph(
-                f"""Fix: run an odd number of members ({n - 1 if n > 2 else 3} or {n + 1}),
+                f"""Fix: run an odd number of members ({f"{n - 1} or {n + 1}" if n > 2 else 3}),
                 one per node and zone; with an autoscaler, keep minReplicas odd."""
             )
             return f"{why}\n{timeline}\n{fix}\n"
 
         yield self.finding(ctx, ctx.replicas_at(), msg, explanation, severity=severity, facts=facts)
+
+
+def failures(k: int) -> str:
+    """``"1 failure"``, ``"2 failures"``."""
+    return f"{k} failure" if k == 1 else f"{k} failures"
 
 
 @hookimpl

@@ -13,6 +13,9 @@ from ._text import paragraph
 #: StatefulSet API versions removed in Kubernetes 1.16 (web: blog/2019/07/18/
 #: api-deprecations-in-1-16; kubernetes/kubernetes#70672).
 REMOVED_IN_1_16 = frozenset({"apps/v1beta1", "apps/v1beta2"})
+#: PodDisruptionBudget API versions removed in Kubernetes 1.25 (web: docs/reference/using-api/
+#: deprecation-guide.md, "v1.25").
+PDB_REMOVED_IN_1_25 = frozenset({"policy/v1beta1"})
 
 
 class ApiVersionNotServed(Rule):
@@ -21,7 +24,9 @@ class ApiVersionNotServed(Rule):
     covers_all = True
     summary = (
         "a StatefulSet in apps/v1beta1 or apps/v1beta2, which Kubernetes stopped serving in "
-        "1.16: the API server rejects it, so none of its settings take effect"
+        "1.16: the API server rejects it, so none of its settings take effect; a "
+        "PodDisruptionBudget of the set in policy/v1beta1 (not served since 1.25), so the set "
+        "has no budget"
     )
     references = (
         "web: blog/2019/07/18/api-deprecations-in-1-16",
@@ -32,6 +37,7 @@ class ApiVersionNotServed(Rule):
     def check(self, ctx: CheckContext) -> Iterator[Finding]:
         version = ctx.sts.api_version
         if version not in REMOVED_IN_1_16:
+            yield from self._budgets(ctx)
             return
         msg = (
             f"apiVersion {version} is not served since Kubernetes 1.16: the API server rejects "
@@ -54,6 +60,21 @@ class ApiVersionNotServed(Rule):
         yield self.finding(
             ctx, ctx.sts.pos("apiVersion"), msg, f"{explanation}\n\n{fix}\n", facts=facts
         )
+
+    def _budgets(self, ctx: CheckContext) -> Iterator[Finding]:
+        """A PodDisruptionBudget of the set in policy/v1beta1, which no release ssrisk models
+        serves (removed in 1.25): its apply fails, so on the cluster the set has no budget.
+        The finding is on the budget; the set's other findings still read the budget it was
+        meant to be (what the fix gives)."""
+        for pdb in ctx.pdbs():
+            if pdb.api_version not in PDB_REMOVED_IN_1_25:
+                continue
+            msg = (
+                f"PodDisruptionBudget {pdb.name!r}: {pdb.api_version} is not served since "
+                "Kubernetes 1.25, so the set has no budget (use policy/v1)"
+            )
+            facts = {"pdb": pdb.name, "api_version": pdb.api_version, "not_served_since": "1.25"}
+            yield self.finding(ctx, pdb.pos("apiVersion"), msg, obj=pdb.ref, facts=facts)
 
 
 @hookimpl

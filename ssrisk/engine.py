@@ -453,7 +453,11 @@ def fold(
     """
     if len(findings) < 2:
         return
-    rejected = next((f for f in findings if f.rule in covering), None)
+    # (a covering rule's finding on another object, a budget the API server rejects, covers
+    # only itself)
+    rejected = next(
+        (f for f in findings if f.rule in covering and f.obj.kind == "StatefulSet"), None
+    )
     if rejected is not None:  # the API server rejects the object: nothing else applies
         others = [f for f in findings if f.rule != rejected.rule and _foldable(f, rejected)]
         for f in others:

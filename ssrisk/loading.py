@@ -695,19 +695,6 @@ def _objects_of(
     api_version = data["apiVersion"]
     if api_version not in MODELLED_KINDS.get(kind, ()):
         return
-    if kind == "PodDisruptionBudget" and api_version == "policy/v1beta1":
-        lc = getattr(data, "lc", None)
-        line = (lc.line + 1 + line_offset) if lc is not None else None
-        notices.append(
-            Notice(
-                path,
-                "PodDisruptionBudget policy/v1beta1 is not served by Kubernetes 1.25 or later; "
-                "ssrisk still reads it as the budget it was meant to be (use policy/v1)",
-                line,
-                1 if line else None,
-                level="warning",
-            )
-        )
     meta = data.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     if kind in ("StorageClass", "PersistentVolume", "Namespace"):

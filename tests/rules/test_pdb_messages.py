@@ -96,3 +96,17 @@ def test_one_replica_behind_a_budget_never_calls_a_drain_an_outage(tmp_path, fie
     assert "drain and rollout" not in _messages(str(path))["single-replica"]
     # the budget is the cause of the hang only where more replicas would not free it
     assert ("pdb-blocks-drain" in facts) == (field != "minAvailable: 1")
+
+
+def test_a_budget_in_an_api_version_no_release_serves_fails_the_run() -> None:
+    # it was a loading warning: exit 0 even with --fail-on warning, while the apply fails
+    path = str(RULES / "api-version-not-served" / "fail-pdb-v1beta1.yaml")
+    run = run_cli("check", "--format", "json", path)
+    assert run.code == 1
+    found = run.json()["findings"]
+    (rejected,) = [f for f in found if f["rule"] == "api-version-not-served"]
+    assert rejected["object"]["kind"] == "PodDisruptionBudget" and rejected["line"] == 20
+    assert rejected["facts"]["api_version"] == "policy/v1beta1"
+    # the budget is rejected, not the set: the set's other findings are not folded into it
+    assert not any(f.get("folded_into") == "api-version-not-served" for f in found)
+    assert {f["rule"] for f in found} >= {"replicas-share-failure-domain", "pdb-blocks-drain"}

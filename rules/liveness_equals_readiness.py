@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import containers
@@ -71,7 +71,7 @@ class LivenessEqualsReadiness(Rule):
                 return f"{why}\n\n{fix}\n"
 
             at = ctx.sts.pos(*live.path)
-            facts = {
+            facts: dict[str, FactValue] = {
                 "container": name,
                 "liveness_gives_up_s": live_s,
                 "readiness_gives_up_s": ready_s,

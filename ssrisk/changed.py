@@ -45,7 +45,7 @@ from .model import InputError, K8sObject, Notice
 from .paths import Excludes, join, tidy
 from .renderers import units as renderers
 from .renderers.common import RenderedObject, display_path
-from .renderers.units import Renderer
+from .renderers.units import Renderer, Repository
 from .rule import Rule
 from .settings import OWN_FILE_NAMES, Settings
 
@@ -82,14 +82,6 @@ class ChangePlan:
     def realpath(self) -> RealPaths:
         return self.trees.realpath
 
-    @property
-    def charts(self) -> dict[str, list[str]]:
-        return self.units.get("chart", {})
-
-    @property
-    def kustomizations(self) -> dict[str, list[str]]:
-        return self.units.get("kustomization", {})
-
     def rendered(self) -> list[str]:
         """Every unit to render, renderer by renderer."""
         return [u for r in renderers.RENDERERS for u in self.units.get(r.kind, {})]
@@ -115,7 +107,7 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
     realpath = tree_of.realpath
     plan = ChangePlan(frozenset(realpath(p) for p in paths), trees=tree_of)
     units = _Units(realpath)
-    state: dict[str, Any] = {}  # (what renderers learn of a repository, for its next files)
+    repo: Repository | None = None  # (what renderers learn of it serves its next files)
     for given in paths:
         if given == "-":
             raise ChangedError(_NOT_A_FILE.format(given))
@@ -152,7 +144,9 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             plan.excluded.append(path)
             continue
         builds = plan.units.setdefault(renderer.kind, {})
-        for build, whole in renderer.changed_builds(path, unit, root, excludes, realpath, state):
+        if repo is None or repo.root != root:
+            repo = Repository(root, excludes, realpath, repo.state if repo else {})
+        for build, whole in renderer.changed_builds(path, unit, repo):
             builds.setdefault(build, []).append(path)
             if whole:
                 plan.whole.add(realpath(build))

@@ -77,7 +77,9 @@ def test_fields_map_to_the_patch_or_the_base_file() -> None:
 
 def test_base_included_by_overlays_is_not_checked_again() -> None:
     plan = plan_inputs([str(REPO)])
-    rendered = sorted(Path(k).relative_to(REPO).as_posix() for k in plan.kustomizations)
+    rendered = sorted(
+        Path(k).relative_to(REPO).as_posix() for k in plan.units.get("kustomization", [])
+    )
     assert rendered == ["deploy/overlays/dev", "deploy/overlays/prod"]
     # no YAML file of the kustomize tree is read as plain YAML
     assert not [f for f in plan.files if Path(f).resolve().is_relative_to(DEPLOY.resolve())]

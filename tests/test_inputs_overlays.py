@@ -172,7 +172,10 @@ def tree(tmp_path: Path) -> Path:
 
 def _planned(root: Path, *excludes: str) -> list[str]:
     plan = plan_inputs([str(root)], excludes)
-    return sorted(Path(p).relative_to(root).as_posix() for p in plan.kustomizations + plan.files)
+    return sorted(
+        Path(p).relative_to(root).as_posix()
+        for p in plan.units.get("kustomization", []) + plan.files
+    )
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,8 @@ def test_mixed_repository_findings_point_at_edited_files() -> None:
 
 def test_plan_sorts_inputs_by_kind() -> None:
     plan = plan_inputs([str(REPO)])
-    assert sorted(_rel(c) for c in plan.charts) == ["charts/app", "charts/db"]
-    assert sorted(_rel(k) for k in plan.kustomizations) == [
+    assert sorted(_rel(c) for c in plan.units.get("chart", [])) == ["charts/app", "charts/db"]
+    assert sorted(_rel(k) for k in plan.units.get("kustomization", [])) == [
         "deploy/overlays/dev",
         "deploy/overlays/prod",
     ]
@@ -59,8 +59,8 @@ def test_plan_sorts_inputs_by_kind() -> None:
 
 def test_exclude_globs_apply_to_charts_and_kustomizations() -> None:
     plan = plan_inputs([str(REPO)], excludes=["deploy", "app"])
-    assert [_rel(c) for c in plan.charts] == ["charts/db"]
-    assert plan.kustomizations == []
+    assert [_rel(c) for c in plan.units.get("chart", [])] == ["charts/db"]
+    assert plan.units.get("kustomization", []) == []
 
 
 def test_default_excludes_skip_vendored_trees(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_default_excludes_skip_vendored_trees(tmp_path: Path) -> None:
     shutil.copytree(REPO / "deploy", tmp_path / ".venv" / "deploy")
     shutil.copy(REPO / "plain" / "postgres.yaml", tmp_path / "postgres.yaml")
     plan = plan_inputs([str(tmp_path)])
-    assert plan.charts == [] and plan.kustomizations == []
+    assert plan.units.get("chart", []) == [] and plan.units.get("kustomization", []) == []
     assert [Path(f).name for f in plan.files] == ["postgres.yaml"]
 
 

@@ -5,15 +5,14 @@ the registry only, is found, rendered and rebuilt for its changed files."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 from conftest import ROOT, run_cli
 
 from ssrisk.loading import LoadedFile
-from ssrisk.paths import Excludes
 from ssrisk.renderers import units
 from ssrisk.renderers.common import load_stream, rendered
 from ssrisk.settings import Settings
@@ -35,13 +34,7 @@ class FakeRenderer(units.Renderer):
         return path if os.path.isfile(path) else None
 
     def changed_builds(
-        self,
-        path: str,
-        unit: str,
-        root: str,
-        excludes: Excludes,
-        realpath: Callable[[str], str],
-        state: dict[str, Any],
+        self, path: str, unit: str, repo: units.Repository
     ) -> list[tuple[str, bool]]:
         return [(unit, True)]
 

@@ -60,14 +60,6 @@ class InputPlan:
         self.units.setdefault(renderer.kind, []).append(unit)
         self.trees[unit] = tree
 
-    @property
-    def charts(self) -> list[str]:
-        return self.units.get("chart", [])
-
-    @property
-    def kustomizations(self) -> list[str]:
-        return self.units.get("kustomization", [])
-
 
 def plan_inputs(
     paths: Sequence[str],

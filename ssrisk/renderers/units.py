@@ -20,14 +20,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..paths import Excludes
 from .common import CHART_FILE, KUSTOMIZATION_FILES, display_path, is_chart, kustomization_file
 
 if TYPE_CHECKING:
     from ..loading import LoadedFile
-    from ..paths import Excludes
     from ..settings import Settings
+
+
+@dataclass
+class Repository:
+    """The repository of changed files, as ``--changed`` sees it: its tree ``root``, the
+    exclude patterns, the real-path lookup, and ``state``, what a renderer learns of the
+    repository for the run's next changed files."""
+
+    root: str
+    excludes: Excludes
+    realpath: Callable[[str], str]
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 class Renderer:
@@ -54,19 +67,10 @@ class Renderer:
         their own, in walk order."""
         return list(walked)
 
-    def changed_builds(
-        self,
-        path: str,
-        unit: str,
-        root: str,
-        excludes: Excludes,
-        realpath: Callable[[str], str],
-        state: dict[str, Any],
-    ) -> list[tuple[str, bool]]:
-        """For a changed file ``path`` in ``unit`` (of the tree ``root``), the units to
+    def changed_builds(self, path: str, unit: str, repo: Repository) -> list[tuple[str, bool]]:
+        """For a changed file ``path`` in ``unit`` of the repository ``repo``, the units to
         build, shown like ``path``, each with whether the change can alter every object of
-        it (not only those written in ``path``). ``state`` keeps what a renderer learns
-        about a repository across the changed files of one run."""
+        it (not only those written in ``path``)."""
         raise NotImplementedError
 
     def duplicate(self, obj: str, first: str, unit: str) -> str | None:
@@ -103,15 +107,7 @@ class HelmCharts(Renderer):
                 return chart
             chart = os.path.dirname(parent)
 
-    def changed_builds(
-        self,
-        path: str,
-        unit: str,
-        root: str,
-        excludes: Excludes,
-        realpath: Callable[[str], str],
-        state: dict[str, Any],
-    ) -> list[tuple[str, bool]]:
+    def changed_builds(self, path: str, unit: str, repo: Repository) -> list[tuple[str, bool]]:
         """The chart; a change to anything but a manifest template (a YAML file below a
         ``templates`` directory) can alter every object of it (values, Chart.yaml,
         helpers, files/)."""
@@ -168,22 +164,15 @@ class Kustomizations(Renderer):
         )
         return [k for k in walked if os.path.realpath(k) not in included]
 
-    def changed_builds(
-        self,
-        path: str,
-        unit: str,
-        root: str,
-        excludes: Excludes,
-        realpath: Callable[[str], str],
-        state: dict[str, Any],
-    ) -> list[tuple[str, bool]]:
+    def changed_builds(self, path: str, unit: str, repo: Repository) -> list[tuple[str, bool]]:
         """Every kustomization of the repository that builds ``unit``, directly or through
         overlays; a changed kustomization file can alter every object of those builds."""
         from .kustomize_index import KustomizationIndex
 
-        index = state.get("kustomization-index")
-        if index is None or index.root != root:
-            index = state["kustomization-index"] = KustomizationIndex(root, excludes, realpath)
+        index = repo.state.get("kustomization-index")
+        if index is None or index.root != repo.root:
+            index = KustomizationIndex(repo.root, repo.excludes, repo.realpath)
+            repo.state["kustomization-index"] = index
         whole = os.path.basename(path) in KUSTOMIZATION_FILES
         return [(display_path(build, path), whole) for build in index.builds_of(unit)]
 

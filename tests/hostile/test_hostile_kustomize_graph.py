@@ -198,7 +198,7 @@ def test_changes_down_a_chain_of_overlays_cost_linear_time(tmp_path: Path) -> No
     tree = tmp_path / "small"
     plan = _chain(tree, 3)()
     assert isinstance(plan, type(plan_changes([])))
-    builds = {Path(b).name for b in plan.kustomizations}
+    builds = {Path(b).name for b in plan.units.get("kustomization", {})}
     # c0's change builds k2 (k0 includes c0, and nothing includes k2) and c1 (c0's cycle
     # partner, which only its cycle includes); c1's change builds c1
     assert builds == {"k2", "c1"}, builds

@@ -173,9 +173,13 @@ class Probe:
 
 @dataclass(frozen=True)
 class VolumeMount:
+    """A container's ``volumeMounts`` entry; ``path`` is its field path."""
+
     name: str
     mount_path: str
     read_only: bool
+    sub_path: str = ""
+    path: Path = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -255,13 +259,17 @@ class Container:
 class Volume:
     """A pod volume: its name and, for the kinds rules look at, its source: ``host_path``
     (hostPath's ``path``), ``claim_name`` (persistentVolumeClaim's ``claimName``;
-    ``""`` when unset)."""
+    ``""`` when unset), ``empty_dir``, ``ephemeral`` (a generic ephemeral volume: a claim
+    made for the pod and deleted with it, docs/concepts/storage/ephemeral-volumes.md),
+    ``config_map`` (configMap's ``name``)."""
 
     index: int
     name: str
     host_path: str | None
     claim_name: str | None
     empty_dir: bool = False
+    ephemeral: bool = False
+    config_map: str | None = None
 
     @property
     def path(self) -> Path:
@@ -565,8 +573,14 @@ def _container(field: str, index: int, c: Mapping[str, Any]) -> Container:
         if isinstance(p, _MAPS)
     )
     mounts = tuple(
-        VolumeMount(_text(m.get("name")), _text(m.get("mountPath")), bool(m.get("readOnly")))
-        for m in _list(c.get("volumeMounts"))
+        VolumeMount(
+            _text(m.get("name")),
+            _text(m.get("mountPath")),
+            bool(m.get("readOnly")),
+            _text(m.get("subPath")),
+            (*at, "volumeMounts", j),
+        )
+        for j, m in enumerate(_list(c.get("volumeMounts")))
         if isinstance(m, _MAPS)
     )
     hook_at: Path = (*at, "lifecycle", "preStop")
@@ -806,6 +820,8 @@ def _parse_template(statefulset: Mapping[str, Any]) -> PodTemplate:
             if isinstance(pvc := v.get("persistentVolumeClaim"), _MAPS)
             else None,
             "emptyDir" in v,
+            "ephemeral" in v,
+            _text(cm.get("name")) if isinstance(cm := v.get("configMap"), _MAPS) else None,
         )
         for i, v in enumerate(_list(pod.get("volumes")))
         if isinstance(v, _MAPS)

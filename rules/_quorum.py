@@ -2,23 +2,17 @@
 
 A quorum system stops accepting writes when a majority of its members is down, so losing half
 of an even number of members is an outage; other replicated systems (an HA pair of Prometheus
-servers, a primary with read replicas) keep serving with half. ssrisk recognises the common
-consensus-based images by name, and the annotation ``ssrisk.io/quorum: "true"`` (or
-``"false"``) on the StatefulSet says it for any other image.
-
-Sources (each system's own documentation of its majority rule): etcd FAQ "Why an odd number of
-cluster members?"; ZooKeeper Administrator's Guide "Clustered (Multi-Server) Setup"; Consul
-"Consensus Protocol" (deployment table); Vault "Integrated Storage" (Raft quorum); CockroachDB
-"Replication Layer" (Raft majority per range); MongoDB "Replica Set Elections"; RabbitMQ
-"Quorum Queues" and "Clustering" (partition handling pause_minority); NATS "JetStream
-Clustering" (RAFT); Galera Cluster "Quorum Components"; Elasticsearch and OpenSearch "Voting
-configurations" (a majority of master-eligible nodes).
+servers, a primary with read replicas) keep serving with half. Which systems elect by majority,
+and which of their members vote, is the catalog's (``rules/systems/``: ``replication.model:
+quorum``, or ``voting_roles`` where only some roles vote, with each system's source); the
+annotation ``ssrisk.io/quorum: "true"`` (or ``"false"``) on the StatefulSet says it for any
+other workload.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache, partial
+from functools import partial
 
 from ssrisk.embedded_sim.podtemplate import Container
 
@@ -27,96 +21,49 @@ from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
 
 from ._podspec import set_spec, template
+from ._systems import Catalog, System, catalog, ctx_catalog, image_name, is_client, program_line
+from ._systems import recognise as recognise_system
 
 ANNOTATION = "ssrisk.io/quorum"
 
-#: Consensus-based systems, by the repository name of their server image (the last path
-#: component, without registry, tag, digest or architecture suffix: ``bitnami/etcd:3.5``,
-#: ``quay.io/coreos/etcd``, ``k8s.gcr.io/etcd-amd64`` are ``etcd``). Only an exact name
-#: counts: ``etcd-operator``, ``mongo-express``, ``consul-template`` and
-#: ``elasticsearch-exporter`` are other programs about those systems, not members of them.
-QUORUM_IMAGES = frozenset(
-    {
-        "etcd",
-        "zookeeper",
-        "consul",
-        "vault",
-        "openbao",
-        "cockroach",
-        "cockroachdb",
-        "mongo",
-        "mongodb",
-        "rabbitmq",
-        "nats",
-        "galera",
-        "xtradb",
-        "elasticsearch",
-        "opensearch",
-    }
-)
-
-#: Server images published under another name, and the system they run: the Kubernetes
-#: ZooKeeper tutorial's images, Confluent's ZooKeeper, the Bitnami and Percona Galera and
-#: MongoDB servers, MongoDB's own server images, the enterprise builds of Vault and Consul,
-#: NATS Streaming (clustered over RAFT) and a widely used Elasticsearch build.
-SERVER_ALIASES: dict[str, str] = {
-    "kubernetes-zookeeper": "zookeeper",
-    "k8szk": "zookeeper",
-    "cp-zookeeper": "zookeeper",
-    "mariadb-galera": "galera",
-    "percona-xtradb-cluster": "xtradb",
-    "percona-server-mongodb": "mongodb",
-    "mongodb-community-server": "mongodb",
-    "mongodb-enterprise-server": "mongodb",
-    "vault-enterprise": "vault",
-    "consul-enterprise": "consul",
-    "nats-streaming": "nats",
-    "docker-elasticsearch-kubernetes": "elasticsearch",
-}
-
-#: Architecture suffixes of per-architecture image names (``etcd-amd64``).
-_ARCH = re.compile(r"-(?:amd64|arm64|arm|ppc64le|s390x|386)$")
-
-
-@lru_cache(maxsize=4096)
-def image_system(image: str) -> str | None:
-    """The quorum system whose server an image runs (``"bitnami/etcd:3.5"`` → ``"etcd"``),
-    or ``None`` (``"etcd-operator"``, ``"postgres-exporter"``: not a server of one)."""
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
-    name = _ARCH.sub("", name)
-    if name in QUORUM_IMAGES:
-        return name
-    return SERVER_ALIASES.get(name)
-
 
 def quorum_system(ctx: CheckContext) -> str | None:
-    """What makes ``ctx.sts`` a quorum system: ``"etcd"`` (from its server's image),
-    ``"annotation"``, or ``None`` when it is not one (or the annotation says ``"false"``)."""
-    return ctx.sts.memo("quorum_system", lambda: _quorum_system(ctx.sts))
+    """What makes ``ctx.sts`` a quorum system: the catalog id of the system its server runs
+    (``"etcd"``) when that member votes, ``"annotation"``, or ``None`` when it is not one (or
+    the annotation says ``"false"``)."""
+    return ctx.memo("quorum_system", lambda: _ctx_quorum_system(ctx))
 
 
-def _quorum_system(sts: K8sObject) -> str | None:
+def _ctx_quorum_system(ctx: CheckContext) -> str | None:
+    said = _said(ctx.sts)
+    if said is not None:
+        return "annotation" if said else None
+    found = recognise_system(ctx)
+    if found is None:
+        return None
+    return found.system.id if votes(found.system, found.container) else None
+
+
+def _said(sts: K8sObject) -> bool | None:
     said = str(set_spec(sts).annotations.get(ANNOTATION, "")).strip().lower()
-    if said in ("true", "false"):
-        return "annotation" if said == "true" else None
+    return {"true": True, "false": False}.get(said)
+
+
+def _quorum_system(sts: K8sObject, cat: Catalog) -> str | None:
+    """:func:`quorum_system` of another StatefulSet (no context: ``cat`` is the run's)."""
+    said = _said(sts)
+    if said is not None:
+        return "annotation" if said else None
     main = server_container(sts)
     if main is None:
         return None
-    found = image_system(main.image) or _flag_system(main)
-    if found is None or not _serves(found, main) or not _votes(found, main):
-        return None
-    return found
+    found = cat.match(main)
+    return found.id if found is not None and votes(found, main) else None
 
 
-#: Server options that say which system a container of another image runs: ``mongod
-#: --replSet`` makes a member of a MongoDB replica set ("Replica Set Elections"), whatever the
-#: image is called (an operator's build of mongod).
-_SERVER_FLAGS: dict[str, re.Pattern[str]] = {"mongodb": re.compile(r"(?:^|\s)--replSet\b")}
-
-
-def _flag_system(container: Container) -> str | None:
-    program = _program(container)
-    return next((s for s, flag in _SERVER_FLAGS.items() if flag.search(program)), None)
+def _program(container: Container) -> str:
+    """What the container runs, as one line (:func:`rules._systems.program_line`)."""
+    return program_line(container)
 
 
 # --- which container is the set's server ---------------------------------------------------
@@ -137,20 +84,16 @@ _HELPER_IMAGE = re.compile(
 _HELPER_NAME = re.compile(r"(?:^metrics$|exporter|sidecar|reloader|^istio-proxy$|^backup)")
 
 
-def _image_name(container: Container) -> str:
-    image = container.image
-    return _ARCH.sub("", image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower())
-
-
 def _is_helper(container: Container) -> bool:
     """A container that runs a helper beside the server (see :data:`_HELPER_IMAGE`), or a
-    quorum system's client program (``vault agent``, ``etcdctl``: :func:`_serves`)."""
-    if _HELPER_IMAGE.search(_image_name(container)):
+    catalogued system's client program (``vault agent``, ``etcdctl``: the entry's
+    ``clients``)."""
+    if _HELPER_IMAGE.search(image_name(container.image)):
         return True
     if _HELPER_NAME.search(container.name.lower()):
         return True
-    system = image_system(container.image)
-    return system is not None and not _serves(system, container)
+    program = program_line(container)
+    return any(is_client(s, program) for s in catalog().by_image(container.image))
 
 
 def server_container(sts: K8sObject) -> Container | None:
@@ -179,82 +122,31 @@ def _server_container(sts: K8sObject) -> Container | None:
     return next((c for c in pool if not _is_helper(c)), pool[0])
 
 
-#: Per system, the programs or subcommands of its image that are clients, not servers
-#: (searched in what the container runs; ``^`` anchors a pattern at the program that runs):
-#: Vault's ``agent`` and ``proxy`` (Vault docs "Vault Agent", "Vault Proxy") and OpenBao's,
-#: ``consul-template`` and Consul's ``connect envoy`` / ``snapshot agent``, the etcd and
-#: ZooKeeper command-line clients, and the MongoDB shell and tools (the server is ``mongod``).
-_CLIENT_COMMANDS: dict[str, re.Pattern[str]] = {
-    "vault": re.compile(r"^(?:\S*/)?(?:agent|proxy)\b|\bvault\s+(?:agent|proxy)\b"),
-    "openbao": re.compile(r"^(?:\S*/)?(?:agent|proxy)\b|\bbao\s+(?:agent|proxy)\b"),
-    "consul": re.compile(r"\bconsul-template\b|\bconsul\s+(?:connect\s+envoy|snapshot\s+agent)\b"),
-    "etcd": re.compile(r"^(?:\S*/)?(?:etcdctl|etcdutl)\b"),
-    "zookeeper": re.compile(r"^(?:\S*/)?zkCli(?:\.sh)?\b"),
-    "mongo": re.compile(r"^(?:\S*/)?(?:mongosh|mongo|mongodump|mongorestore|mongoexport)\b"),
-}
-_CLIENT_COMMANDS["mongodb"] = _CLIENT_COMMANDS["mongo"]
-#: Shells whose ``-c`` script is the program that runs.
-_SHELLS = re.compile(r"^(?:\S*/)?(?:sh|bash|ash|dash)$")
-
-
-#: A script's ``exec`` command at the start of one of its commands (the blanks before it are
-#: not line breaks: a ``\s*`` there rescanned every following line break from each one).
-_EXEC = re.compile(r"(?:^|[;&|\n])[^\S\n]*exec\s+([^;&|\n]+)")
-
-
-def _program(container: Container) -> str:
-    """What the container runs, as one line: ``command`` then ``args`` (a shell's ``-c``
-    script in their place; empty when both are unset: the image's own entrypoint)."""
-    words = [*container.command, *container.args]
-    if len(words) >= 3 and _SHELLS.match(words[0]) and words[1].startswith("-") and "c" in words[1]:
-        words = words[2:]
-    script = " ".join(words).strip()
-    # a script's last ``exec`` is what keeps running (the docker-entrypoint idiom)
-    execs = _EXEC.findall(script)
-    return execs[-1].strip() if execs else script
-
-
-def _serves(system: str, container: Container) -> bool:
-    """Whether a container of ``system``'s image runs its server rather than one of its
-    client programs (:data:`_CLIENT_COMMANDS`; ``hashicorp/vault`` with ``args: [agent,
-    ...]`` is a Vault Agent beside the application, not a Vault server)."""
-    pattern = _CLIENT_COMMANDS.get(system)
-    if pattern is None:
+def votes(system: System, container: Container | None) -> bool:
+    """Whether a member of ``system`` whose server is ``container`` votes in its majority
+    election: every member of a quorum system, unless the entry's ``voting_roles`` limit it
+    to some roles (Elasticsearch and OpenSearch master-eligible nodes, Kafka KRaft
+    controllers); then the member's roles are read from the environment variables the entry
+    names (comma-separated; a value from a ConfigMap or Secret, or none, counts as the
+    entry's ``default_votes``). A legacy ``node.master: false`` also takes the vote away."""
+    if not system.elects:
+        return False
+    if not system.voting_roles:
         return True
-    program = _program(container)
-    entry = re.sub(r"^(?:\S*/)?docker-entrypoint\.sh\s+", "", program)
-    return not (pattern.search(program) or pattern.search(entry))
-
-
-#: Systems where only some node roles vote: Elasticsearch and OpenSearch elect the master from
-#: master-eligible nodes only (Elasticsearch "Voting configurations", OpenSearch "Creating a
-#: cluster": node.roles master / cluster_manager); data, ingest and coordinating-only nodes
-#: hold no vote.
-_ROLE_SYSTEMS = frozenset({"elasticsearch", "opensearch"})
-#: Environment variables that set the node's roles: the ``node.roles`` setting itself (the
-#: official images read settings from the environment) and the Bitnami images'
-#: ``*_NODE_ROLES`` (comma-separated; empty means coordinating only) and ``*_NODE_TYPE``.
-_ROLES_ENV = re.compile(r"(?:^|[._])node[._](?:roles|type)$", re.I)
-_LEGACY_MASTER_ENV = re.compile(r"(?:^|[._])node[._]master$", re.I)
-_MASTER_ROLES = frozenset({"master", "cluster_manager"})
-
-
-def _votes(system: str, container: Container) -> bool:
-    """Whether a container of ``system`` is a voting member: always, except an Elasticsearch
-    or OpenSearch node whose environment gives it roles without master / cluster_manager (or
-    ``node.master: false``)."""
-    if system not in _ROLE_SYSTEMS:
-        return True
+    if container is None:
+        return system.default_votes
     for e in container.env:
-        value = e.value
-        if value is None:
-            continue  # from a ConfigMap or Secret: unknown, a vote by default
-        if _ROLES_ENV.search(e.name):
-            roles = {r.strip().lower() for r in value.split(",")}
-            return bool(roles & _MASTER_ROLES)
-        if _LEGACY_MASTER_ENV.search(e.name) and value.strip().lower() == "false":
+        if e.value is None:
+            continue
+        if any(p.search(e.name) for p in system.voting_env):
+            roles = {r.strip().lower() for r in e.value.split(",")}
+            return bool(roles & system.voting_roles)
+        if _LEGACY_MASTER_ENV.search(e.name) and e.value.strip().lower() == "false":
             return False
-    return True
+    return system.default_votes
+
+
+_LEGACY_MASTER_ENV = re.compile(r"(?:^|[._])node[._]master$", re.I)
 
 
 #: Labels that tie StatefulSets into one installation (Helm's and the recommended labels).
@@ -265,24 +157,28 @@ def members(ctx: CheckContext, system: str) -> int:
     """Voting members of the quorum system across StatefulSets: ``ctx.replicas`` plus the
     replicas of other StatefulSets in the namespace that run the same system and carry the same
     instance label (a MongoDB arbiter beside its data members, an Elasticsearch master set
-    beside a data set)."""
+    beside a data set), or the whole system group of the set (:func:`rules._group.group_of`:
+    an ensemble split over sets), whichever is larger."""
+    from ._group import group_of
+
     labels = ctx.pod_labels
     keys = [(k, labels[k]) for k in INSTANCE_LABELS if labels.get(k)]
-    total = ctx.replicas
+    spread = group_of(ctx)
+    total = spread.total if spread is not None and spread.system == system else ctx.replicas
     if not keys or system == "annotation":
         return total
     ns = ctx.sts.namespace
     group = tuple((k, str(v)) for k, v in keys)
     tally = ctx.inventory.tally_labelled(
-        ns, group, partial(_member_weight, system), ("quorum-members", system)
+        ns, group, partial(_member_weight, system, ctx_catalog(ctx)), ("quorum-members", system)
     )
-    return total + tally.total - tally.weight(ctx.sts.name)
+    return max(total, ctx.replicas + tally.total - tally.weight(ctx.sts.name))
 
 
-def _member_weight(system: str, other: K8sObject) -> int | None:
+def _member_weight(system: str, cat: Catalog, other: K8sObject) -> int | None:
     """The voting replicas ``other`` adds to a quorum system ``system`` spanning
     StatefulSets (``None``: not a voting member set, such as a data-only one)."""
-    if _quorum_system(other) != system:
+    if _quorum_system(other, cat) != system:
         return None
     replicas = set_spec(other).replicas
     return 1 if replicas is None else replicas
@@ -292,17 +188,26 @@ def allowed_down(ctx: CheckContext, value: int | str | None, replicas: int | Non
     """How many of the set's replicas an objective's ``max-unavailable`` ``value`` lets go at
     once (``None``: the default, minority). ``minority`` of a quorum system is counted over all
     its voting members (:func:`members`: an arbiter in another set counts) and is at most the
-    set's own replicas; of other sets it is at most half."""
+    set's own replicas; of a set that is one of several forming a system
+    (:func:`rules._group.group_of`) it is half of the whole system, at most the set's own
+    replicas; of other sets it is at most half."""
     n = ctx.replicas if replicas is None else replicas
     value = MINORITY if value is None else value
     return ctx.memo(("allowed_down", value, n), lambda: _allowed_down(ctx, value, n))
 
 
 def _allowed_down(ctx: CheckContext, value: int | str, n: int) -> int:
+    from ._group import group_of
+
     system = quorum_system(ctx)
     if value == MINORITY and system is not None:
         total = max(n, members(ctx, system) if n == ctx.replicas else n)
         return min(n, minority(total, True))
+    spread = group_of(ctx) if value == MINORITY and n == ctx.replicas else None
+    if spread is not None and spread.total > n:
+        # one set of a system spread over several (a ring of one set per zone): the minority
+        # is counted over the whole system, and is at most the set's own replicas
+        return min(n, minority(spread.total, False))
     return resolve_max_unavailable(value, n, system is not None)
 
 

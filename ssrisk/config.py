@@ -99,6 +99,9 @@ class Config:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     #: The ``objectives`` section, checked and converted (durations in seconds), by scenario.
     objectives: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The ``systems`` section: ``(id, fields as JSON, origin)`` for the catalog of stateful
+    #: systems (each entry checked, laid over the built-in one, against its schema).
+    systems: tuple[tuple[str, str, str], ...] = ()
     positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
     #: where the value of a key path is written (``fail-on: warn``: at ``warn``)
     value_positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
@@ -512,10 +515,42 @@ def _validate(
         cfg.objectives = _objectives(cfg, ok.get("objectives") or {}, prefix)
     except ConfigError as exc:
         problems.append((("objectives",), exc))
+    cfg.systems = _systems(cfg, ok.get("systems") or {}, prefix, problems)
     if known_rules is not None:
         problems += cfg.unknown_rules(known_rules)
     _raise_in_order(cfg, problems)
     return cfg
+
+
+def _systems(
+    cfg: Config, raw: Mapping[str, Any], prefix: str, problems: list[_Problem]
+) -> tuple[tuple[str, str, str], ...]:
+    """The ``systems`` section as ``(id, fields as JSON, origin)``: each entry laid over the
+    built-in entry of its id (a section replaces the built-in one whole) must follow
+    ``ssrisk/schemas/system.schema.json``; a problem names the key where it is written."""
+    import json
+
+    import jsonschema
+
+    from .rules._systems import builtin_entries, merge_entry, system_schema
+
+    validator = jsonschema.Draft202012Validator(
+        system_schema(), format_checker=jsonschema.FormatChecker()
+    )
+    builtin = builtin_entries()
+    out: list[tuple[str, str, str]] = []
+    for system_id, entry in raw.items():
+        merged = merge_entry(builtin.get(system_id), {**entry, "id": system_id})
+        err = jsonschema.exceptions.best_match(validator.iter_errors(merged))
+        if err is not None:
+            keys: tuple[str | int, ...] = ("systems", system_id, *err.absolute_path)
+            where = _where(cfg, keys, prefix)
+            shown = "/".join(str(k) for k in err.absolute_path) or system_id
+            message = f"{where}: systems: {system_id}: {shown}: {_message(err)}"
+            problems.append((keys, ConfigError(message)))
+            continue
+        out.append((system_id, json.dumps(entry, sort_keys=True), cfg.where("systems", system_id)))
+    return tuple(out)
 
 
 def _raise_in_order(cfg: Config, problems: list[_Problem]) -> None:
@@ -932,6 +967,7 @@ def build_settings(
         feature_gates=dict(c.feature_gates) or None,
         baseline=c.baseline,
         objectives=Objectives().with_overrides(c.objectives),
+        systems=c.systems,
         config_file=c.path or None,
         **other,
     )

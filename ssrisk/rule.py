@@ -96,6 +96,9 @@ class CheckContext:
     max_steps: int | None = None
     #: The run's ``rule-options`` (rule id → option name → value; read by :meth:`Rule.option`).
     rule_options: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: Stateful systems the configuration and plugins add to the catalog (or lay over its
+    #: entries): ``(id, fields as JSON, origin)``, read by ``rules/_systems.py``.
+    systems: tuple[tuple[str, str, str], ...] = ()
     _sim_cache: dict[str, Any] = field(default_factory=dict)
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
     _pdbs: list[K8sObject] | None = None
@@ -114,6 +117,7 @@ class CheckContext:
             objectives=settings.objectives,
             max_steps=settings.simulation_steps,
             rule_options=settings.rule_options,
+            systems=settings.systems,
         )
 
     @cached_property

@@ -64,6 +64,9 @@ class Settings:
     #: The configuration's ``rule-options``: rule id → option name → value (checked against
     #: the rules' declarations; :meth:`ssrisk.rule.Rule.option` reads them).
     rule_options: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: The configuration's ``systems`` and plugins' ``ssrisk_systems`` entries for the catalog
+    #: of stateful systems: ``(id, fields as JSON, origin)`` (``rules/_systems.py``).
+    systems: tuple[tuple[str, str, str], ...] = ()
     profile: ClusterProfile | None = None
     feature_gates: Mapping[str, bool] | None = None
     #: Helm values for every chart rendered: ``--values FILE`` and ``--set key=value``, in

@@ -137,7 +137,7 @@ CASES = [
     Case(
         "readiness exec: many ping clients in one command",
         lambda n: SET.format(container=_readiness("redis-cli " * n + "| redis-cli ping")),
-        "ssrisk.rules.peer_discovery_not_ready:local_exec",
+        "ssrisk.rules._probes:local_exec",
         "redis-cli ping",
     ),
     Case(
@@ -149,7 +149,7 @@ CASES = [
                 + "]"
             )
         ),
-        "ssrisk.rules._quorum:_program",
+        "ssrisk.rules._systems:program_line",
         "exec postgres",
     ),
     Case(
@@ -301,7 +301,7 @@ def test_removed_paths_are_those_the_old_pattern_found(text: str) -> None:
 @given(_texts(["exec", "postgres", "-c", "\t"], ";&|\n"))
 def test_a_scripts_exec_is_found_as_by_the_old_pattern(text: str) -> None:
     from ssrisk.embedded_sim.podtemplate import parse_template
-    from ssrisk.rules._quorum import _program
+    from ssrisk.rules._systems import program_line as _program
 
     script = text.strip()
     old = re.findall(r"(?:^|[;&|\n]\s*)exec\s+([^;&|\n]+)", script)

@@ -1,0 +1,453 @@
+"""The catalog of stateful systems: what runs in a StatefulSet, as data (helpers for rules).
+
+Each system is one YAML file in ``rules/systems/`` (``<id>.yaml``, checked against
+``ssrisk/schemas/system.schema.json``): how to recognise its server container (image names,
+server programs, environment variables, arguments; and the client programs of the same image,
+which are not servers), its replication model, where its data lives, whether members address
+each other by per-pod DNS names, which probes depend on peers, what a clean shutdown and a
+full-cluster cold start need, and how it recovers. Every section names its source.
+
+Users add systems or override sections of built-in ones with the configuration's ``systems:``
+section (same fields) or a plugin's ``ssrisk_systems`` hook; the annotation
+``ssrisk.io/system: <id>`` on the StatefulSet (or its pod template) names the system where
+recognition cannot (``none``: no catalogued system).
+
+Recognition reads what the container runs, not the image name alone: a container is scored
+against every entry (a matching argument pattern 3, a server-only environment variable 2, the
+server program 2, the image name 1) and the highest score wins; a container whose command line
+matches an entry's ``clients`` patterns is never that system's server (``vault agent``,
+``etcdctl``, ``mongosh``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ssrisk.embedded_sim.podtemplate import Container, PodTemplate
+
+if TYPE_CHECKING:
+    from ssrisk.model import K8sObject
+    from ssrisk.rule import CheckContext
+
+#: Where the built-in entries are.
+CATALOG_DIR = Path(__file__).parent / "systems"
+#: The annotation that names a StatefulSet's system (on the set or its pod template).
+ANNOTATION = "ssrisk.io/system"
+#: The annotation's value for "no catalogued system".
+NONE = "none"
+
+#: Architecture suffixes of per-architecture image names (``etcd-amd64``).
+_ARCH = re.compile(r"-(?:amd64|arm64|arm|ppc64le|s390x|386)$")
+#: Shells whose ``-c`` script is the program that runs.
+_SHELLS = re.compile(r"^(?:\S*/)?(?:sh|bash|ash|dash)$")
+#: A script's ``exec`` command at the start of one of its commands.
+_EXEC = re.compile(r"(?:^|[;&|\n])[^\S\n]*exec\s+([^;&|\n]+)")
+#: Launchers that run the program named after them.
+_LAUNCHER = re.compile(
+    r"^(?:\S*/)?(?:docker-entrypoint\.sh|tini|dumb-init|gosu\s+\S+|su-exec\s+\S+|"
+    r"/opt/bitnami/scripts/\S+/(?:entrypoint|run)\.sh)(?:\s+--)?\s+"
+)
+
+
+@dataclass(frozen=True)
+class System:
+    """One catalog entry, typed. Durations in seconds; ``None``: the catalog does not say."""
+
+    id: str
+    name: str
+    category: str
+    images: frozenset[str] = frozenset()
+    commands: frozenset[str] = frozenset()
+    env: frozenset[str] = frozenset()
+    args: tuple[re.Pattern[str], ...] = ()
+    clients: tuple[re.Pattern[str], ...] = ()
+    #: ``quorum``, ``primary-replica``, ``sharded``, ``independent`` or ``single-instance``.
+    model: str = "single-instance"
+    automatic_promotion: bool | None = None
+    promoted_by: tuple[str, ...] = ()
+    factor_default: int | None = None
+    factor_env: frozenset[str] = frozenset()
+    factor_settings: tuple[str, ...] = ()
+    voting_env: tuple[re.Pattern[str], ...] = ()
+    voting_roles: frozenset[str] = frozenset()
+    default_votes: bool = True
+    durable: bool = True
+    often_cache: bool = False
+    no_data_when: tuple[re.Pattern[str], ...] = ()
+    data_paths: tuple[str, ...] = ()
+    data_env: frozenset[str] = frozenset()
+    data_settings: tuple[str, ...] = ()
+    per_pod_dns: bool | None = None
+    peer_probes: tuple[re.Pattern[str], ...] = ()
+    local_probes: tuple[re.Pattern[str], ...] = ()
+    grace_s: int | None = None
+    minimum_grace_s: int | None = None
+    shutdown_what: str = ""
+    cold_start_needs_peers: bool | None = None
+    cold_start_what: str = ""
+    sealed: bool = False
+    manual_rejoin: bool = False
+    recovery_what: str = ""
+    #: section name → source (a documentation page or a source file and function)
+    sources: Mapping[str, str] = field(default_factory=dict)
+    #: where the entry comes from: a file of the catalog, the configuration, a plugin
+    origin: str = ""
+
+    def source(self, section: str) -> str:
+        """The source of a section's facts (``""`` when the entry has none)."""
+        return self.sources.get(section, "")
+
+    @property
+    def elects(self) -> bool:
+        """Whether some members vote in a majority election (the model is quorum, or roles
+        vote: Kafka KRaft controllers, Elasticsearch master-eligible nodes)."""
+        return self.model == "quorum" or bool(self.voting_roles)
+
+
+def _patterns(values: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(v) for v in values)
+
+
+def parse_entry(raw: Mapping[str, Any], origin: str) -> System:
+    """The typed entry of a mapping that follows ``catalog.schema.json`` (checked by the
+    caller: the catalog's tests for the built-in files, the configuration for its own)."""
+    rec = raw.get("recognise") or {}
+    rep = raw.get("replication") or {}
+    factor = rep.get("factor") or {}
+    voting = rep.get("voting_roles") or {}
+    data = raw.get("data") or {}
+    peers = raw.get("peers") or {}
+    probes = raw.get("probes") or {}
+    shut = raw.get("shutdown") or {}
+    cold = raw.get("cold_start") or {}
+    rec_ = raw.get("recovery") or {}
+    sources = {
+        k: str(v["source"]) for k, v in raw.items() if isinstance(v, Mapping) and "source" in v
+    }
+    return System(
+        id=str(raw["id"]),
+        name=str(raw.get("name") or raw["id"]),
+        category=str(raw.get("category") or ""),
+        images=frozenset(str(i).lower() for i in rec.get("images", ())),
+        commands=frozenset(rec.get("commands", ())),
+        env=frozenset(rec.get("env", ())),
+        args=_patterns(rec.get("args", ())),
+        clients=_patterns(rec.get("clients", ())),
+        model=str(rep.get("model") or "single-instance"),
+        automatic_promotion=rep.get("automatic_promotion"),
+        promoted_by=tuple(rep.get("promoted_by", ())),
+        factor_default=factor.get("default"),
+        factor_env=frozenset(factor.get("env", ())),
+        factor_settings=tuple(factor.get("settings", ())),
+        voting_env=_patterns(voting.get("env", ())),
+        voting_roles=frozenset(voting.get("roles", ())),
+        default_votes=bool(voting.get("default_votes", True)),
+        durable=bool(data.get("durable", True)),
+        often_cache=bool(data.get("often_cache", False)),
+        no_data_when=_patterns(data.get("no_data_when", ())),
+        data_paths=tuple(data.get("paths", ())),
+        data_env=frozenset(data.get("env", ())),
+        data_settings=tuple(data.get("settings", ())),
+        per_pod_dns=peers.get("per_pod_dns"),
+        peer_probes=_patterns(probes.get("peer_dependent", ())),
+        local_probes=_patterns(probes.get("local", ())),
+        grace_s=shut.get("grace_s"),
+        minimum_grace_s=shut.get("minimum_s"),
+        shutdown_what=str(shut.get("what") or ""),
+        cold_start_needs_peers=cold.get("needs_peers"),
+        cold_start_what=str(cold.get("what") or ""),
+        sealed=bool(rec_.get("sealed", False)),
+        manual_rejoin=bool(rec_.get("manual_rejoin", False)),
+        recovery_what=str(rec_.get("what") or ""),
+        sources=sources,
+        origin=origin,
+    )
+
+
+def merge_entry(base: Mapping[str, Any] | None, override: Mapping[str, Any]) -> dict[str, Any]:
+    """``override``'s sections over ``base``'s (a section is replaced whole, so its facts
+    and its source stay together)."""
+    merged = dict(base or {})
+    merged.update(override)
+    return merged
+
+
+def system_schema() -> dict[str, Any]:
+    """The JSON schema of an entry (``ssrisk/schemas/system.schema.json``)."""
+    import json
+    from importlib.resources import files
+
+    text = files("ssrisk.schemas").joinpath("system.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def builtin_entries() -> dict[str, dict[str, Any]]:
+    """The raw built-in entries by id, read from ``rules/systems/*.yaml`` (once per process)."""
+    return _builtin_entries()
+
+
+@lru_cache(maxsize=1)
+def _builtin_entries() -> dict[str, dict[str, Any]]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(CATALOG_DIR.glob("*.yaml")):
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        out[str(raw["id"])] = raw
+    return out
+
+
+class Catalog:
+    """Systems by id, with the indexes recognition reads (built once per set of extra
+    entries: the configuration's and plugins')."""
+
+    def __init__(self, systems: Iterable[System]) -> None:
+        self.systems: dict[str, System] = {s.id: s for s in systems}
+        self._by_image: dict[str, list[System]] = {}
+        self._by_command: dict[str, list[System]] = {}
+        self._by_env: dict[str, list[System]] = {}
+        self._with_args = [s for s in self.systems.values() if s.args]
+        for s in self.systems.values():
+            for image in s.images:
+                self._by_image.setdefault(image, []).append(s)
+            for command in s.commands:
+                self._by_command.setdefault(command, []).append(s)
+            for name in s.env:
+                self._by_env.setdefault(name, []).append(s)
+
+    def get(self, system_id: str) -> System | None:
+        return self.systems.get(system_id)
+
+    def __len__(self) -> int:
+        return len(self.systems)
+
+    def by_image(self, image: str) -> list[System]:
+        """The systems whose server an image may run (by its repository name)."""
+        return self._by_image.get(image_name(image), [])
+
+    def match(self, container: Container) -> System | None:
+        """The system whose server ``container`` runs, or ``None`` (see the module's scoring;
+        a client of the system is not its server)."""
+        program = program_line(container)
+        scores: dict[str, int] = {}
+
+        def add(found: Iterable[System], points: int) -> None:
+            for s in found:
+                scores[s.id] = scores.get(s.id, 0) + points
+
+        add(self._by_image.get(image_name(container.image), ()), 1)
+        add(self._by_command.get(_first_word(program), ()), 2)
+        for name in {e.name for e in container.env}:
+            add(self._by_env.get(name, ()), 2)
+        add((s for s in self._with_args if any(p.search(program) for p in s.args)), 3)
+        best: System | None = None
+        best_score = 0
+        for system_id, score in scores.items():
+            s = self.systems[system_id]
+            if score > best_score and not is_client(s, program):
+                best, best_score = s, score
+        return best
+
+
+def is_client(system: System, program: str) -> bool:
+    """Whether ``program`` (:func:`program_line`) runs one of the system's client or helper
+    programs rather than its server."""
+    stripped = _LAUNCHER.sub("", program)
+    return any(p.search(program) or p.search(stripped) for p in system.clients)
+
+
+@lru_cache(maxsize=16)
+def catalog(extra: tuple[tuple[str, str, str], ...] = ()) -> Catalog:
+    """The built-in catalog with ``extra`` entries ``(id, fields as JSON, origin)`` added, or
+    laid over the built-in entry of that id section by section (:func:`merge_entry`); built
+    once per distinct ``extra``."""
+    import json
+
+    merged: dict[str, tuple[dict[str, Any], str]] = {
+        k: (v, f"rules/systems/{k}.yaml") for k, v in builtin_entries().items()
+    }
+    for system_id, fields, origin in extra:
+        base = merged.get(system_id, (None, ""))[0]
+        merged[system_id] = (merge_entry(base, {**json.loads(fields), "id": system_id}), origin)
+    return Catalog(parse_entry(e, origin) for e, origin in merged.values())
+
+
+# --- what a container runs ----------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def image_name(image: str) -> str:
+    """An image's repository name: the last path component, without registry, tag, digest or
+    architecture suffix (``quay.io/coreos/etcd-amd64:v3.5`` → ``etcd``)."""
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    return _ARCH.sub("", name)
+
+
+def program_line(container: Container) -> str:
+    """What the container runs, as one line: ``command`` then ``args`` (a shell's ``-c``
+    script in their place, and of a script its last ``exec``; empty when both are unset: the
+    image's own entrypoint)."""
+    words = [*container.command, *container.args]
+    if len(words) >= 3 and _SHELLS.match(words[0]) and words[1].startswith("-") and "c" in words[1]:
+        words = words[2:]
+    script = " ".join(words).strip()
+    execs = _EXEC.findall(script)
+    return execs[-1].strip() if execs else script
+
+
+def _first_word(program: str) -> str:
+    """The name of the program a command line starts (after a launcher), without its
+    directory."""
+    stripped = _LAUNCHER.sub("", program)
+    first = stripped.split(None, 1)[0] if stripped.strip() else ""
+    return first.rsplit("/", 1)[-1]
+
+
+# --- a StatefulSet's system ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recognised:
+    """The system a StatefulSet runs: the entry, the container that is its server, and how it
+    was recognised (``"annotation"`` or ``"container"``)."""
+
+    system: System
+    container: Container | None
+    how: str
+
+
+def annotated_system(sts: K8sObject) -> str | None:
+    """The ``ssrisk.io/system`` annotation's value (on the StatefulSet, else on its pod
+    template), lower case; ``None`` when neither has it."""
+    for source in (sts.set_spec().annotations, sts.pod_template().annotations):
+        value = source.get(ANNOTATION)
+        if isinstance(value, str) and value.strip():
+            return value.strip().lower()
+    return None
+
+
+def recognise(ctx: CheckContext) -> Recognised | None:
+    """The catalogued system ``ctx.sts`` runs (once per StatefulSet), or ``None``."""
+    return ctx.memo("system", lambda: _recognise(ctx))
+
+
+def _recognise(ctx: CheckContext) -> Recognised | None:
+    from ._quorum import server_container
+
+    cat = ctx_catalog(ctx)
+    named = annotated_system(ctx.sts)
+    server = server_container(ctx.sts)
+    if named is not None:
+        if named == NONE:
+            return None
+        entry = cat.get(named)
+        return Recognised(entry, server, "annotation") if entry is not None else None
+    if server is None:
+        return None
+    entry = cat.match(server)
+    return Recognised(entry, server, "container") if entry is not None else None
+
+
+def ctx_catalog(ctx: CheckContext) -> Catalog:
+    """The run's catalog: the built-in entries with the configuration's and plugins'."""
+    return catalog(ctx.systems)
+
+
+def companions(ctx: CheckContext) -> frozenset[str]:
+    """Ids of the systems the pod's other containers run (a Redis Sentinel beside Redis)."""
+    cat = ctx_catalog(ctx)
+    found = (cat.match(c) for c in ctx.sts.pod_template().running)
+    return frozenset(s.id for s in found if s is not None)
+
+
+def template_of(ctx: CheckContext) -> PodTemplate:
+    return ctx.sts.pod_template()
+
+
+# --- where the data lives -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataDir:
+    """Where a server keeps its data: ``path``, and how ssrisk knows (``"env NAME"``,
+    ``"--setting"``, or ``"default"`` for the catalog's default paths of the common images;
+    ``candidates`` then lists them)."""
+
+    path: str
+    how: str
+    candidates: tuple[str, ...] = ()
+
+
+def _setting_value(name: str, text: str) -> str | None:
+    """The value of setting ``name`` in a command line or configuration text: ``name=V``,
+    ``name V`` (a flag), ``name: V``; the first of a comma-separated list."""
+    pattern = rf"(?<![\w.-]){re.escape(name)}(?:=|:[^\S\n]*|[^\S\n]+(?=[^-\s]))([^\s,;\"']+)"
+    found = re.search(pattern, text)
+    return found.group(1) if found else None
+
+
+def data_dir(system: System, container: Container) -> DataDir | None:
+    """The data directory of ``system``'s server ``container``: set by one of the entry's
+    ``data.env`` variables (a literal value), else by one of its ``data.settings`` on the
+    command line, else the entry's default paths (``None`` when it has none)."""
+    for e in container.env:
+        if e.name in system.data_env and e.value:
+            return DataDir(e.value.split(",", 1)[0].strip(), f"env {e.name}")
+    program = " ".join([*container.command, *container.args])
+    for name in system.data_settings:
+        value = _setting_value(name, program)
+        if value and value.startswith("/"):
+            return DataDir(value, name)
+    if system.data_paths:
+        return DataDir(system.data_paths[0], "default", system.data_paths)
+    return None
+
+
+def holds_no_data(system: System, container: Container, labels: Mapping[str, Any]) -> bool:
+    """Whether the entry's ``data.no_data_when`` patterns mark this member as one that holds no
+    data (a MongoDB arbiter): searched in ``NAME=value`` of the literal env entries, the
+    command line and ``key=value`` of the pod labels."""
+    if not system.no_data_when:
+        return False
+    texts = [f"{e.name}={e.value}" for e in container.env if e.value is not None]
+    texts += [program_line(container)] + [f"{k}={v}" for k, v in labels.items()]
+    return any(p.search(t) for p in system.no_data_when for t in texts)
+
+
+def covering_mount(container: Container, path: str) -> tuple[str, str] | None:
+    """``(volume name, mountPath)`` of the container's mount that holds ``path`` (the longest
+    mountPath that is ``path`` or one of its parents), or ``None``."""
+    best: tuple[str, str] | None = None
+    target = path.rstrip("/") or "/"
+    for m in container.mounts:
+        mp = m.mount_path.rstrip("/") or "/"
+        holds = target == mp or target.startswith(mp + "/") or mp == "/"
+        if holds and (best is None or len(mp) > len(best[1])):
+            best = (m.name, m.mount_path)
+    return best
+
+
+def factor_of(system: System, container: Container) -> tuple[int, str]:
+    """``(replication factor, where it is set)`` of a sharded ``system`` whose server is
+    ``container``: one of the entry's ``factor.env`` variables, one of its ``factor.settings``
+    in the command line or an environment value (``KAFKA_OPTS``-style), else the entry's
+    default (``"default"``). ConfigMaps are not read: a factor set only in a mounted
+    configuration file is not seen."""
+    for e in container.env:
+        if e.name in system.factor_env and e.value and e.value.strip().isdigit():
+            return int(e.value.strip()), f"env {e.name}"
+    texts = [" ".join([*container.command, *container.args])]
+    texts += [e.value for e in container.env if e.value]
+    for name in system.factor_settings:
+        for text in texts:
+            value = _setting_value(name, text)
+            if value is not None and value.isdigit():
+                return int(value), name
+    return (system.factor_default or 1), "default"

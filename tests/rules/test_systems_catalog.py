@@ -1,0 +1,211 @@
+"""The catalog of stateful systems (rules/systems/): its entries, recognition, user entries."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from ssrisk.embedded_sim.podtemplate import parse_template
+from ssrisk.rules._systems import (
+    CATALOG_DIR,
+    builtin_entries,
+    catalog,
+    data_dir,
+    factor_of,
+    system_schema,
+)
+
+ENTRIES = sorted(CATALOG_DIR.glob("*.yaml"))
+#: Sections whose facts need a source when present.
+SECTIONS = ("recognise", "replication", "data", "peers", "probes", "shutdown", "cold_start")
+
+
+def _container(spec: dict[str, Any]) -> Any:
+    pod = {"spec": {"template": {"spec": {"containers": [{"name": "c", **spec}]}}}}
+    return parse_template(pod).containers[0]
+
+
+def test_the_catalog_covers_thirty_systems_of_every_category() -> None:
+    entries = builtin_entries()
+    assert len(entries) >= 30
+    categories = {e["category"] for e in entries.values()}
+    wanted = {"database", "queue", "search", "coordination", "time-series", "object-store", "cache"}
+    assert wanted <= categories
+
+
+@pytest.mark.parametrize("path", ENTRIES, ids=lambda p: p.stem)
+def test_an_entry_follows_the_schema_and_sources_every_section(path: Path) -> None:
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(
+        system_schema(), format_checker=jsonschema.FormatChecker()
+    )
+    assert [e.message for e in validator.iter_errors(raw)] == []
+    assert raw["id"] == path.stem
+    for section in SECTIONS:
+        if section in raw and section != "recognise":
+            assert len(raw[section]["source"]) >= 8, section
+    rec = raw["recognise"]
+    assert rec.get("images") or rec.get("commands") or rec.get("env") or rec.get("args")
+    for promoter in raw["replication"].get("promoted_by", ()):
+        assert promoter in builtin_entries()
+
+
+@pytest.mark.parametrize(
+    ("spec", "system"),
+    [
+        ({"image": "bitnami/etcd:3.5.9"}, "etcd"),
+        ({"image": "quay.io/coreos/etcd-amd64:v3.4"}, "etcd"),
+        # recognised by what runs, under an image of another name
+        ({"image": "registry.example/base:1", "command": ["etcd", "--name=x"]}, "etcd"),
+        (
+            {
+                "image": "registry.example/broker:7",
+                "env": [{"name": "KAFKA_CFG_PROCESS_ROLES", "value": "controller,broker"}],
+            },
+            "kafka",
+        ),
+        # a client of the image is not its server
+        ({"image": "bitnami/etcd:3.5", "command": ["etcdctl", "endpoint", "health"]}, None),
+        ({"image": "busybox", "command": ["sleep", "3600"]}, None),
+    ],
+)
+def test_a_container_is_recognised_by_what_it_runs(spec: dict[str, Any], system: str) -> None:
+    found = catalog().match(_container(spec))
+    assert (found.id if found is not None else None) == system
+
+
+def test_the_data_directory_is_read_from_the_env_then_the_command_line() -> None:
+    etcd = catalog().get("etcd")
+    assert etcd is not None
+    by_env = _container({"env": [{"name": "ETCD_DATA_DIR", "value": "/data/etcd"}]})
+    by_flag = _container({"command": ["etcd", "--data-dir", "/srv/etcd"]})
+    by_eq = _container({"command": ["etcd", "--data-dir=/srv/e2"]})
+    assert data_dir(etcd, by_env) is not None and data_dir(etcd, by_env).path == "/data/etcd"
+    assert data_dir(etcd, by_flag).path == "/srv/etcd"  # type: ignore[union-attr]
+    assert data_dir(etcd, by_eq).path == "/srv/e2"  # type: ignore[union-attr]
+    default = data_dir(etcd, _container({}))
+    assert default is not None and default.how == "default" and default.candidates
+
+
+def test_the_replication_factor_is_read_from_env_and_args() -> None:
+    kafka = catalog().get("kafka")
+    assert kafka is not None
+    env = _container({"env": [{"name": "KAFKA_CFG_DEFAULT_REPLICATION_FACTOR", "value": "3"}]})
+    assert factor_of(kafka, env) == (3, "env KAFKA_CFG_DEFAULT_REPLICATION_FACTOR")
+    args = _container({"args": ["--override", "default.replication.factor=2"]})
+    assert factor_of(kafka, args) == (2, "default.replication.factor")
+    opts = _container(
+        {"env": [{"name": "KAFKA_OPTS", "value": "x=1 default.replication.factor=1"}]}
+    )
+    assert factor_of(kafka, opts) == (1, "default.replication.factor")
+    assert factor_of(kafka, _container({})) == (1, "default")
+
+
+def test_configuration_entries_add_systems_and_replace_sections() -> None:
+    new = {
+        "name": "In-house store",
+        "category": "database",
+        "recognise": {"images": ["inhouse-store"]},
+        "replication": {"model": "quorum", "source": "https://example.org/inhouse/raft"},
+        "data": {"durable": True, "paths": ["/var/lib/store"], "source": "https://example.org/x"},
+    }
+    override = {"shutdown": {"grace_s": 900, "source": "our runbook: https://example.org/rb"}}
+    cat = catalog(
+        (
+            ("inhouse", json.dumps(new), "cfg"),
+            ("etcd", json.dumps(override), "cfg"),
+        )
+    )
+    inhouse = cat.match(_container({"image": "example.org/inhouse-store:2"}))
+    assert inhouse is not None and inhouse.model == "quorum" and inhouse.origin == "cfg"
+    etcd = cat.get("etcd")
+    assert etcd is not None and etcd.grace_s == 900 and etcd.model == "quorum"
+    assert catalog().get("etcd").grace_s != 900  # type: ignore[union-attr]
+
+
+def test_patterns_of_the_catalog_run_in_linear_time() -> None:
+    """Every pattern of the catalog is matched against attacker-written command lines: none
+    may nest quantifiers (the shape that backtracks exponentially)."""
+    nested = re.compile(r"\([^()]*[+*][^()]*\)[+*{]")
+    for path in ENTRIES:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for section in raw.values():
+            if not isinstance(section, dict):
+                continue
+            for key in ("args", "clients", "peer_dependent", "local"):
+                for pattern in section.get(key, ()):
+                    assert not nested.search(pattern), (path.name, pattern)
+
+
+INHOUSE_SET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: store}
+spec:
+  serviceName: store
+  replicas: 3
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: store}}
+  template:
+    metadata: {labels: {app: store}}
+    spec:
+      containers:
+      - name: store
+        image: example.org/inhouse-store:2
+        volumeMounts:
+        - name: scratch
+          mountPath: /var/lib/store
+      volumes:
+      - name: scratch
+        emptyDir: {}
+"""
+
+
+def test_a_system_added_in_the_configuration_is_recognised(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    (tmp_path / "store.yaml").write_text(INHOUSE_SET, encoding="utf-8")
+    run = run_cli(
+        "check", "--format", "json", "--select", "data-not-persistent", "store.yaml", cwd=tmp_path
+    )
+    assert run.code == 0 and run.json()["findings"] == []
+    (tmp_path / ".ssrisk.yaml").write_text(
+        """\
+systems:
+  inhouse:
+    name: In-house store
+    category: database
+    recognise: {images: [inhouse-store]}
+    replication: {model: primary-replica, source: "https://example.org/inhouse/replication"}
+    data: {durable: true, paths: [/var/lib/store], source: "https://example.org/inhouse/data"}
+""",
+        encoding="utf-8",
+    )
+    run = run_cli(
+        "check", "--format", "json", "--select", "data-not-persistent", "store.yaml", cwd=tmp_path
+    )
+    facts = [f["facts"] for f in run.json()["findings"]]
+    assert facts == [
+        {"system": "inhouse", "data_path": "/var/lib/store", "storage": "emptyDir", "replicas": 3}
+    ]
+
+
+def test_a_bad_configuration_entry_is_an_error_at_its_key(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    (tmp_path / "store.yaml").write_text(INHOUSE_SET, encoding="utf-8")
+    cfg = tmp_path / ".ssrisk.yaml"
+    cfg.write_text(
+        "systems:\n  inhouse:\n    name: x\n    category: database\n"
+        "    recognise: {images: [a]}\n    replication: {model: raft, source: somewhere-x}\n"
+        "    data: {durable: true, source: somewhere-x}\n",
+        encoding="utf-8",
+    )
+    run = run_cli("check", "store.yaml", cwd=tmp_path)
+    assert run.code == 2 and "Traceback" not in run.err
+    assert f"{cfg.resolve()}:6:" in run.err and "raft" in run.err, run.err

@@ -4,10 +4,16 @@ answers alone, or one that needs the member's peers."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ssrisk.embedded_sim.podtemplate import Probe
 
 from ._scan import followed_by
+
+if TYPE_CHECKING:
+    from ssrisk.model import K8sObject
+
+    from ._systems import System
 
 #: Readiness checks answered by the local process alone, with no peer, quorum or leader:
 #: ZooKeeper's ``ruok`` ("imok" does not mean the server joined the quorum: ZooKeeper
@@ -72,3 +78,49 @@ def is_process_check(probe: Probe) -> bool:
     without quorum."""
     kind, text = probe_text(probe)
     return kind == "tcpSocket" or (kind == "exec" and PROCESS_EXEC.search(text) is not None)
+
+
+def depends_on_peers(probe: Probe, system: System | None) -> bool | None:
+    """Whether ``probe`` passes only while the member's peers (a quorum, a primary, a green
+    cluster) are up: ``True`` for a known cluster check (:data:`PEER_CHECK`, or the system's
+    catalog entry's ``probes.peer_dependent``), ``False`` for one the local process answers
+    alone (a TCP connect, :func:`local_exec`, a :data:`LOCAL_PATHS` page, or the entry's
+    ``probes.local``), ``None`` when ssrisk cannot tell (a script of the image, an
+    application page)."""
+    kind, text = probe_text(probe)
+    if system is not None and any(p.search(text) for p in system.peer_probes):
+        return True
+    if PEER_CHECK.search(text):
+        return True
+    if kind == "tcpSocket" or (kind == "exec" and local_exec(text)):
+        return False
+    if kind == "httpGet" and text.split("?", 1)[0] in LOCAL_PATHS:
+        return False
+    if system is not None and any(p.search(text) for p in system.local_probes):
+        return False
+    return None
+
+
+def readiness_needs_peers(sts: K8sObject, system: System | None) -> tuple[bool | None, str]:
+    """Whether the readiness probes of ``sts`` need peers to pass (:func:`depends_on_peers`,
+    with the catalog entry of the system it runs): ``(True, probe)`` when one does,
+    ``(False, probe)`` when every one is a local check, ``(None, probe)`` when ssrisk cannot
+    tell (a script of the image). ``probe`` describes the deciding probe."""
+    local: list[str] = []
+    unknown = ""
+    for c in sts.pod_template().running:
+        probe = c.readiness
+        if probe is None:
+            continue
+        kind, text = probe_text(probe)
+        shown = f"{kind} {text}".strip()[:80]
+        needs = depends_on_peers(probe, system)
+        if needs:
+            return True, shown
+        if needs is False:
+            local.append(shown)
+        elif not unknown:
+            unknown = shown or "a readiness probe"
+    if unknown:
+        return None, unknown
+    return (False, local[0]) if local else (None, "")

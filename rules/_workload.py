@@ -18,7 +18,11 @@ in the same place:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.model import K8sObject
 
@@ -63,3 +67,56 @@ def nothing_at_stake(ctx: CheckContext) -> bool:
     echoes single-replica's takes the same severity then, so that the finding it is folded
     into is never less severe than it is."""
     return not holds_state(ctx.sts) and not ctx.is_fragment and not serves(ctx)
+
+
+def per_pod_names(ctx: CheckContext, service: str) -> str | None:
+    """Why the pods are addressed by their per-pod DNS names (``<pod>.<service>``), or
+    ``None`` when nothing says so: the catalogued system's members address each other by them
+    (``peers.per_pod_dns``), or a container names one or hands the Service to a peer
+    discovery setting (:func:`peer_evidence`)."""
+    from ._systems import recognise
+
+    found = recognise(ctx)
+    if found is not None and found.system.per_pod_dns:
+        return f"{found.system.id} members address each other by per-pod DNS names"
+    where = peer_evidence(ctx.sts, service) if service else None
+    return f"the pod template names its peers through it ({where})" if where else None
+
+
+#: Environment variable names that carry a peer list or the Service to discover peers with.
+_PEER_ENV = re.compile(r"SERVICE|DISCOVERY|PEER|SEED|CLUSTER|MEMBER|JOIN|SERVERS|ENSEMBLE", re.I)
+
+
+def _strings(c: Container) -> Iterator[tuple[str, str]]:
+    """``(where, text)`` of a container's command, args and literal env values."""
+    for item in c.command:
+        yield "command", item
+    for item in c.args:
+        yield "args", item
+    for e in c.env:
+        if e.value is not None:
+            yield f"env {e.name}", e.value
+
+
+def peer_evidence(sts: K8sObject, service: str) -> str | None:
+    """Where the pod template names its peers through ``service``: a per-pod DNS name of the
+    set's own pods (``<name>-<ordinal>.<service>``, ``$(POD_NAME).<service>``; another set's pod
+    behind the same Service is not a peer) in a command, argument or env value, or an
+    env variable for peer discovery (``K8S_SERVICE_NAME``, ``*_SEEDS``, ...) that names the
+    Service; ``None`` when nothing does."""
+    dns = word = None  # compiled only for a text that names the Service at all
+    for c in containers(sts):
+        for where, text in _strings(c):
+            if service not in text:
+                continue
+            if dns is None or word is None:
+                own = re.escape(sts.name) + r"-\d+"  # <name>-<ordinal>, or a pod-name variable
+                dns = re.compile(
+                    r"(?:(?<![\w-])" + own + r"|[)}])\." + re.escape(service) + r"(?![\w-])"
+                )
+                word = re.compile(r"(?<![\w.-])" + re.escape(service) + r"(?![\w-])")
+            if dns.search(text):
+                return where
+            if where.startswith("env ") and _PEER_ENV.search(where) and word.search(text):
+                return where
+    return None

@@ -11,11 +11,12 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
 from ._podspec import service, set_spec
-from ._workload import serves
+from ._workload import per_pod_names
 
-#: What is lost, by whether the pods serve (see :meth:`HeadlessServiceMissing._finding`).
+#: What is lost, by whether something addresses the pods by name (see
+#: :meth:`HeadlessServiceMissing._finding`).
 LOST = "the pods get no per-pod DNS names"
-LOST_UNUSED = "no per-pod DNS names, and no port declared to reach the pods by them"
+LOST_UNUSED = "no per-pod DNS names, which nothing here is known to use"
 
 
 class HeadlessServiceMissing(Rule):
@@ -24,7 +25,8 @@ class HeadlessServiceMissing(Rule):
     other_severities = (Severity.INFO,)
     summary = (
         "serviceName names no Service in the namespace, a Service that is not headless, or one "
-        "whose selector does not select the pods: no stable per-pod DNS names"
+        "whose selector does not select the pods: no stable per-pod DNS names (a warning where "
+        "the system or a container addresses pods by them)"
     )
     references = (
         "web: docs/concepts/workloads/controllers/statefulset.md (Stable Network ID)",
@@ -102,23 +104,25 @@ class HeadlessServiceMissing(Rule):
     ) -> Finding:
         """The finding at ``at``; ``template``'s ``{lost}`` says what is lost. Only per-pod DNS
         names depend on the governing Service: the StatefulSet controller creates the pods
-        without it (stateful_set_utils.go#initIdentity sets hostname and subdomain). Pods that
-        serve (a declared port, or a Service with ports selecting them) are reached by those
-        names: a warning; pods that declare no port have nothing to be reached on: info."""
-        served = serves(ctx)
+        without it (stateful_set_utils.go#initIdentity sets hostname and subdomain). Where the
+        catalogued system's members address each other by those names, or a container names
+        one, a warning; else nothing is known to use them (a single-instance database reached
+        through a ClusterIP Service, a ring that gossips pod IPs): info."""
+        why = per_pod_names(ctx, name)
+        served = why is not None
         msg = template.replace("{lost}", LOST if served else LOST_UNUSED)
 
         def explanation() -> str:
             usage = (
-                """
-The pods serve (a declared container port, or a Service with ports that selects them), so
-peers and clients that address one pod by name get NXDOMAIN: a warning.
+                f"""
+Here {why}, so peers or clients that look one up get NXDOMAIN: a warning.
 """
                 if served
                 else """
-No container declares a port and no Service with ports selects the pods, so nothing is known
-to reach them by those names: a note (info). Declare the ports of a pod that does serve, and
-this becomes a warning.
+Nothing here is known to address the pods by those names: the system is not one whose members
+use per-pod DNS names (rules/systems/) and no container names one (such as
+$(POD_NAME).<serviceName> or <name>-0.<serviceName>), so this is a note (info). Name the
+system with the annotation ssrisk.io/system where ssrisk does not recognise it.
 """
             )
             return f"""
@@ -148,7 +152,7 @@ changed on an existing Service: create a second, headless one and point serviceN
             msg,
             explanation,
             severity=Severity.WARNING if served else Severity.INFO,
-            facts={"service": name, "served": served, **(facts or {})},
+            facts={"service": name, "addressed_by_name": served, **(facts or {})},
         )
 
 

@@ -9,16 +9,19 @@ from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import containers
-from ._probes import is_process_check
+from ._probes import depends_on_peers, is_process_check
+from ._systems import recognise
 from ._text import paragraph
 
 
 class LivenessEqualsReadiness(Rule):
     id = "liveness-equals-readiness"
     severity = Severity.WARNING
+    other_severities = (Severity.INFO,)
     summary = (
         "a livenessProbe that runs the readiness check and fails no later than it: a replica "
-        "that is only unready (busy, catching up, without quorum) is restarted"
+        "that is only unready is restarted (a warning when the check needs peers: every "
+        "replica is restarted while they are down)"
     )
     references = (
         "web: docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes.md",
@@ -43,10 +46,22 @@ class LivenessEqualsReadiness(Rule):
                 continue  # a check that fails only when the process is gone (ZooKeeper ruok)
             name = c.name or "?"
             live_s, ready_s = live.gives_up_after_s, ready.gives_up_after_s
-            msg = (
-                f"container {name!r}: the livenessProbe runs its readiness check and gives up "
-                f"after {live_s} s, no later than readiness: an unready replica is restarted"
-            )
+            found = recognise(ctx)
+            peers = depends_on_peers(live, found.system if found is not None else None)
+            if peers is False:
+                continue  # a check the local process answers alone: restarts only that one
+            if peers:
+                msg = (
+                    f"container {name!r}: the livenessProbe runs its readiness check, which "
+                    f"needs peers, and gives up after {live_s} s: while peers are down every "
+                    "replica is restarted"
+                )
+            else:
+                msg = (
+                    f"container {name!r}: the livenessProbe runs its readiness check and gives "
+                    f"up after {live_s} s, no later than readiness: an unready replica is "
+                    "restarted"
+                )
 
             def explanation(live_s: int = live_s, ready_s: int = ready_s) -> str:
                 why = paragraph(
@@ -76,7 +91,9 @@ class LivenessEqualsReadiness(Rule):
                 "liveness_gives_up_s": live_s,
                 "readiness_gives_up_s": ready_s,
             }
-            yield self.finding(ctx, at, msg, explanation, facts=facts)
+            facts["needs_peers"] = bool(peers)
+            severity = Severity.WARNING if peers else Severity.INFO
+            yield self.finding(ctx, at, msg, explanation, severity=severity, facts=facts)
 
 
 @hookimpl

@@ -10,6 +10,7 @@ from ssrisk.rule import CheckContext, Rule, RuleOption
 from ssrisk.timeline import fmt_duration
 
 from ._podspec import template
+from ._systems import recognise
 
 #: A grace period above this many seconds is reported by default (Kubernetes' default is 30 s).
 THRESHOLD_S = 300
@@ -19,8 +20,9 @@ class LongTerminationGrace(Rule):
     id = "long-termination-grace"
     severity = Severity.WARNING
     summary = (
-        f"terminationGracePeriodSeconds above {THRESHOLD_S} s (option max-grace-period-s): "
-        "every pod replacement may wait that long, a rollout up to replicas × grace"
+        f"terminationGracePeriodSeconds above {THRESHOLD_S} s (option max-grace-period-s) and "
+        "above what the system's clean shutdown needs: every pod replacement may wait that "
+        "long, a rollout up to replicas × grace"
     )
     options = (
         RuleOption(
@@ -43,6 +45,9 @@ class LongTerminationGrace(Rule):
             return
         if ctx.replicas < 1:
             return
+        found = recognise(ctx)
+        if found is not None and found.system.grace_s is not None and grace <= found.system.grace_s:
+            return  # what the system's clean shutdown needs (its catalog entry's shutdown)
         n = max(ctx.replicas, 1)
         worst = n * grace
         msg = f"terminationGracePeriodSeconds {grace}: each pod replacement can wait " + (

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.inventory import pdb_selects
+from ssrisk.model import Finding, K8sObject, Severity
 from ssrisk.rule import CheckContext, Rule
 
+from ._group import group_of
 from ._podspec import budget
 from ._quorum import allowed_down, quorum_system
 from ._text import paragraph
@@ -36,12 +38,13 @@ class PdbQuorumLoss(Rule):
         if n < 1 or len(pdbs) != 1:  # several PDBs: pdb-blocks-drain (every eviction fails)
             return
         pdb = pdbs[0]
+        n = _selected_members(ctx, pdb)
         b = budget(pdb, n)
         if b is None or b.field is None:
             return
         allowed = b.allowed(n)
         system = quorum_system(ctx)
-        limit = allowed_down(ctx, None)
+        limit = allowed_down(ctx, None, n)
         if allowed <= limit:
             return
         at = pdb.pos("spec", b.field)
@@ -113,6 +116,24 @@ class PdbQuorumLoss(Rule):
                 "majority_tolerates": limit,
             },
         )
+
+
+def _selected_members(ctx: CheckContext, pdb: K8sObject) -> int:
+    """The pods ``pdb`` counts: the set's replicas, plus those of the other StatefulSets of
+    its system group (:func:`rules._group.group_of`) whose pods it selects too (one budget
+    over a ring of one set per zone counts every member: disruption.go#getExpectedPodCount
+    adds up the scale of every controller of the pods it selects)."""
+    group = group_of(ctx)
+    if group is None:
+        return ctx.replicas
+    total = ctx.replicas
+    for name, replicas in group.replicas.items():
+        if name == ctx.sts.name:
+            continue
+        other = ctx.inventory.named("StatefulSet", ctx.sts.namespace, name)
+        if other is not None and pdb_selects(pdb, other.pod_template().labels):
+            total += replicas
+    return total
 
 
 @hookimpl

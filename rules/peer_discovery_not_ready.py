@@ -3,10 +3,7 @@ publishes Ready pods."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-
-from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, K8sObject, Severity
@@ -14,76 +11,11 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.selectors import map_selector_matches
 
 from ._podspec import containers, service, set_spec
-from ._probes import LOCAL_PATHS, PEER_CHECK, local_exec, probe_text
+from ._probes import readiness_needs_peers
 from ._quorum import quorum_system
+from ._systems import recognise
 from ._text import paragraph
-
-#: Environment variable names that carry a peer list or the Service to discover peers with.
-_PEER_ENV = re.compile(r"SERVICE|DISCOVERY|PEER|SEED|CLUSTER|MEMBER|JOIN|SERVERS|ENSEMBLE", re.I)
-
-
-def readiness_needs_peers(sts: K8sObject) -> tuple[bool | None, str]:
-    """Whether the readiness probes of ``sts`` need peers to pass: ``(True, probe)`` when one
-    is a known cluster check, ``(False, probe)`` when every one is a known local check (a
-    TCP connect, ZooKeeper ruok, pg_isready, a root page...), ``(None, probe)`` when ssrisk
-    cannot tell (a script of the image). ``probe`` describes the deciding probe."""
-    local: list[str] = []
-    unknown = ""
-    for c in containers(sts):
-        probe = c.readiness
-        if probe is None:
-            continue
-        kind, text = probe_text(probe)
-        shown = f"{kind} {text}".strip()[:80]
-        if PEER_CHECK.search(text):
-            return True, shown
-        local_check = (
-            kind == "tcpSocket"
-            or (kind == "exec" and local_exec(text))
-            or (kind == "httpGet" and text.split("?", 1)[0] in LOCAL_PATHS)
-        )
-        if local_check:
-            local.append(shown)
-        elif not unknown:
-            unknown = shown or "a readiness probe"
-    if unknown:
-        return None, unknown
-    return (False, local[0]) if local else (None, "")
-
-
-def _strings(c: Container) -> Iterator[tuple[str, str]]:
-    """``(where, text)`` of a container's command, args and literal env values."""
-    for item in c.command:
-        yield "command", item
-    for item in c.args:
-        yield "args", item
-    for e in c.env:
-        if e.value is not None:
-            yield f"env {e.name}", e.value
-
-
-def peer_evidence(sts: K8sObject, service: str) -> str | None:
-    """Where the pod template names its peers through ``service``: a per-pod DNS name of the
-    set's own pods (``<name>-<ordinal>.<service>``, ``$(POD_NAME).<service>``; another set's pod
-    behind the same Service is not a peer) in a command, argument or env value, or an
-    env variable for peer discovery (``K8S_SERVICE_NAME``, ``*_SEEDS``, ...) that names the
-    Service; ``None`` when nothing does."""
-    dns = word = None  # compiled only for a text that names the Service at all
-    for c in containers(sts):
-        for where, text in _strings(c):
-            if service not in text:
-                continue
-            if dns is None or word is None:
-                own = re.escape(sts.name) + r"-\d+"  # <name>-<ordinal>, or a pod-name variable
-                dns = re.compile(
-                    r"(?:(?<![\w-])" + own + r"|[)}])\." + re.escape(service) + r"(?![\w-])"
-                )
-                word = re.compile(r"(?<![\w.-])" + re.escape(service) + r"(?![\w-])")
-            if dns.search(text):
-                return where
-            if where.startswith("env ") and _PEER_ENV.search(where) and word.search(text):
-                return where
-    return None
+from ._workload import peer_evidence
 
 
 class PeerDiscoveryNotReady(Rule):
@@ -116,7 +48,8 @@ class PeerDiscoveryNotReady(Rule):
         where = peer_evidence(ctx.sts, name)
         if where is None:
             return
-        needs, probe = readiness_needs_peers(ctx.sts)
+        known = recognise(ctx)
+        needs, probe = readiness_needs_peers(ctx.sts, known.system if known else None)
         system = quorum_system(ctx)
         if needs is False or (needs is None and system is None):
             # a member that reports Ready on its own becomes resolvable on its own: the

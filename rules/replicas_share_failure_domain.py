@@ -291,7 +291,6 @@ class ReplicasShareFailureDomain(Rule):
         msg = _summary(
             head, n, host_bad, zone_bad, (node_worst, node_if, cap), (zone_worst, zone_if)
         )
-        msg = _with_simulated(msg, shape, took, n)
         if pods_capped and host_bad:
             claims.append(_pods_cap_claim(max_pods, n))
         detail = _detail(ctx, claims, sims, shape)
@@ -552,18 +551,6 @@ def _facts(
     if shape is not None:
         facts.update(zones=shape[0], nodes_per_zone=shape[1])
     return facts
-
-
-def _with_simulated(msg: str, shape: str, took: list[int], n: int) -> str:
-    """``msg`` with how many each simulated loss took (``2 of 3``, or ``2 and 1`` for both),
-    as long as the message may be."""
-    if not took:
-        return msg
-    shown = f"{took[0]} of {n}" if len(took) == 1 else " and ".join(str(t) for t in took)
-    for simulated in (f" (simulated on {shape}: {shown})", f" (simulated: {shown})", ""):
-        if len(msg + simulated) <= MAX_MESSAGE_CHARS:
-            break
-    return msg + simulated
 
 
 def _summary(

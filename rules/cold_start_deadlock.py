@@ -35,6 +35,9 @@ class ColdStartDeadlock(Rule):
             return
         found = recognise(ctx)
         system = found.system if found is not None else None
+        if system is not None and system.model == "primary-replica":
+            return  # a replica waits for its primary, which starts on its own (ordinal 0, or
+            # a set of its own), so a full stop does not deadlock
         needs, probe = readiness_needs_peers(ctx.sts, system)
         by_system = system is not None and bool(system.cold_start_needs_peers)
         if needs is False or (needs is None and not (by_system and probe)):

@@ -190,6 +190,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", allow_abbrev=False, help="print the documentation of a rule")
     e.add_argument("rule", metavar="RULE-ID")
+
+    y = sub.add_parser(
+        "systems",
+        allow_abbrev=False,
+        help="list the catalog of stateful systems ssrisk recognises (rules/systems/)",
+    )
+    y.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="json: every entry with its facts and their sources",
+    )
     return parser
 
 
@@ -521,6 +533,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return cmd_rules(args, sys.stdout)
         if args.command == "explain":
             return cmd_explain(args, sys.stdout)
+        if args.command == "systems":
+            return cmd_systems(args, sys.stdout)
     except (UsageError, PluginError, ConfigError, BaselineError) as exc:
         from .reporters.escape import printable
 
@@ -746,6 +760,25 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
             out.write(safe_lines(f"{r.id:<{width}}  {levels[r.id]:<{lw}}  {r.summary}\n"))
             for o in r.options:  # (set under rule-options in the configuration file)
                 out.write(safe_lines(f"{'':<{width}}  {'':<{lw}}  option {o.describe()}\n"))
+    return ExitCode.OK
+
+
+def cmd_systems(args: argparse.Namespace, out: TextIO) -> int:
+    """List the built-in catalog of stateful systems: id, category, replication model and
+    name (text), or every entry as written, sources included (json)."""
+    from .reporters.escape import safe_lines
+    from .rules._systems import builtin_entries
+
+    entries = builtin_entries()
+    if args.format == "json":
+        json.dump([entries[k] for k in sorted(entries)], out, indent=2)
+        out.write("\n")
+        return ExitCode.OK
+    width = max((len(k) for k in entries), default=10)
+    for key in sorted(entries):
+        e = entries[key]
+        model = e["replication"]["model"]
+        out.write(safe_lines(f"{key:<{width}}  {e['category']:<12}  {model:<15}  {e['name']}\n"))
     return ExitCode.OK
 
 

@@ -209,3 +209,16 @@ def test_a_bad_configuration_entry_is_an_error_at_its_key(tmp_path: Path) -> Non
     run = run_cli("check", "store.yaml", cwd=tmp_path)
     assert run.code == 2 and "Traceback" not in run.err
     assert f"{cfg.resolve()}:6:" in run.err and "raft" in run.err, run.err
+
+
+def test_the_systems_command_lists_the_catalog_with_its_sources() -> None:
+    from conftest import run_cli
+
+    text = run_cli("systems")
+    assert text.code == 0
+    rows = {line.split()[0]: line.split()[1:3] for line in text.out.splitlines()}
+    assert rows["etcd"] == ["coordination", "quorum"]
+    assert rows["kafka"] == ["queue", "sharded"]
+    listed = run_cli("systems", "--format", "json").json()
+    assert [e["id"] for e in listed] == sorted(builtin_entries())
+    assert all(e["replication"]["source"] for e in listed)

@@ -244,6 +244,15 @@ def _common_options() -> argparse.ArgumentParser:
         help="Helm value for every chart rendered, as helm --set (repeatable)",
     )
     common.add_argument(
+        "--api-versions",
+        action="append",
+        default=[],
+        dest="helm_api_versions",
+        metavar="GROUP/VERSION[/KIND]",
+        help="an API version charts' .Capabilities.APIVersions.Has answers true, beside the "
+        "built-in ones of --kube-version (CRD groups; repeatable), as helm --api-versions",
+    )
+    common.add_argument(
         "--render-timeout",
         type=_seconds,
         default=None,  # None: ssrisk.renderers.bounded.RENDER_TIMEOUT_S
@@ -625,6 +634,7 @@ def _input_options(args: argparse.Namespace) -> dict[str, Any]:
         "exclude": args.exclude,
         "helm_values": tuple(args.helm_values),
         "helm_set": tuple(args.helm_set),
+        "helm_api_versions": tuple(args.helm_api_versions),
         "render_timeout_s": args.render_timeout,
         "allow_remote_resources": args.allow_remote_resources,
     }

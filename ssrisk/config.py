@@ -102,6 +102,8 @@ class Config:
     #: The ``systems`` section: ``(id, fields as JSON, origin)`` for the catalog of stateful
     #: systems (each entry checked, laid over the built-in one, against its schema).
     systems: tuple[tuple[str, str, str], ...] = ()
+    #: The ``api-versions`` list (charts' extra ``.Capabilities.APIVersions``).
+    api_versions: tuple[str, ...] = ()
     positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
     #: where the value of a key path is written (``fail-on: warn``: at ``warn``)
     value_positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
@@ -516,6 +518,7 @@ def _validate(
     except ConfigError as exc:
         problems.append((("objectives",), exc))
     cfg.systems = _systems(cfg, ok.get("systems") or {}, prefix, problems)
+    cfg.api_versions = tuple(ok.get("api-versions") or ())
     if known_rules is not None:
         problems += cfg.unknown_rules(known_rules)
     _raise_in_order(cfg, problems)
@@ -947,6 +950,8 @@ def build_settings(
     settings (command line only, such as ``helm_values``) are passed through.
     """
     c = cfg or Config(path="")
+    # the command line's --api-versions add to the file's
+    other["helm_api_versions"] = (*c.api_versions, *other.get("helm_api_versions", ()))
     profile = None
     if c.profile:
         from .embedded_sim.profile import ClusterProfile

@@ -73,6 +73,9 @@ class Settings:
     #: command-line order.
     helm_values: tuple[str, ...] = ()
     helm_set: tuple[str, ...] = ()
+    #: More API versions for charts' ``.Capabilities.APIVersions`` (``--api-versions`` and
+    #: the configuration's ``api-versions``), beside the built-in ones of ``kube_version``.
+    helm_api_versions: tuple[str, ...] = ()
     #: Wall-clock seconds each renderer run (helm, kustomize) may take (``--render-timeout``;
     #: ``None``: ``ssrisk.renderers.bounded.RENDER_TIMEOUT_S``).
     render_timeout_s: float | None = None

@@ -190,3 +190,115 @@ def test_an_object_a_chart_renders_twice_is_checked_once() -> None:
     assert len(single) == 1
     (warning,) = [n for n in report["notices"] if "is also rendered from" in n["message"]]
     assert warning["level"] == "warning" and "already exists" in warning["message"]
+
+
+SPLIT_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: split\nversion: 0.1.0\n",
+    # a first line indented by the template's whitespace, and a '---#' separator: helm
+    # template trims and splits both (pkg/releaseutil/manifest.go#SplitManifests)
+    "templates/all.yaml": (
+        "  {{- /* a template that starts indented */}}\n"
+        "  apiVersion: policy/v1\n"
+        "kind: PodDisruptionBudget\n"
+        "metadata:\n"
+        "  name: db\n"
+        "spec:\n"
+        "  maxUnavailable: 1\n"
+        "  selector: {matchLabels: {app: db}}\n"
+        "---# the set\n"
+        "apiVersion: apps/v1\n"
+        "kind: StatefulSet\n"
+        "metadata:\n"
+        "  name: db\n"
+        "spec:\n"
+        "  serviceName: db\n"
+        "  replicas: {{ .Values.replicas }}\n"
+        "  selector: {matchLabels: {app: db}}\n"
+        "  template:\n"
+        "    metadata: {labels: {app: db}}\n"
+        "    spec:\n"
+        "      containers: [{name: db, image: example.org/db:1}]\n"
+    ),
+    "values.yaml": "replicas: 1\n",
+}
+
+
+def test_engine_output_is_split_and_trimmed_as_helm_does(tmp_path: Path) -> None:
+    chart = tmp_path / "split"
+    for name, text in SPLIT_CHART.items():
+        (chart / name).parent.mkdir(parents=True, exist_ok=True)
+        (chart / name).write_text(text, encoding="utf-8")
+    run = run_cli("check", "--format", "json", str(chart))
+    report = run.json()
+    assert report["errors"] == [], report["errors"]
+    found = {(f["rule"], f["line"]) for f in report["findings"]}
+    # both objects are read: the budget (which lets a drain evict the only replica) and the
+    # set, each at its template line
+    template = chart / "templates" / "all.yaml"
+    assert ("pdb-quorum-loss", _line_of(template, "maxUnavailable: 1")) in found
+    assert ("single-replica", _line_of(template, "replicas: {{")) in found
+
+
+CAPABILITIES_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: caps\nversion: 0.1.0\n",
+    # gates seen in popular charts: a budget only where the cluster serves policy/v1, a
+    # replica count by Kubernetes version, an object only where a CRD group is served
+    "templates/pdb.yaml": (
+        '{{- if .Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget" }}\n'
+        "apiVersion: policy/v1\n"
+        "kind: PodDisruptionBudget\n"
+        "metadata: {name: db}\n"
+        "spec: {maxUnavailable: 1, selector: {matchLabels: {app: db}}}\n"
+        "{{- end }}\n"
+    ),
+    "templates/sts.yaml": (
+        "apiVersion: apps/v1\n"
+        "kind: StatefulSet\n"
+        "metadata: {name: db}\n"
+        "spec:\n"
+        "  serviceName: db\n"
+        '  replicas: {{ if semverCompare ">=1.30-0" .Capabilities.KubeVersion.GitVersion }}'
+        "3{{ else }}1{{ end }}\n"
+        "  podManagementPolicy: Parallel\n"
+        "  selector: {matchLabels: {app: db}}\n"
+        "  template:\n"
+        "    metadata: {labels: {app: db}}\n"
+        "    spec: {containers: [{name: db, image: example.org/db:1}]}\n"
+        '{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}\n'
+        "---\n"
+        "apiVersion: apps/v1\n"
+        "kind: StatefulSet\n"
+        "metadata: {name: exporter}\n"
+        "spec:\n"
+        "  serviceName: exporter\n"
+        "  replicas: 2\n"
+        "  selector: {matchLabels: {app: exporter}}\n"
+        "  template:\n"
+        "    metadata: {labels: {app: exporter}}\n"
+        "    spec: {containers: [{name: e, image: example.org/e:1}]}\n"
+        "{{- end }}\n"
+    ),
+}
+
+
+def test_capabilities_are_those_of_the_checked_kubernetes_version(tmp_path: Path) -> None:
+    chart = tmp_path / "caps"
+    for name, text in CAPABILITIES_CHART.items():
+        (chart / name).parent.mkdir(parents=True, exist_ok=True)
+        (chart / name).write_text(text, encoding="utf-8")
+
+    def run(*args: str) -> tuple[set[str], int]:
+        report = run_cli("check", "--format", "json", *args, str(chart)).json()
+        assert report["errors"] == []
+        return {f["rule"] for f in report["findings"]}, report["summary"]["statefulsets"]
+
+    rules, sets = run("--kube-version", "1.31")
+    # policy/v1/PodDisruptionBudget is served (an offline helm template says it is not)
+    assert "pdb-missing" not in rules and "single-replica" not in rules and sets == 1
+    rules, sets = run("--kube-version", "1.29")  # the semverCompare branch of 1.29
+    assert "single-replica" in rules
+    _rules, sets = run("--api-versions", "monitoring.coreos.com/v1")
+    assert sets == 2
+    (tmp_path / ".ssrisk.yaml").write_text("api-versions: [monitoring.coreos.com/v1]\n")
+    _rules, sets = run("--config", str(tmp_path / ".ssrisk.yaml"))
+    assert sets == 2

@@ -47,6 +47,22 @@ class HelmOptions:
     values_files: tuple[str, ...] = ()
     set_values: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
+    #: The Kubernetes version checked (``1.NN[.P]``): ``.Capabilities.KubeVersion``, and whose
+    #: built-in resources answer ``.Capabilities.APIVersions`` (:mod:`.helm_capabilities`);
+    #: ``""``: Helm's offline defaults.
+    kube_version: str = ""
+    #: More API versions for ``.Capabilities.APIVersions`` (``--api-versions``: CRD groups).
+    api_versions: tuple[str, ...] = ()
+
+    def capabilities(self) -> tuple[str, tuple[str, ...]]:
+        """``(KubeVersion as v1.NN.P, API versions)`` of the render (``("", extra)`` without a
+        version)."""
+        from .helm_capabilities import builtin_api_versions, kube_version_tag
+
+        if not self.kube_version:
+            return "", self.api_versions
+        builtin = builtin_api_versions(self.kube_version)
+        return kube_version_tag(self.kube_version), (*builtin, *self.api_versions)
 
 
 def render_chart(
@@ -149,6 +165,11 @@ def render_manifests(
         try:
             if helm is not None:
                 argv = [helm, "template", RELEASE_NAME, copy, "-n", namespace]
+                kube, apis = options.capabilities()
+                if kube:
+                    argv += ["--kube-version", kube]
+                for api in apis:
+                    argv += ["--api-versions", api]
                 for i, (_path, text) in enumerate(values):
                     copied = os.path.join(tmp, f"values-{i}.yaml")
                     with open(copied, "w", encoding="utf-8") as fh:
@@ -197,12 +218,15 @@ def _render_with_engine(
     env: dict[str, str],
 ) -> dict[str, str]:
     """Render with Helm's embedded engine in a bounded child (:mod:`.helm_engine`)."""
+    kube, apis = options.capabilities()
     request = {
         "chart": chart,
         "namespace": namespace,
         "release": RELEASE_NAME,
         "values_files": values,
         "set": list(options.set_values),
+        "kube_version": kube,
+        "api_versions": list(apis),
     }
     # -I: the child ignores PYTHON* variables and does not put its working directory (or the
     # user's) on sys.path; the directory this ssrisk was imported from is put there instead.
@@ -225,7 +249,30 @@ def _render_with_engine(
     if "error" in answer:
         raise RenderError(str(answer["error"]))
     manifests: dict[str, str] = answer["manifests"]
-    return manifests
+    return {name: helm_split_text(text) for name, text in manifests.items()}
+
+
+def helm_split_text(text: str) -> str:
+    r"""A template's raw output as ``helm template`` prints it, line for line: Helm splits the
+    rendered text at every ``---`` that starts a line and trims each document
+    (pkg/releaseutil/manifest.go#SplitManifests: ``(?:^|\s*\n)---\s*``, then
+    ``strings.TrimSpace``), so a ``---#note`` separates documents and an indented first line
+    is read from its first character. The embedded engine returns the text before that step;
+    this makes the same two changes without moving any line (a blank is put after such a
+    ``---``, a document's first line with content loses its indentation), so positions still
+    map back to the template. One pass over the lines."""
+    lines = text.split("\n")
+    first = True  # the next line with content is a document's first
+    for i, line in enumerate(lines):
+        if line.startswith("---"):
+            if len(line) > 3 and not line[3].isspace() and line[3] != "-":
+                lines[i] = "--- " + line[3:]
+            first = True
+            continue
+        if first and line.strip():
+            lines[i] = line.lstrip(" \t")
+            first = False
+    return "\n".join(lines)
 
 
 def _package_parent() -> str:

@@ -65,12 +65,36 @@ def render(request: Mapping[str, Any]) -> dict[str, Any]:
                     "'helm dependency build' to fetch missing dependencies: found in "
                     f"Chart.yaml, but missing in charts/ directory: {', '.join(missing)}"
                 }
-            manifests = chart.render(
-                values, name=request["release"], namespace=request["namespace"]
-            )
+            manifests = _render(chart, values, request)
     except helm_python.HelmError as exc:
         return {"error": _detail(exc)}
     return {"manifests": manifests}
+
+
+def _render(chart: Any, values: dict[str, Any] | None, request: Mapping[str, Any]) -> Any:
+    """The chart rendered as an install of ``request["release"]`` in its namespace, with
+    ``.Capabilities`` of the checked Kubernetes version. helm-python-sdk 0.2's
+    ``Chart.render`` passes no KubeVersion or APIVersions, but its native render takes them
+    among its options (``kube_version``, ``api_versions``: helm-c-sdk's render options, which
+    set the action's KubeVersion and APIVersions as ``helm template --kube-version
+    --api-versions`` does); without them, or without that entry point, ``Chart.render``."""
+    name, namespace = request["release"], request["namespace"]
+    kube, apis = request.get("kube_version") or "", list(request.get("api_versions") or [])
+    if kube or apis:
+        try:
+            from helm_python import _native
+            from helm_python.chart import _dumps
+        except ImportError:  # another helm-python-sdk layout: Helm's offline defaults
+            pass
+        else:
+            opts = {"name": name, "namespace": namespace, "kube_version": kube}
+            if apis:
+                opts["api_versions"] = apis
+            rendered = _native.call_string(
+                "helm_render", chart._raw(), _dumps(values), json.dumps(opts)
+            )
+            return json.loads(rendered)
+    return chart.render(values, name=name, namespace=namespace)
 
 
 def _missing_dependencies(chart: Any) -> list[str]:

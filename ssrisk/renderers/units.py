@@ -134,6 +134,8 @@ class HelmCharts(Renderer):
             values_files=tuple(settings.helm_values),
             set_values=tuple(settings.helm_set),
             limits=Limits(timeout_s=settings.render_timeout_s),
+            kube_version=settings.kube_version,
+            api_versions=tuple(settings.helm_api_versions),
         )
         loaded: list[LoadedFile] = []
         for chart in units:

@@ -347,3 +347,20 @@ def test_ignore_comments_are_read_as_by_the_old_pattern(line: str) -> None:
     m = _OLD_IGNORE.search(line)
     old = None if m is None else (line.index("#", m.start()), m["ids"], m["reason"])
     assert match_comment(line) == old
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [" \t \n", "---#\n", "---\n  \n", "   x\n---"],
+    ids=["blank lines", "separators", "separators and blanks", "indented lines"],
+)
+def test_helm_splitting_of_engine_output_is_linear(unit: str) -> None:
+    """Helm's splitting of a template's raw output (a chart can render any text) scans it
+    once: runs of blank lines, separators and indentation cost linear time."""
+    from ssrisk.renderers.helm import helm_split_text
+
+    def make(n: int) -> Callable[[], object]:
+        text = unit * (50 * n) + "   apiVersion: v1\n"
+        return lambda: helm_split_text(text)
+
+    _scales_linearly(make, 2000)

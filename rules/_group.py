@@ -27,8 +27,7 @@ from ssrisk.inventory import pdb_selects
 from ssrisk.model import K8sObject
 from ssrisk.rule import CheckContext
 
-from ._quorum import server_container
-from ._systems import Catalog, ctx_catalog
+from ._systems import Catalog, ctx_catalog, server_system
 
 #: Sets of one system looked at per namespace (beyond it, no groups are formed: a namespace of
 #: thousands of sets of one system is not one ring).
@@ -71,10 +70,9 @@ def _groups(ctx: CheckContext, cat: Catalog) -> dict[str, Group]:
     sets = [s for s in ctx.inventory.in_namespace("StatefulSet", ctx.sts.namespace) if s.name]
     by_system: dict[str, list[K8sObject]] = {}
     for sts in sets:
-        server = server_container(sts)
-        found = cat.match(server) if server is not None else None
+        found = server_system(sts, cat)
         if found is not None:
-            by_system.setdefault(found.id, []).append(sts)
+            by_system.setdefault(found, []).append(sts)
     out: dict[str, Group] = {}
     for system, members in by_system.items():
         if len(members) < 2 or len(members) > MAX_SETS:

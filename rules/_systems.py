@@ -451,3 +451,16 @@ def factor_of(system: System, container: Container) -> tuple[int, str]:
             if value is not None and value.isdigit():
                 return int(value), name
     return (system.factor_default or 1), "default"
+
+
+def server_system(sts: K8sObject, cat: Catalog) -> str | None:
+    """The catalog id of the system another StatefulSet's server runs (no annotation read
+    beyond ``ssrisk.io/system``), or ``None``."""
+    from ._quorum import server_container
+
+    named = annotated_system(sts)
+    if named is not None:
+        return None if named == NONE else named
+    server = server_container(sts)
+    found = cat.match(server) if server is not None else None
+    return found.id if found is not None else None

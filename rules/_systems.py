@@ -22,7 +22,7 @@ matches an entry's ``clients`` patterns is never that system's server (``vault a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -464,3 +464,163 @@ def server_system(sts: K8sObject, cat: Catalog) -> str | None:
     server = server_container(sts)
     found = cat.match(server) if server is not None else None
     return found.id if found is not None else None
+
+
+# --- patterns that run in linear time -------------------------------------------------------
+
+#: Letters a class is tried on: a repeat of a class that matches them can rescan the words
+#: it crosses from every start, so it must be bounded or come last.
+_PROBE_CHARS = "aZ0_"
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a catalog pattern could take more than linear time on an attacker's command line,
+    or ``None``: a backreference; a repeated group that itself repeats or alternates
+    (``(a+)+``, ``(a|aa)+``); or, in a pattern not anchored at its start, an unbounded repeat
+    of a class that matches word characters followed by more pattern (``x[^;]*y`` rescans the
+    rest of the line from every ``x``: write ``x[^;]{0,200}y``). The pattern is compiled
+    first (``re.error`` is a problem too)."""
+    try:
+        parsed = _sre_parse(pattern)
+    except re.error as exc:
+        return f"not a regular expression: {exc}"
+    items = list(parsed)
+    anchored = bool(items) and items[0][0] == _AT and items[0][1] in _START_ANCHORS
+    return _walk(items, anchored, top=True)
+
+
+def _stdlib(new: str, old: str) -> Any:
+    """The regular expression parser's module: ``re._parser`` (3.11+) or ``sre_parse``."""
+    import importlib
+
+    try:
+        return importlib.import_module(new)
+    except ImportError:  # Python 3.10
+        return importlib.import_module(old)
+
+
+def _sre_parse(pattern: str) -> Any:
+    return _stdlib("re._parser", "sre_parse").parse(pattern)
+
+
+_sre_c = _stdlib("re._constants", "sre_constants")
+
+_AT = _sre_c.AT
+_START_ANCHORS = (_sre_c.AT_BEGINNING, _sre_c.AT_BEGINNING_STRING)
+_REPEATS = tuple(
+    getattr(_sre_c, name)
+    for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+    if hasattr(_sre_c, name)
+)
+_UNBOUNDED = _sre_c.MAXREPEAT
+
+
+def _walk(items: list[Any], anchored: bool, top: bool) -> str | None:
+    for i, (op, av) in enumerate(items):
+        if op == _sre_c.GROUPREF or op == _sre_c.GROUPREF_EXISTS:
+            return "a backreference"
+        if op in _REPEATS:
+            _low, high, body = av
+            if high > 1 and _repeats_or_branches(list(body)):
+                return "a repeated group that repeats or alternates inside (nested quantifier)"
+            last = top and i == len(items) - 1
+            if high == _UNBOUNDED and not anchored and not last and _matches_words(list(body)):
+                return "an unbounded repeat of word characters followed by more pattern (bound it)"
+            found = _walk(list(body), anchored, top=False)
+        elif op == _sre_c.SUBPATTERN:
+            found = _walk(list(av[-1]), anchored, top=False)
+        elif op in (_sre_c.ASSERT, _sre_c.ASSERT_NOT):
+            found = _walk(list(av[1]), anchored, top=False)
+        elif op == _sre_c.BRANCH:
+            found = next((p for b in av[1] if (p := _walk(list(b), anchored, False))), None)
+        else:
+            found = None
+        if found:
+            return found
+    return None
+
+
+def _repeats_or_branches(items: list[Any]) -> bool:
+    for op, av in items:
+        if op == _sre_c.BRANCH:
+            return True
+        if op in _REPEATS and av[1] > 1:
+            return True
+        if op == _sre_c.SUBPATTERN and _repeats_or_branches(list(av[-1])):
+            return True
+        if op in _REPEATS and _repeats_or_branches(list(av[2])):
+            return True
+    return False
+
+
+def _matches_words(items: list[Any]) -> bool:
+    """Whether a repeat's body can match a word character (tried on a few)."""
+    if len(items) != 1:
+        return True  # a sequence: conservatively, yes
+    op, av = items[0]
+    if op == _sre_c.ANY:
+        return True
+    if op == _sre_c.LITERAL:
+        return chr(av) in _PROBE_CHARS
+    try:
+        one = re.compile(_item_text(items[0]))
+    except (re.error, ValueError):
+        return True
+    return any(one.fullmatch(c) for c in _PROBE_CHARS)
+
+
+def _item_text(item: Any) -> str:
+    """A regular expression for one parsed item (a class, a negated literal)."""
+    op, av = item
+    if op == _sre_c.NOT_LITERAL:
+        return "[^" + re.escape(chr(av)) + "]"
+    if op == _sre_c.IN:
+        parts: list[str] = []
+        negate = ""
+        for kind, value in av:
+            if kind == _sre_c.NEGATE:
+                negate = "^"
+            elif kind == _sre_c.LITERAL:
+                parts.append(re.escape(chr(value)))
+            elif kind == _sre_c.RANGE:
+                parts.append(re.escape(chr(value[0])) + "-" + re.escape(chr(value[1])))
+            elif kind == _sre_c.CATEGORY:
+                parts.append(_CATEGORY.get(value, "\\w"))
+        return "[" + negate + "".join(parts) + "]"
+    raise ValueError("not a class")
+
+
+_CATEGORY = {
+    _sre_c.CATEGORY_DIGIT: "\\d",
+    _sre_c.CATEGORY_NOT_DIGIT: "\\D",
+    _sre_c.CATEGORY_SPACE: "\\s",
+    _sre_c.CATEGORY_NOT_SPACE: "\\S",
+    _sre_c.CATEGORY_WORD: "\\w",
+    _sre_c.CATEGORY_NOT_WORD: "\\W",
+}
+
+
+def entry_patterns(raw: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """``(key path, pattern)`` of every regular expression of a raw entry."""
+    for section, keys in _PATTERN_KEYS.items():
+        block = raw.get(section)
+        if not isinstance(block, Mapping):
+            continue
+        for key in keys:
+            if key == "voting_roles.env":
+                values = (block.get("voting_roles") or {}).get("env") or ()
+                path: tuple[str | int, ...] = (section, "voting_roles", "env")
+            else:
+                values = block.get(key) or ()
+                path = (section, key)
+            for i, value in enumerate(values):
+                if isinstance(value, str):
+                    yield (*path, i), value
+
+
+_PATTERN_KEYS = {
+    "recognise": ("args", "clients"),
+    "replication": ("voting_roles.env",),
+    "data": ("no_data_when",),
+    "probes": ("peer_dependent", "local"),
+}

@@ -535,24 +535,44 @@ def _systems(
 
     import jsonschema
 
-    from .rules._systems import builtin_entries, merge_entry, system_schema
+    from .rules._systems import (
+        builtin_entries,
+        entry_patterns,
+        merge_entry,
+        pattern_problem,
+        system_schema,
+    )
 
     validator = jsonschema.Draft202012Validator(
         system_schema(), format_checker=jsonschema.FormatChecker()
     )
     builtin = builtin_entries()
+    known = set(builtin) | set(raw)
     out: list[tuple[str, str, str]] = []
     for system_id, entry in raw.items():
+        found: list[tuple[tuple[str | int, ...], str]] = []
+        if "id" in entry and entry["id"] != system_id:
+            found.append((("id",), f"{entry['id']!r} is not the entry's key {system_id!r}"))
         merged = merge_entry(builtin.get(system_id), {**entry, "id": system_id})
-        err = jsonschema.exceptions.best_match(validator.iter_errors(merged))
-        if err is not None:
-            keys: tuple[str | int, ...] = ("systems", system_id, *err.absolute_path)
+        for err in sorted(validator.iter_errors(merged), key=lambda e: list(map(str, e.path))):
+            found.append((tuple(err.absolute_path), _message(err)))
+        if not found:  # the patterns and ids of an entry of the right shape
+            for path, pattern in entry_patterns(entry):
+                problem = pattern_problem(pattern)
+                if problem:
+                    found.append((path, f"pattern {pattern!r} is refused: {problem}"))
+            promoters = (entry.get("replication") or {}).get("promoted_by") or ()
+            for i, other in enumerate(promoters):
+                if other not in known:
+                    found.append((("replication", "promoted_by", i), f"no system {other!r}"))
+        for at, text in found:
+            keys: tuple[str | int, ...] = ("systems", system_id, *at)
+            shown = "/".join(str(k) for k in at) or system_id
             where = _where(cfg, keys, prefix)
-            shown = "/".join(str(k) for k in err.absolute_path) or system_id
-            message = f"{where}: systems: {system_id}: {shown}: {_message(err)}"
-            problems.append((keys, ConfigError(message)))
-            continue
-        out.append((system_id, json.dumps(entry, sort_keys=True), cfg.where("systems", system_id)))
+            problems.append((keys, ConfigError(f"{where}: systems: {system_id}: {shown}: {text}")))
+        if not found:
+            where_s = cfg.where("systems", system_id)
+            out.append((system_id, json.dumps(entry, sort_keys=True), where_s))
     return tuple(out)
 
 

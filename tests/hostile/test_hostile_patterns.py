@@ -364,3 +364,17 @@ def test_helm_splitting_of_engine_output_is_linear(unit: str) -> None:
         return lambda: helm_split_text(text)
 
     _scales_linearly(make, 2000)
+
+
+def test_the_patterns_of_the_catalog_cost_linear_time_on_long_probes() -> None:
+    """A long readiness command of repeated client names (the shape that made a bounded-free
+    pattern quadratic) is matched in linear time by every pattern of the catalog."""
+    from ssrisk.rules._systems import builtin_entries, entry_patterns
+
+    patterns = [re.compile(p) for raw in builtin_entries().values() for _, p in entry_patterns(raw)]
+
+    def make(n: int) -> Any:
+        text = "rabbitmq-diagnostics mysqladmin redis-cli nodetool --config.file=" * n
+        return lambda: [p.search(text) for p in patterns]
+
+    _scales_linearly(make, 200)

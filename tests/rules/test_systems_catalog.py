@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,9 @@ from ssrisk.rules._systems import (
     builtin_entries,
     catalog,
     data_dir,
+    entry_patterns,
     factor_of,
+    pattern_problem,
     system_schema,
 )
 
@@ -130,16 +131,37 @@ def test_configuration_entries_add_systems_and_replace_sections() -> None:
 
 def test_patterns_of_the_catalog_run_in_linear_time() -> None:
     """Every pattern of the catalog is matched against attacker-written command lines: none
-    may nest quantifiers (the shape that backtracks exponentially)."""
-    nested = re.compile(r"\([^()]*[+*][^()]*\)[+*{]")
-    for path in ENTRIES:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        for section in raw.values():
-            if not isinstance(section, dict):
-                continue
-            for key in ("args", "clients", "peer_dependent", "local"):
-                for pattern in section.get(key, ()):
-                    assert not nested.search(pattern), (path.name, pattern)
+    nests quantifiers or rescans a line from every start (pattern_problem)."""
+    found = [
+        (system_id, where, pattern, pattern_problem(pattern))
+        for system_id, raw in builtin_entries().items()
+        for where, pattern in entry_patterns(raw)
+        if pattern_problem(pattern)
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(a+)+$",
+        "(a|aa)+$",
+        "(?:ab|a)*c",
+        r"(\w)\1",
+        r"\bcli\b[^;]*\bping\b",
+        r"x(?![^;]*y)",
+        "[",
+    ],
+)
+def test_a_pattern_that_can_backtrack_is_refused(pattern: str) -> None:
+    assert pattern_problem(pattern) is not None
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"^(?:\S*/)?zkCli", r"\bcockroach\s+start(?:\s|$)", r"x[^;]{0,200}y", "a.*"]
+)
+def test_a_linear_pattern_is_accepted(pattern: str) -> None:
+    assert pattern_problem(pattern) is None
 
 
 INHOUSE_SET = """\
@@ -222,3 +244,38 @@ def test_the_systems_command_lists_the_catalog_with_its_sources() -> None:
     listed = run_cli("systems", "--format", "json").json()
     assert [e["id"] for e in listed] == sorted(builtin_entries())
     assert all(e["replication"]["source"] for e in listed)
+
+
+def test_every_problem_of_configuration_entries_is_reported_and_nothing_hangs(
+    tmp_path: Path,
+) -> None:
+    """A pull request can write the configuration: a pattern that backtracks is refused at
+    its key (not run), and every problem of every entry is reported in file order."""
+    from conftest import run_cli
+
+    (tmp_path / "s.yaml").write_text(
+        INHOUSE_SET.replace("example.org/inhouse-store:2", "busybox"), encoding="utf-8"
+    )
+    cfg = tmp_path / ".ssrisk.yaml"
+    cfg.write_text(
+        "systems:\n"
+        "  evil:\n"
+        "    id: other\n"
+        "    name: Evil\n"
+        "    category: databse\n"
+        "    recognise: {images: [busybox]}\n"
+        '    replication: {model: quorum, source: "https://example.org/x"}\n'
+        '    data: {durable: maybe, source: "https://example.org/x"}\n'
+        "  evil2:\n"
+        "    name: Evil2\n"
+        "    category: database\n"
+        '    recognise: {images: [busybox], args: ["(a+)+$"]}\n'
+        '    replication: {model: primary-replica, promoted_by: [nosuch], source: "x-source"}\n'
+        '    data: {durable: true, source: "https://example.org/x"}\n',
+        encoding="utf-8",
+    )
+    run = run_cli("check", "s.yaml", cwd=tmp_path)
+    assert run.code == 2 and "Traceback" not in run.err
+    places = [line.split(": systems: ")[0].rsplit(":", 2)[1:] for line in run.err.splitlines()]
+    assert places == [["3", "5"], ["5", "5"], ["8", "12"], ["12", "43"], ["13", "57"]], run.err
+    assert "nested quantifier" in run.err and "no system 'nosuch'" in run.err

@@ -21,7 +21,16 @@ from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
 
 from ._podspec import set_spec, template
-from ._systems import Catalog, System, catalog, ctx_catalog, image_name, is_client, program_line
+from ._systems import (
+    Catalog,
+    System,
+    catalog,
+    cluster_name,
+    ctx_catalog,
+    image_name,
+    is_client,
+    program_line,
+)
 from ._systems import recognise as recognise_system
 
 ANNOTATION = "ssrisk.io/quorum"
@@ -102,7 +111,8 @@ def server_container(sts: K8sObject) -> Container | None:
     annotation names; else of the containers that mount a ``volumeClaimTemplates`` volume
     (the set's data; all of them when none does), the first that is not a helper (an
     exporter, a proxy, a configuration renderer, a client such as ``vault agent``: see
-    :func:`_is_helper`), else the first of them. Restartable init containers (sidecars,
+    :func:`_is_helper`), else the first container that is not a helper (a claim mounted only
+    by a backup sidecar), else the first of them. Restartable init containers (sidecars,
     KEP-753) are never the server."""
     return sts.memo("server_container", lambda: _server_container(sts))
 
@@ -118,8 +128,11 @@ def _server_container(sts: K8sObject) -> Container | None:
             return c
     claims = model.claim_names
     data = [c for c in items if any(m.name in claims for m in c.mounts)]
-    pool = data or items
-    return next((c for c in pool if not _is_helper(c)), pool[0])
+    for pool in (data, items):  # a claim on an exporter or a backup sidecar only: the others
+        found = next((c for c in pool if not _is_helper(c)), None)
+        if found is not None:
+            return found
+    return (data or items)[0]
 
 
 def votes(system: System, container: Container | None) -> bool:
@@ -169,15 +182,30 @@ def members(ctx: CheckContext, system: str) -> int:
         return total
     ns = ctx.sts.namespace
     group = tuple((k, str(v)) for k, v in keys)
+    own = _cluster(ctx.sts, ctx_catalog(ctx))
     tally = ctx.inventory.tally_labelled(
-        ns, group, partial(_member_weight, system, ctx_catalog(ctx)), ("quorum-members", system)
+        ns,
+        group,
+        partial(_member_weight, system, ctx_catalog(ctx), own),
+        ("quorum-members", system, own),
     )
     return max(total, ctx.replicas + tally.total - tally.weight(ctx.sts.name))
 
 
-def _member_weight(system: str, cat: Catalog, other: K8sObject) -> int | None:
+def _cluster(sts: K8sObject, cat: Catalog) -> str | None:
+    """The cluster name of a set's server (:func:`rules._systems.cluster_name`)."""
+    main = server_container(sts)
+    found = cat.match(main) if main is not None else None
+    return cluster_name(found, main) if found is not None and main is not None else None
+
+
+def _member_weight(system: str, cat: Catalog, cluster: str | None, other: K8sObject) -> int | None:
     """The voting replicas ``other`` adds to a quorum system ``system`` spanning
-    StatefulSets (``None``: not a voting member set, such as a data-only one)."""
+    StatefulSets (``None``: not a voting member set, such as a data-only one, or a member of
+    another cluster of the installation: a shard beside the config server)."""
+    theirs = _cluster(other, cat)
+    if cluster is not None and theirs is not None and theirs != cluster:
+        return None
     if _quorum_system(other, cat) != system:
         return None
     replicas = set_spec(other).replicas

@@ -70,6 +70,8 @@ class System:
     model: str = "single-instance"
     automatic_promotion: bool | None = None
     promoted_by: tuple[str, ...] = ()
+    cluster_env: frozenset[str] = frozenset()
+    cluster_settings: tuple[str, ...] = ()
     factor_default: int | None = None
     factor_env: frozenset[str] = frozenset()
     factor_settings: tuple[str, ...] = ()
@@ -141,6 +143,8 @@ def parse_entry(raw: Mapping[str, Any], origin: str) -> System:
         model=str(rep.get("model") or "single-instance"),
         automatic_promotion=rep.get("automatic_promotion"),
         promoted_by=tuple(rep.get("promoted_by", ())),
+        cluster_env=frozenset(rep.get("cluster_env", ())),
+        cluster_settings=tuple(rep.get("cluster_settings", ())),
         factor_default=factor.get("default"),
         factor_env=frozenset(factor.get("env", ())),
         factor_settings=tuple(factor.get("settings", ())),
@@ -399,10 +403,17 @@ def data_dir(system: System, container: Container) -> DataDir | None:
     command line, else the entry's default paths (``None`` when it has none)."""
     for e in container.env:
         if e.name in system.data_env and e.value:
-            return DataDir(e.value.split(",", 1)[0].strip(), f"env {e.name}")
+            value = expand_env(e.value, container)
+            if value is None:
+                return None  # a variable ssrisk cannot read: where the data is is unknown
+            return DataDir(value.split(",", 1)[0].strip(), f"env {e.name}")
     program = " ".join([*container.command, *container.args])
     for name in system.data_settings:
         value = _setting_value(name, program)
+        if value and "$(" in value:
+            value = expand_env(value, container)
+            if value is None:
+                return None
         if value and value.startswith("/"):
             return DataDir(value, name)
     if system.data_paths:
@@ -421,6 +432,48 @@ def holds_no_data(system: System, container: Container, labels: Mapping[str, Any
     return any(p.search(t) for p in system.no_data_when for t in texts)
 
 
+_ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def expand_env(value: str, container: Container) -> str | None:
+    """``value`` with ``$(NAME)`` references to the container's literal env entries
+    expanded, as the kubelet expands them (dependent environment variables:
+    docs/tasks/inject-data-application/define-interdependent-environment-variables.md;
+    ``$$(NAME)`` stays literal); ``None`` when one names a variable without a literal value
+    (from a ConfigMap, a Secret or the downward API)."""
+    if "$(" not in value:
+        return value
+    known = {e.name: e.value for e in container.env if e.value is not None}
+    unknown = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal unknown
+        if m.start() > 0 and value[m.start() - 1] == "$":
+            return m.group(0)
+        found = known.get(m.group(1))
+        if found is None or "$(" in found:
+            unknown = True
+            return ""
+        return found
+
+    out = _ENV_REF.sub(one, value)
+    return None if unknown else out.replace("$$(", "$(")
+
+
+def cluster_name(system: System, container: Container) -> str | None:
+    """The name of the cluster the member belongs to (a MongoDB replica set name), from the
+    entry's ``cluster_env`` or ``cluster_settings``; ``None`` when the manifest does not say."""
+    for e in container.env:
+        if e.name in system.cluster_env and e.value:
+            return e.value
+    program = " ".join([*container.command, *container.args])
+    for name in system.cluster_settings:
+        value = _setting_value(name, program)
+        if value:
+            return value
+    return None
+
+
 def covering_mount(container: Container, path: str) -> tuple[str, str] | None:
     """``(volume name, mountPath)`` of the container's mount that holds ``path`` (the longest
     mountPath that is ``path`` or one of its parents), or ``None``."""
@@ -434,22 +487,26 @@ def covering_mount(container: Container, path: str) -> tuple[str, str] | None:
     return best
 
 
-def factor_of(system: System, container: Container) -> tuple[int, str]:
+def factor_of(system: System, container: Container) -> tuple[int, str] | None:
     """``(replication factor, where it is set)`` of a sharded ``system`` whose server is
     ``container``: one of the entry's ``factor.env`` variables, one of its ``factor.settings``
     in the command line or an environment value (``KAFKA_OPTS``-style), else the entry's
     default (``"default"``). ConfigMaps are not read: a factor set only in a mounted
-    configuration file is not seen."""
+    configuration file is not seen. ``None`` when a variable sets it to a value ssrisk
+    cannot read (another variable, a ConfigMap) or to no valid factor."""
     for e in container.env:
-        if e.name in system.factor_env and e.value and e.value.strip().isdigit():
-            return int(e.value.strip()), f"env {e.name}"
+        if e.name in system.factor_env:
+            value = expand_env(e.value or "", container)
+            if value is None or not value.strip().isdigit() or int(value) < 1:
+                return None  # set, but to nothing ssrisk can read (or an invalid factor)
+            return int(value.strip()), f"env {e.name}"
     texts = [" ".join([*container.command, *container.args])]
     texts += [e.value for e in container.env if e.value]
     for name in system.factor_settings:
         for text in texts:
             value = _setting_value(name, text)
-            if value is not None and value.isdigit():
-                return int(value), name
+            if value is not None:
+                return (int(value), name) if value.isdigit() and int(value) >= 1 else None
     return (system.factor_default or 1), "default"
 
 

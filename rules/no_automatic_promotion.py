@@ -32,7 +32,7 @@ class NoAutomaticPromotion(Rule):
         if system.model != "primary-replica" or system.automatic_promotion is not False:
             return
         promoters = set(system.promoted_by)
-        if promoters & companions(ctx) or self._promoter_beside(ctx, promoters):
+        if promoters & companions(ctx) or self._beside(ctx, promoters, system.id):
             return
         named = " or ".join(sorted(promoters)) or "a failover manager"
         msg = (
@@ -67,9 +67,11 @@ class NoAutomaticPromotion(Rule):
         yield self.finding(ctx, at, msg, explanation, facts=facts)
 
     @staticmethod
-    def _promoter_beside(ctx: CheckContext, promoters: set[str]) -> bool:
+    def _beside(ctx: CheckContext, promoters: set[str], system: str) -> bool:
         """Whether a StatefulSet of the same installation (instance label) runs a promoter
-        (a Redis Sentinel set beside the Redis sets)."""
+        (a Redis Sentinel set beside the Redis sets), or is the one-replica primary of these
+        replicas (the Bitnami charts' primary and read sets): that set's single-replica
+        finding already says the one writer's loss is an outage."""
         labels = ctx.pod_labels
         keys = [(k, str(labels[k])) for k in INSTANCE_LABELS if labels.get(k)]
         if not keys or not promoters:
@@ -79,7 +81,10 @@ class NoAutomaticPromotion(Rule):
             theirs = other.pod_template().labels
             if other is ctx.sts or not all(str(theirs.get(k)) == v for k, v in keys):
                 continue
-            if server_system(other, cat) in promoters:
+            theirs_id = server_system(other, cat)
+            if theirs_id in promoters:
+                return True
+            if theirs_id == system and other.set_spec().replicas in (None, 1):
                 return True
         return False
 

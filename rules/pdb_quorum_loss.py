@@ -38,7 +38,9 @@ class PdbQuorumLoss(Rule):
         if n < 1 or len(pdbs) != 1:  # several PDBs: pdb-blocks-drain (every eviction fails)
             return
         pdb = pdbs[0]
-        n = _selected_members(ctx, pdb)
+        n, sets = _selected_members(ctx, pdb)
+        if min(sets) != ctx.sts.name:
+            return  # one budget over a group of sets: reported once, on the first of them
         b = budget(pdb, n)
         if b is None or b.field is None:
             return
@@ -118,22 +120,22 @@ class PdbQuorumLoss(Rule):
         )
 
 
-def _selected_members(ctx: CheckContext, pdb: K8sObject) -> int:
-    """The pods ``pdb`` counts: the set's replicas, plus those of the other StatefulSets of
-    its system group (:func:`rules._group.group_of`) whose pods it selects too (one budget
-    over a ring of one set per zone counts every member: disruption.go#getExpectedPodCount
-    adds up the scale of every controller of the pods it selects)."""
+def _selected_members(ctx: CheckContext, pdb: K8sObject) -> tuple[int, list[str]]:
+    """The pods ``pdb`` counts and the sets they belong to: the set's replicas, plus those of
+    the other StatefulSets of its system group (:func:`rules._group.group_of`) whose pods it
+    selects too (one budget over a ring of one set per zone counts every member:
+    disruption.go#getExpectedPodCount adds up the scale of every controller of the pods it
+    selects)."""
     group = group_of(ctx)
-    if group is None:
-        return ctx.replicas
-    total = ctx.replicas
-    for name, replicas in group.replicas.items():
+    total, names = ctx.replicas, [ctx.sts.name]
+    for name, replicas in group.replicas.items() if group is not None else ():
         if name == ctx.sts.name:
             continue
         other = ctx.inventory.named("StatefulSet", ctx.sts.namespace, name)
         if other is not None and pdb_selects(pdb, other.pod_template().labels):
             total += replicas
-    return total
+            names.append(name)
+    return total, names
 
 
 @hookimpl

@@ -30,9 +30,10 @@ class ReplicationFactorOne(Rule):
         system, server = found.system, found.container
         if system.model != "sharded" or system.factor_default is None or ctx.replicas < 2:
             return
-        factor, where = factor_of(system, server)
-        if factor > 1:
-            return
+        read = factor_of(system, server)
+        if read is None or read[0] > 1:
+            return  # redundant, or set to a value ssrisk cannot read
+        factor, where = read
         n = ctx.replicas
         explicit = where != "default"
         if explicit:

@@ -75,6 +75,7 @@ class System:
     factor_default: int | None = None
     factor_env: frozenset[str] = frozenset()
     factor_settings: tuple[str, ...] = ()
+    factor_not_when: tuple[re.Pattern[str], ...] = ()
     voting_env: tuple[re.Pattern[str], ...] = ()
     voting_roles: frozenset[str] = frozenset()
     default_votes: bool = True
@@ -148,6 +149,7 @@ def parse_entry(raw: Mapping[str, Any], origin: str) -> System:
         factor_default=factor.get("default"),
         factor_env=frozenset(factor.get("env", ())),
         factor_settings=tuple(factor.get("settings", ())),
+        factor_not_when=_patterns(factor.get("not_when", ())),
         voting_env=_patterns(voting.get("env", ())),
         voting_roles=frozenset(voting.get("roles", ())),
         default_votes=bool(voting.get("default_votes", True)),
@@ -421,15 +423,21 @@ def data_dir(system: System, container: Container) -> DataDir | None:
     return None
 
 
-def holds_no_data(system: System, container: Container, labels: Mapping[str, Any]) -> bool:
-    """Whether the entry's ``data.no_data_when`` patterns mark this member as one that holds no
-    data (a MongoDB arbiter): searched in ``NAME=value`` of the literal env entries, the
-    command line and ``key=value`` of the pod labels."""
-    if not system.no_data_when:
+def holds_no_data(
+    system: System,
+    container: Container,
+    labels: Mapping[str, Any],
+    patterns: tuple[re.Pattern[str], ...] | None = None,
+) -> bool:
+    """Whether the entry's ``data.no_data_when`` patterns (or ``patterns``) mark this member as
+    one that holds no data (a MongoDB arbiter): searched in ``NAME=value`` of the literal env
+    entries, the command line and ``key=value`` of the pod labels."""
+    patterns = system.no_data_when if patterns is None else patterns
+    if not patterns:
         return False
     texts = [f"{e.name}={e.value}" for e in container.env if e.value is not None]
     texts += [program_line(container)] + [f"{k}={v}" for k, v in labels.items()]
-    return any(p.search(t) for p in system.no_data_when for t in texts)
+    return any(p.search(t) for p in patterns for t in texts)
 
 
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
@@ -664,9 +672,10 @@ def entry_patterns(raw: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ..
         if not isinstance(block, Mapping):
             continue
         for key in keys:
-            if key == "voting_roles.env":
-                values = (block.get("voting_roles") or {}).get("env") or ()
-                path: tuple[str | int, ...] = (section, "voting_roles", "env")
+            if "." in key:
+                outer, inner = key.split(".")
+                values = (block.get(outer) or {}).get(inner) or ()
+                path: tuple[str | int, ...] = (section, outer, inner)
             else:
                 values = block.get(key) or ()
                 path = (section, key)
@@ -677,7 +686,7 @@ def entry_patterns(raw: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ..
 
 _PATTERN_KEYS = {
     "recognise": ("args", "clients"),
-    "replication": ("voting_roles.env",),
+    "replication": ("voting_roles.env", "factor.not_when"),
     "data": ("no_data_when",),
     "probes": ("peer_dependent", "local"),
 }

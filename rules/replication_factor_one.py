@@ -8,7 +8,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, Severity
 from ssrisk.rule import CheckContext, Rule
 
-from ._systems import factor_of, recognise
+from ._systems import factor_of, holds_no_data, recognise
 from ._text import paragraph
 
 
@@ -30,6 +30,8 @@ class ReplicationFactorOne(Rule):
         system, server = found.system, found.container
         if system.model != "sharded" or system.factor_default is None or ctx.replicas < 2:
             return
+        if holds_no_data(system, server, ctx.pod_labels, system.factor_not_when):
+            return  # holds none of the data the factor copies (a Kafka controller-only node)
         read = factor_of(system, server)
         if read is None or read[0] > 1:
             return  # redundant, or set to a value ssrisk cannot read

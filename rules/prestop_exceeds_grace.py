@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
@@ -38,6 +39,8 @@ class PreStopExceedsGrace(Rule):
             at = ctx.sts.pos(*pre.path, "seconds" if pre.kind == "sleep" else "command")
             if secs is None or secs < grace:
                 continue
+            if pre.kind == "exec" and _signals_first(pre.command_line):
+                continue  # the hook starts the shutdown itself (pkill -USR1), then waits
             if math.isinf(secs):
                 sleeps, a_sleep = "for ever (sleep infinity)", "A sleep that never ends"
             else:
@@ -80,3 +83,15 @@ terminationGracePeriodSeconds to the sleep plus the time a clean shutdown needs.
 @hookimpl
 def ssrisk_rules() -> list[Rule]:
     return [PreStopExceedsGrace()]
+
+
+_SIGNAL = re.compile(r"\b(?:kill|pkill|killall)\b")
+_SLEEP = re.compile(r"\bsleep\b")
+
+
+def _signals_first(command: str) -> bool:
+    """Whether a preStop command signals a process before it sleeps (``pkill -10 memcached;
+    sleep 60``: the application's clean shutdown starts at once, inside the hook, and has the
+    whole grace period, so the long sleep only keeps the container until the kill)."""
+    signal, sleep = _SIGNAL.search(command), _SLEEP.search(command)
+    return signal is not None and (sleep is None or signal.start() < sleep.start())

@@ -20,16 +20,13 @@ from ssrisk.model import K8sObject
 from ssrisk.objectives import MINORITY, minority, resolve_max_unavailable
 from ssrisk.rule import CheckContext
 
-from ._podspec import set_spec, template
+from ._podspec import set_spec
 from ._systems import (
     Catalog,
     System,
-    catalog,
     cluster_name,
     ctx_catalog,
-    image_name,
-    is_client,
-    program_line,
+    server_container,
 )
 from ._systems import recognise as recognise_system
 
@@ -68,71 +65,6 @@ def _quorum_system(sts: K8sObject, cat: Catalog) -> str | None:
         return None
     found = cat.match(main)
     return found.id if found is not None and votes(found, main) else None
-
-
-def _program(container: Container) -> str:
-    """What the container runs, as one line (:func:`rules._systems.program_line`)."""
-    return program_line(container)
-
-
-# --- which container is the set's server ---------------------------------------------------
-
-#: The pod annotation that names a pod's main container (kubectl uses it as the default for
-#: ``logs`` and ``exec``: docs/reference/labels-annotations-taints "kubectl.kubernetes.io/
-#: default-container").
-DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
-
-#: Images of helper programs that run beside a server: metrics exporters, configuration
-#: renderers and reloaders, service-mesh and auth proxies, log shippers.
-_HELPER_IMAGE = re.compile(
-    r"(?:exporter|reloader?|consul-template|envtemplate|confd|istio-proxy|"
-    r"proxyv2|envoy|linkerd2?-proxy|oauth2-proxy|cloud-sql-proxy|fluent-bit|fluentd|"
-    r"filebeat|promtail|vector|busybox|alpine|curl|kubectl|wal-g|backup)$"
-)
-#: Container names of such helpers (the Bitnami charts' ``metrics``, ``*-exporter``, ...).
-_HELPER_NAME = re.compile(r"(?:^metrics$|exporter|sidecar|reloader|^istio-proxy$|^backup)")
-
-
-def _is_helper(container: Container) -> bool:
-    """A container that runs a helper beside the server (see :data:`_HELPER_IMAGE`), or a
-    catalogued system's client program (``vault agent``, ``etcdctl``: the entry's
-    ``clients``)."""
-    if _HELPER_IMAGE.search(image_name(container.image)):
-        return True
-    if _HELPER_NAME.search(container.name.lower()):
-        return True
-    program = program_line(container)
-    return any(is_client(s, program) for s in catalog().by_image(container.image))
-
-
-def server_container(sts: K8sObject) -> Container | None:
-    """The container that runs what the StatefulSet is for (its server), or ``None`` when
-    it has no container: the one the pod template's ``kubectl.kubernetes.io/default-container``
-    annotation names; else of the containers that mount a ``volumeClaimTemplates`` volume
-    (the set's data; all of them when none does), the first that is not a helper (an
-    exporter, a proxy, a configuration renderer, a client such as ``vault agent``: see
-    :func:`_is_helper`), else the first container that is not a helper (a claim mounted only
-    by a backup sidecar), else the first of them. Restartable init containers (sidecars,
-    KEP-753) are never the server."""
-    return sts.memo("server_container", lambda: _server_container(sts))
-
-
-def _server_container(sts: K8sObject) -> Container | None:
-    model = template(sts)
-    items = model.main
-    if not items:
-        return None
-    named = model.annotations.get(DEFAULT_CONTAINER)
-    for c in items:
-        if named and c.name == named:
-            return c
-    claims = model.claim_names
-    data = [c for c in items if any(m.name in claims for m in c.mounts)]
-    for pool in (data, items):  # a claim on an exporter or a backup sidecar only: the others
-        found = next((c for c in pool if not _is_helper(c)), None)
-        if found is not None:
-            return found
-    return (data or items)[0]
 
 
 def votes(system: System, container: Container | None) -> bool:

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ssrisk.embedded_sim.podtemplate import Container, PodTemplate
+from ssrisk.embedded_sim.podtemplate import Container
 
 if TYPE_CHECKING:
     from ssrisk.model import K8sObject
@@ -316,6 +316,66 @@ def _first_word(program: str) -> str:
     return first.rsplit("/", 1)[-1]
 
 
+# --- which container is the set's server ---------------------------------------------------
+
+#: The pod annotation that names a pod's main container (kubectl uses it as the default for
+#: ``logs`` and ``exec``: docs/reference/labels-annotations-taints "kubectl.kubernetes.io/
+#: default-container").
+DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
+
+#: Images of helper programs that run beside a server: metrics exporters, configuration
+#: renderers and reloaders, service-mesh and auth proxies, log shippers.
+_HELPER_IMAGE = re.compile(
+    r"(?:exporter|reloader?|consul-template|envtemplate|confd|istio-proxy|"
+    r"proxyv2|envoy|linkerd2?-proxy|oauth2-proxy|cloud-sql-proxy|fluent-bit|fluentd|"
+    r"filebeat|promtail|vector|busybox|alpine|curl|kubectl|wal-g|backup)$"
+)
+#: Container names of such helpers (the Bitnami charts' ``metrics``, ``*-exporter``, ...).
+_HELPER_NAME = re.compile(r"(?:^metrics$|exporter|sidecar|reloader|^istio-proxy$|^backup)")
+
+
+def _is_helper(container: Container) -> bool:
+    """A container that runs a helper beside the server (see :data:`_HELPER_IMAGE`), or a
+    catalogued system's client program (``vault agent``, ``etcdctl``: the entry's
+    ``clients``)."""
+    if _HELPER_IMAGE.search(image_name(container.image)):
+        return True
+    if _HELPER_NAME.search(container.name.lower()):
+        return True
+    program = program_line(container)
+    return any(is_client(s, program) for s in catalog().by_image(container.image))
+
+
+def server_container(sts: K8sObject) -> Container | None:
+    """The container that runs what the StatefulSet is for (its server), or ``None`` when
+    it has no container: the one the pod template's ``kubectl.kubernetes.io/default-container``
+    annotation names; else of the containers that mount a ``volumeClaimTemplates`` volume
+    (the set's data; all of them when none does), the first that is not a helper (an
+    exporter, a proxy, a configuration renderer, a client such as ``vault agent``: see
+    :func:`_is_helper`), else the first container that is not a helper (a claim mounted only
+    by a backup sidecar), else the first of them. Restartable init containers (sidecars,
+    KEP-753) are never the server."""
+    return sts.memo("server_container", lambda: _server_container(sts))
+
+
+def _server_container(sts: K8sObject) -> Container | None:
+    model = sts.pod_template()
+    items = model.main
+    if not items:
+        return None
+    named = model.annotations.get(DEFAULT_CONTAINER)
+    for c in items:
+        if named and c.name == named:
+            return c
+    claims = model.claim_names
+    data = [c for c in items if any(m.name in claims for m in c.mounts)]
+    for pool in (data, items):  # a claim on an exporter or a backup sidecar only: the others
+        found = next((c for c in pool if not _is_helper(c)), None)
+        if found is not None:
+            return found
+    return (data or items)[0]
+
+
 # --- a StatefulSet's system ---------------------------------------------------------------
 
 
@@ -345,8 +405,6 @@ def recognise(ctx: CheckContext) -> Recognised | None:
 
 
 def _recognise(ctx: CheckContext) -> Recognised | None:
-    from ._quorum import server_container
-
     cat = ctx_catalog(ctx)
     named = annotated_system(ctx.sts)
     server = server_container(ctx.sts)
@@ -371,10 +429,6 @@ def companions(ctx: CheckContext) -> frozenset[str]:
     cat = ctx_catalog(ctx)
     found = (cat.match(c) for c in ctx.sts.pod_template().running)
     return frozenset(s.id for s in found if s is not None)
-
-
-def template_of(ctx: CheckContext) -> PodTemplate:
-    return ctx.sts.pod_template()
 
 
 # --- where the data lives -------------------------------------------------------------------
@@ -521,8 +575,6 @@ def factor_of(system: System, container: Container) -> tuple[int, str] | None:
 def server_system(sts: K8sObject, cat: Catalog) -> str | None:
     """The catalog id of the system another StatefulSet's server runs (no annotation read
     beyond ``ssrisk.io/system``), or ``None``."""
-    from ._quorum import server_container
-
     named = annotated_system(sts)
     if named is not None:
         return None if named == NONE else named

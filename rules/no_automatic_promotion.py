@@ -74,7 +74,7 @@ class NoAutomaticPromotion(Rule):
         finding already says the one writer's loss is an outage."""
         labels = ctx.pod_labels
         keys = [(k, str(labels[k])) for k in INSTANCE_LABELS if labels.get(k)]
-        if not keys or not promoters:
+        if not keys:
             return False
         cat = ctx_catalog(ctx)
         for other in ctx.inventory.in_namespace("StatefulSet", ctx.sts.namespace):

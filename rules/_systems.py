@@ -459,7 +459,7 @@ def data_dir(system: System, container: Container) -> DataDir | None:
     command line, else the entry's default paths (``None`` when it has none)."""
     for e in container.env:
         if e.name in system.data_env and e.value:
-            value = expand_env(e.value, container)
+            value = expand_env(e.value, container) or _known_parent(e.value)
             if value is None:
                 return None  # a variable ssrisk cannot read: where the data is is unknown
             return DataDir(value.split(",", 1)[0].strip(), f"env {e.name}")
@@ -492,6 +492,15 @@ def holds_no_data(
     texts = [f"{e.name}={e.value}" for e in container.env if e.value is not None]
     texts += [program_line(container)] + [f"{k}={v}" for k, v in labels.items()]
     return any(p.search(t) for p in patterns for t in texts)
+
+
+def _known_parent(value: str) -> str | None:
+    """The directory a path with an unreadable variable is certainly in: the text before its
+    first ``$(``, up to the last ``/`` (``/data/mnesia/$(NODE)`` is in ``/data/mnesia``);
+    ``None`` when that is not an absolute directory."""
+    head = value.split("$(", 1)[0]
+    parent = head.rsplit("/", 1)[0] if "/" in head else ""
+    return parent if parent.startswith("/") and len(parent) > 1 else None
 
 
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")

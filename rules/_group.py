@@ -53,6 +53,17 @@ class Group:
         return self.total - self.replicas.get(name, 0)
 
 
+def peer_group(ctx: CheckContext) -> Group | None:
+    """:func:`group_of`, when its sets are peers that stand in for one another: not the sets
+    of a primary-and-replicas system (a Redis primary set beside its replicas set: the
+    replicas do not take the primary's writes over, so the primary is still one replica)."""
+    group = group_of(ctx)
+    if group is None:
+        return None
+    system = ctx_catalog(ctx).get(group.system)
+    return None if system is not None and system.model == "primary-replica" else group
+
+
 def group_of(ctx: CheckContext) -> Group | None:
     """The group ``ctx.sts`` belongs to, or ``None`` when no other set joins it."""
     ns = ctx.sts.namespace

@@ -157,13 +157,13 @@ def allowed_down(ctx: CheckContext, value: int | str | None, replicas: int | Non
 
 
 def _allowed_down(ctx: CheckContext, value: int | str, n: int) -> int:
-    from ._group import group_of
+    from ._group import peer_group
 
     system = quorum_system(ctx)
     if value == MINORITY and system is not None:
         total = max(n, members(ctx, system) if n == ctx.replicas else n)
         return min(n, minority(total, True))
-    spread = group_of(ctx) if value == MINORITY and n == ctx.replicas else None
+    spread = peer_group(ctx) if value == MINORITY and n == ctx.replicas else None
     if spread is not None and spread.total > n:
         # one set of a system spread over several (a ring of one set per zone): the minority
         # is counted over the whole system, and is at most the set's own replicas

@@ -10,7 +10,7 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, out_of_service_works, seconds
-from ._group import group_of
+from ._group import peer_group
 from ._objectives import assess, remediation_facts, remediation_phrase
 from ._podspec import UNREACHABLE, budget, set_spec
 from ._quorum import members, quorum_system
@@ -65,7 +65,7 @@ class SingleReplica(Rule):
         system = quorum_system(ctx)
         if system is not None and members(ctx, system) >= 3:
             return  # one member (a MongoDB arbiter) of a larger quorum of the same installation
-        group = group_of(ctx)
+        group = peer_group(ctx)
         if group is not None and group.total >= 2 and (system is None or group.total >= 3):
             return  # one member of a system spread over several sets (a ring of one per zone)
         pod = ctx.pod_name(0)

@@ -13,8 +13,9 @@ section (same fields) or a plugin's ``ssrisk_systems`` hook; the annotation
 recognition cannot (``none``: no catalogued system).
 
 Recognition reads what the container runs, not the image name alone: a container is scored
-against every entry (a matching argument pattern 3, a server-only environment variable 2, the
-server program 2, the image name 1) and the highest score wins; a container whose command line
+against every entry (a matching argument pattern 3, a declared port that only that system's
+server uses 3, a server-only environment variable 2, the server program 2, the image name 1)
+and the highest score wins; a container whose command line
 matches an entry's ``clients`` patterns is never that system's server (``vault agent``,
 ``etcdctl``, ``mongosh``).
 """
@@ -66,6 +67,7 @@ class System:
     env: frozenset[str] = frozenset()
     args: tuple[re.Pattern[str], ...] = ()
     clients: tuple[re.Pattern[str], ...] = ()
+    ports: frozenset[int] = frozenset()
     #: ``quorum``, ``primary-replica``, ``sharded``, ``independent`` or ``single-instance``.
     model: str = "single-instance"
     automatic_promotion: bool | None = None
@@ -140,6 +142,7 @@ def parse_entry(raw: Mapping[str, Any], origin: str) -> System:
         commands=frozenset(rec.get("commands", ())),
         env=frozenset(rec.get("env", ())),
         args=_patterns(rec.get("args", ())),
+        ports=frozenset(int(p) for p in rec.get("ports", ())),
         clients=_patterns(rec.get("clients", ())),
         model=str(rep.get("model") or "single-instance"),
         automatic_promotion=rep.get("automatic_promotion"),
@@ -220,6 +223,12 @@ class Catalog:
         self._by_command: dict[str, list[System]] = {}
         self._by_env: dict[str, list[System]] = {}
         self._with_args = [s for s in self.systems.values() if s.args]
+        by_port: dict[int, list[System]] = {}
+        for s in self.systems.values():
+            for port in s.ports:
+                by_port.setdefault(port, []).append(s)
+        #: ports that only one system's server listens on (Redis Cluster's bus, 16379)
+        self._unique_port = {p: found[0] for p, found in by_port.items() if len(found) == 1}
         for s in self.systems.values():
             for image in s.images:
                 self._by_image.setdefault(image, []).append(s)
@@ -253,6 +262,8 @@ class Catalog:
         for name in {e.name for e in container.env}:
             add(self._by_env.get(name, ()), 2)
         add((s for s in self._with_args if any(p.search(program) for p in s.args)), 3)
+        ports = {p.container_port for p in container.ports}
+        add((self._unique_port[p] for p in ports if p in self._unique_port), 3)
         best: System | None = None
         best_score = 0
         for system_id, score in scores.items():

@@ -70,6 +70,7 @@ class DataNotPersistent(Rule):
         n = ctx.replicas
         replicated = n > 1 and system.model in _RESYNC_MODELS
         resyncs = replicated and not system.manual_rejoin
+        copies = n > 1 and system.model == "independent"  # an HA pair keeps its own copies
         on = {
             "emptyDir": f"on emptyDir {where.volume!r}",
             "ephemeral": f"on ephemeral volume {where.volume!r}",
@@ -80,6 +81,8 @@ class DataNotPersistent(Rule):
             consequence = "a rescheduled member starts empty and must copy it all from its peers"
         elif replicated:
             consequence = "a rescheduled member starts empty and cannot rejoin on its own"
+        elif copies:
+            consequence = f"a rescheduled pod starts empty; the other {n - 1} keep their own copies"
         else:
             consequence = "a rescheduled pod starts empty and the data is lost"
         if system.often_cache:
@@ -125,7 +128,7 @@ class DataNotPersistent(Rule):
             severity=Severity.INFO
             if system.often_cache
             else Severity.WARNING
-            if resyncs
+            if resyncs or copies
             else Severity.ERROR,
             facts=facts,
         )

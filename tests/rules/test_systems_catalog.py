@@ -70,6 +70,16 @@ def test_an_entry_follows_the_schema_and_sources_every_section(path: Path) -> No
             },
             "kafka",
         ),
+        # Redis Cluster's bus port, which no other system's server declares (its cluster
+        # mode is set in a configuration file ssrisk does not read)
+        (
+            {
+                "image": "redis:5.0-rc",
+                "command": ["/conf/fix-ip.sh", "redis-server", "/conf/redis.conf"],
+                "ports": [{"containerPort": 6379}, {"containerPort": 16379}],
+            },
+            "redis-cluster",
+        ),
         # a client of the image is not its server
         ({"image": "bitnami/etcd:3.5", "command": ["etcdctl", "endpoint", "health"]}, None),
         ({"image": "busybox", "command": ["sleep", "3600"]}, None),

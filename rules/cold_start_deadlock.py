@@ -10,6 +10,7 @@ from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import set_spec
 from ._probes import readiness_needs_peers
+from ._quorum import votes
 from ._systems import recognise
 from ._text import paragraph
 
@@ -40,6 +41,14 @@ class ColdStartDeadlock(Rule):
             # a set of its own), so a full stop does not deadlock
         needs, probe = readiness_needs_peers(ctx.sts, system)
         by_system = system is not None and bool(system.cold_start_needs_peers)
+        # a data node's cluster check waits for the master-eligible nodes, which vote in a set
+        # of their own and start on their own (unless it waits for green: its shard copies)
+        if found is not None and found.system.voting_roles and "green" not in probe:
+            voter = votes(found.system, found.container)
+        else:
+            voter = True
+        if not voter:
+            return
         if needs is False or (needs is None and not (by_system and probe)):
             return  # Ready on its own (a local check, or no readiness probe at all)
         first, second = ctx.pod_name(0), ctx.pod_name(1)

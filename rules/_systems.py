@@ -454,35 +454,48 @@ class DataDir:
     path: str
     how: str
     candidates: tuple[str, ...] = ()
+    #: ``candidates`` are all data directories (a list the manifest sets), not alternatives
+    every: bool = False
 
 
 def _setting_value(name: str, text: str) -> str | None:
     """The value of setting ``name`` in a command line or configuration text: ``name=V``,
     ``name V`` (a flag), ``name: V``; the first of a comma-separated list."""
-    pattern = rf"(?<![\w.-]){re.escape(name)}(?:=|:[^\S\n]*|[^\S\n]+(?=[^-\s]))([^\s,;\"']+)"
-    found = re.search(pattern, text)
+    found = _setting_pattern(name).search(text)
     return found.group(1) if found else None
+
+
+@lru_cache(maxsize=256)
+def _setting_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as a setting: after a blank, a quote or dashes (``--default.replication.
+    factor=3`` sets ``default.replication.factor``), not inside a longer name."""
+    bare = re.escape(name.lstrip("-"))
+    return re.compile(rf"(?<![\w.]){'-{0,2}'}{bare}(?:=|:[^\S\n]*|[^\S\n]+(?=[^-\s]))([^\s,;\"']+)")
 
 
 def data_dir(system: System, container: Container) -> DataDir | None:
     """The data directory of ``system``'s server ``container``: set by one of the entry's
     ``data.env`` variables (a literal value), else by one of its ``data.settings`` on the
     command line, else the entry's default paths (``None`` when it has none)."""
-    for e in container.env:
-        if e.name in system.data_env and e.value:
-            value = expand_env(e.value, container) or _known_parent(e.value)
+    env, raw = resolved_env(container)
+    for name in sorted(system.data_env & env.keys(), key=list(env).index):
+        value = env[name]
+        if value is None:
+            value = _known_parent(raw[name] or "")
             if value is None:
                 return None  # a variable ssrisk cannot read: where the data is is unknown
-            return DataDir(value.split(",", 1)[0].strip(), f"env {e.name}")
+        dirs = tuple(d.strip() for d in value.split(",") if d.strip())
+        if dirs:  # every directory of a list (Kafka's log.dirs) holds data
+            return DataDir(dirs[0], f"env {name}", dirs if len(dirs) > 1 else (), every=True)
     program = " ".join([*container.command, *container.args])
-    for name in system.data_settings:
-        value = _setting_value(name, program)
+    for setting in system.data_settings:
+        value = _setting_value(setting, program)
         if value and "$(" in value:
             value = expand_env(value, container)
             if value is None:
                 return None
         if value and value.startswith("/"):
-            return DataDir(value, name)
+            return DataDir(value, setting)
     if system.data_paths:
         return DataDir(system.data_paths[0], "default", system.data_paths)
     return None
@@ -517,6 +530,42 @@ def _known_parent(value: str) -> str | None:
 _ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
+def resolved_env(container: Container) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """The container's environment as the kubelet builds it, and the values as written:
+    entries in order, a later one of a name replacing an earlier one, and ``$(NAME)``
+    expanded from the variables defined *before* it (a reference to one defined later, or not
+    at all, stays as written; ``$$(`` is a literal ``$(``: docs/tasks/inject-data-application/
+    define-interdependent-environment-variables.md). ``None``: a value ssrisk cannot know
+    (``valueFrom`` a ConfigMap, a Secret or the downward API, or text that refers to one)."""
+    env: dict[str, str | None] = {}
+    raw: dict[str, str | None] = {}
+    for e in container.env:
+        raw[e.name] = e.value
+        env[e.name] = None if e.value is None else _expand(e.value, env)
+        # (a name redefined moves to its last place, as the kubelet's map keeps the last)
+        env[e.name] = env.pop(e.name)
+    return env, raw
+
+
+def _expand(value: str, defined: Mapping[str, str | None]) -> str | None:
+    unknown = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal unknown
+        if m.start() > 0 and value[m.start() - 1] == "$":
+            return m.group(0)
+        if m.group(1) not in defined:
+            return m.group(0)  # not (yet) defined: the kubelet leaves the text as it is
+        found = defined[m.group(1)]
+        if found is None:
+            unknown = True
+            return ""
+        return found
+
+    out = _ENV_REF.sub(one, value) if "$(" in value else value
+    return None if unknown else out.replace("$$(", "$(")
+
+
 def expand_env(value: str, container: Container) -> str | None:
     """``value`` with ``$(NAME)`` references to the container's literal env entries
     expanded, as the kubelet expands them (dependent environment variables:
@@ -525,21 +574,8 @@ def expand_env(value: str, container: Container) -> str | None:
     (from a ConfigMap, a Secret or the downward API)."""
     if "$(" not in value:
         return value
-    known = {e.name: e.value for e in container.env if e.value is not None}
-    unknown = False
-
-    def one(m: re.Match[str]) -> str:
-        nonlocal unknown
-        if m.start() > 0 and value[m.start() - 1] == "$":
-            return m.group(0)
-        found = known.get(m.group(1))
-        if found is None or "$(" in found:
-            unknown = True
-            return ""
-        return found
-
-    out = _ENV_REF.sub(one, value)
-    return None if unknown else out.replace("$$(", "$(")
+    out = _expand(value, resolved_env(container)[0])
+    return None if out is None or _ENV_REF.search(out) else out
 
 
 def cluster_name(system: System, container: Container) -> str | None:
@@ -576,12 +612,12 @@ def factor_of(system: System, container: Container) -> tuple[int, str] | None:
     default (``"default"``). ConfigMaps are not read: a factor set only in a mounted
     configuration file is not seen. ``None`` when a variable sets it to a value ssrisk
     cannot read (another variable, a ConfigMap) or to no valid factor."""
-    for e in container.env:
-        if e.name in system.factor_env:
-            value = expand_env(e.value or "", container)
-            if value is None or not value.strip().isdigit() or int(value) < 1:
-                return None  # set, but to nothing ssrisk can read (or an invalid factor)
-            return int(value.strip()), f"env {e.name}"
+    env, _raw = resolved_env(container)
+    for name in sorted(system.factor_env & env.keys(), key=list(env).index):
+        value = env[name]
+        if value is None or not value.strip().isdigit() or int(value) < 1:
+            return None  # set, but to nothing ssrisk can read (or an invalid factor)
+        return int(value.strip()), f"env {name}"
     texts = [" ".join([*container.command, *container.args])]
     texts += [e.value for e in container.env if e.value]
     for name in system.factor_settings:
@@ -605,18 +641,19 @@ def server_system(sts: K8sObject, cat: Catalog) -> str | None:
 
 # --- patterns that run in linear time -------------------------------------------------------
 
-#: Letters a class is tried on: a repeat of a class that matches them can rescan the words
-#: it crosses from every start, so it must be bounded or come last.
-_PROBE_CHARS = "aZ0_"
+#: Characters a white-space class must not match (tried on a few of every kind).
+_NOT_SPACE = "aZ0_-.,;/|&:=$@!"
 
 
 def pattern_problem(pattern: str) -> str | None:
     """Why a catalog pattern could take more than linear time on an attacker's command line,
     or ``None``: a backreference; a repeated group that itself repeats or alternates
-    (``(a+)+``, ``(a|aa)+``); or, in a pattern not anchored at its start, an unbounded repeat
-    of a class that matches word characters followed by more pattern (``x[^;]*y`` rescans the
-    rest of the line from every ``x``: write ``x[^;]{0,200}y``). The pattern is compiled
-    first (``re.error`` is a problem too)."""
+    (``(a+)+``, ``(a|aa)+``); two repeats in a row (``[x,]*[x,]*``, whose splits multiply);
+    or, in a pattern not anchored at its start, an unbounded repeat other than of white space
+    followed by more pattern (``x[^;]*y`` rescans the rest of the line from every ``x``:
+    write ``x[^;]{0,200}y``), or a bounded one of more than :data:`MAX_BOUND`. Matching such a
+    pattern costs at most about MAX_BOUND steps a character. The pattern is compiled first
+    (``re.error`` is a problem too)."""
     try:
         parsed = _sre_parse(pattern)
     except re.error as exc:
@@ -652,17 +689,29 @@ _REPEATS = tuple(
 _UNBOUNDED = _sre_c.MAXREPEAT
 
 
+#: The longest bounded repeat that may stand before more pattern.
+MAX_BOUND = 200
+
+
 def _walk(items: list[Any], anchored: bool, top: bool) -> str | None:
+    previous_repeats = False
     for i, (op, av) in enumerate(items):
         if op == _sre_c.GROUPREF or op == _sre_c.GROUPREF_EXISTS:
             return "a backreference"
+        repeats = op in _REPEATS and av[1] > 1
+        if repeats and previous_repeats:
+            return "two repeats in a row (their splits multiply: join or bound them)"
+        previous_repeats = repeats
         if op in _REPEATS:
             _low, high, body = av
             if high > 1 and _repeats_or_branches(list(body)):
                 return "a repeated group that repeats or alternates inside (nested quantifier)"
             last = top and i == len(items) - 1
-            if high == _UNBOUNDED and not anchored and not last and _matches_words(list(body)):
-                return "an unbounded repeat of word characters followed by more pattern (bound it)"
+            if not anchored and not last:
+                if high == _UNBOUNDED and not _only_space(list(body)):
+                    return "an unbounded repeat followed by more pattern (bound it: {0,200})"
+                if high != _UNBOUNDED and high > MAX_BOUND:
+                    return f"a repeat of more than {MAX_BOUND} followed by more pattern"
             found = _walk(list(body), anchored, top=False)
         elif op == _sre_c.SUBPATTERN:
             found = _walk(list(av[-1]), anchored, top=False)
@@ -690,25 +739,23 @@ def _repeats_or_branches(items: list[Any]) -> bool:
     return False
 
 
-def _matches_words(items: list[Any]) -> bool:
-    """Whether a repeat's body can match a word character (tried on a few)."""
+def _only_space(items: list[Any]) -> bool:
+    """Whether a repeat's body matches white space only (``\\s+`` between two words: its runs
+    never overlap the words around them, so it rescans nothing)."""
     if len(items) != 1:
-        return True  # a sequence: conservatively, yes
-    op, av = items[0]
-    if op == _sre_c.ANY:
-        return True
-    if op == _sre_c.LITERAL:
-        return chr(av) in _PROBE_CHARS
+        return False
     try:
         one = re.compile(_item_text(items[0]))
     except (re.error, ValueError):
-        return True
-    return any(one.fullmatch(c) for c in _PROBE_CHARS)
+        return False
+    return not any(one.fullmatch(c) for c in _NOT_SPACE)
 
 
 def _item_text(item: Any) -> str:
-    """A regular expression for one parsed item (a class, a negated literal)."""
+    """A regular expression for one parsed item (a class, a literal, a negated literal)."""
     op, av = item
+    if op == _sre_c.LITERAL:
+        return re.escape(chr(av))
     if op == _sre_c.NOT_LITERAL:
         return "[^" + re.escape(chr(av)) + "]"
     if op == _sre_c.IN:

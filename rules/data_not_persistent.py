@@ -11,6 +11,7 @@ from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, Position, Severity
 from ssrisk.rule import CheckContext, Rule
 
+from ._group import peer_group
 from ._podspec import template
 from ._systems import DataDir, System, covering_mount, data_dir, holds_no_data, recognise
 from ._text import paragraph
@@ -67,7 +68,8 @@ class DataNotPersistent(Rule):
     def _finding(
         self, ctx: CheckContext, system: System, server: Container, dd: DataDir, where: _Where
     ) -> Finding:
-        n = ctx.replicas
+        group = peer_group(ctx)  # one member set of a ring of sets re-syncs from the others
+        n = group.total if group is not None and group.system == system.id else ctx.replicas
         replicated = n > 1 and system.model in _RESYNC_MODELS
         resyncs = replicated and not system.manual_rejoin
         copies = n > 1 and system.model == "independent"  # an HA pair keeps its own copies
@@ -82,12 +84,12 @@ class DataNotPersistent(Rule):
         elif replicated:
             consequence = "a rescheduled member starts empty and cannot rejoin on its own"
         elif copies:
-            consequence = f"a rescheduled pod starts empty; the other {n - 1} keep their own copies"
+            consequence = "a rescheduled pod starts empty; the others keep their copies"
         else:
             consequence = "a rescheduled pod starts empty and the data is lost"
         if system.often_cache:
             consequence = "a rescheduled pod starts empty (fine only for a cache)"
-        msg = f"{system.id} keeps its data in {where.path}{set_by} {on}: {consequence}"
+        msg = f"{system.id} keeps its data in {where.path} {on}: {consequence}"
         at: Position = ctx.sts.pos(*where.at)
         rejoin = system.recovery_what if system.manual_rejoin else ""
 
@@ -119,6 +121,7 @@ class DataNotPersistent(Rule):
             "data_path": where.path,
             "storage": where.kind,
             "replicas": n,
+            "set_by": dd.how,
         }
         return self.finding(
             ctx,
@@ -137,7 +140,14 @@ class DataNotPersistent(Rule):
 def _locate(model: PodTemplate, server: Container, dd: DataDir) -> _Where | None:
     """Where ``dd`` is stored (:class:`_Where`); ``None`` when ssrisk cannot tell (a hostPath
     or another kind of volume, or default paths of which none is mounted while some other
-    persistent volume is: the image may keep its data elsewhere)."""
+    persistent volume is: the image may keep its data elsewhere). Of a list of directories
+    the manifest sets (``dd.every``), the first that is not on a persistent volume."""
+    if dd.every and dd.candidates:
+        for path in dd.candidates:
+            where = _locate(model, server, DataDir(path, dd.how))
+            if where is not None and where.kind != "persistent":
+                return where
+        return None
     persistent = model.claim_names | {v.name for v in model.volumes if v.claim_name is not None}
     volumes = {v.name: v for v in model.volumes}
     paths = dd.candidates or (dd.path,)

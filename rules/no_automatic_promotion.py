@@ -37,7 +37,7 @@ class NoAutomaticPromotion(Rule):
         named = " or ".join(sorted(promoters)) or "a failover manager"
         msg = (
             f"{system.id} has one writer and nothing here promotes a replica ({named}): writes "
-            f"stop while the primary is down, whatever the {n} replicas"
+            f"stop while the primary is down, though {n} replicas run"
         )
 
         def explanation() -> str:
@@ -82,7 +82,7 @@ class NoAutomaticPromotion(Rule):
             if other is ctx.sts or not all(str(theirs.get(k)) == v for k, v in keys):
                 continue
             theirs_id = server_system(other, cat)
-            if theirs_id in promoters:
+            if theirs_id in promoters and other.set_spec().replicas != 0:
                 return True
             if theirs_id == system and other.set_spec().replicas in (None, 1):
                 return True

@@ -17,7 +17,7 @@ class ReplicationFactorOne(Rule):
     severity = Severity.WARNING
     other_severities = (Severity.INFO,)
     summary = (
-        "a sharded system (Kafka, Redis Cluster, VictoriaMetrics, ...) with several members "
+        "a sharded system (Kafka, Redis Cluster, Loki, ...) with several members "
         "keeps each piece of data on one of them (replication factor 1): a member's loss "
         "takes its share offline, and its volume's loss deletes it"
     )

@@ -563,8 +563,14 @@ def _systems(
                     found.append((path, f"pattern {pattern!r} is refused: {problem}"))
             promoters = (entry.get("replication") or {}).get("promoted_by") or ()
             for i, other in enumerate(promoters):
-                if other not in known:
-                    found.append((("replication", "promoted_by", i), f"no system {other!r}"))
+                if other not in known or other == system_id:
+                    why = "is the system itself" if other == system_id else "names no system"
+                    found.append((("replication", "promoted_by", i), f"{other!r} {why}"))
+            shutdown = merged.get("shutdown") or {}
+            low, high = shutdown.get("minimum_s"), shutdown.get("grace_s")
+            if low is not None and high is not None and low > high:
+                text = f"minimum_s {low} is more than grace_s {high} (what a shutdown may take)"
+                found.append((("shutdown", "minimum_s"), text))
         for at, text in found:
             keys: tuple[str | int, ...] = ("systems", system_id, *at)
             shown = "/".join(str(k) for k in at) or system_id

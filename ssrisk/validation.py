@@ -700,8 +700,15 @@ def _statefulset_spec_problems(
     one_of(("spec", "podManagementPolicy"), policy, ("OrderedReady", "Parallel"))
     strategy = spec.get("updateStrategy")
     if isinstance(strategy, dict):
+        from .embedded_sim.versions import STATEFULSET_RECREATE_STRATEGY
+
         base = ("spec", "updateStrategy")
-        one_of((*base, "type"), strategy.get("type"), ("RollingUpdate", "OnDelete"))
+        # Recreate is accepted with its feature gate on (KEP-3541; the simulator's
+        # statefulset_controller models it): the same gate table as the controller reads
+        types = ("RollingUpdate", "OnDelete")
+        if gates.get(STATEFULSET_RECREATE_STRATEGY):
+            types = (*types, "Recreate")
+        one_of((*base, "type"), strategy.get("type"), types)
         rolling = strategy.get("rollingUpdate")
         if isinstance(rolling, dict):
             if strategy.get("type") == "OnDelete":

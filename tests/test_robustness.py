@@ -816,3 +816,35 @@ def test_a_main_container_restart_policy_is_an_input_error(tmp_path: Path) -> No
     )
     (err,) = run_cli("check", "--format", "json", str(path)).json()["errors"]
     assert "restartPolicy: may not be set for non-init containers" in err["message"], err
+
+
+_RECREATE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 3
+  updateStrategy: {type: Recreate}
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: example.org/db:1}]}
+"""
+
+
+@pytest.mark.parametrize(("gate", "accepted"), [("true", True), ("false", False)])
+def test_the_recreate_update_strategy_follows_its_feature_gate(
+    gate: str, accepted: bool, tmp_path: Path
+) -> None:
+    """updateStrategy Recreate (KEP-3541) is valid on 1.37 with StatefulSetRecreateStrategy on,
+    as the simulated controller reads it; the validation rejected it whatever the gate."""
+    path = tmp_path / "sts.yaml"
+    path.write_text(_RECREATE)
+    config = tmp_path / ".ssrisk.yaml"
+    config.write_text(
+        f'kube-version: "1.37"\nfeature-gates: {{StatefulSetRecreateStrategy: {gate}}}\n'
+    )
+    report = run_cli("check", "--config", str(config), "--format", "json", str(path)).json()
+    assert (report["errors"] == []) is accepted, report["errors"]
+    assert (report["summary"]["statefulsets"] == 1) is accepted

@@ -705,7 +705,7 @@ def _statefulset_spec_problems(
         base = ("spec", "updateStrategy")
         # Recreate is accepted with its feature gate on (KEP-3541; the simulator's
         # statefulset_controller models it): the same gate table as the controller reads
-        types = ("RollingUpdate", "OnDelete")
+        types: tuple[str, ...] = ("RollingUpdate", "OnDelete")
         if gates.get(STATEFULSET_RECREATE_STRATEGY):
             types = (*types, "Recreate")
         one_of((*base, "type"), strategy.get("type"), types)

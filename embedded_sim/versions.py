@@ -119,6 +119,11 @@ class VersionDefaults:
     # (MinDomainsInPodTopologySpread: alpha 1.24, beta off 1.25, beta on 1.27, GA 1.30;
     # pkg/features/kube_features.go).
     min_domains_honoured: bool = True
+    # VolumeBinding's reason for a node a bound volume's node affinity excludes
+    # (volumebinding/binder.go, ErrReasonNodeConflict): "node(s) had volume node affinity
+    # conflict" up to 1.32, "node(s) didn't match PersistentVolume's node affinity" from 1.33
+    # (kubernetes/kubernetes#129887, merged 2025-01-29 for v1.33).
+    volume_conflict_reason: str = "node(s) didn't match PersistentVolume's node affinity"
 
 
 #: ``(gate, first minor that has it, first minor it is on by default or None)`` for the gates
@@ -194,4 +199,9 @@ def version_defaults(
         maxunavailable_counting=counting,
         update_waits_for_min_ready=kv.minor >= 34,
         min_domains_honoured=kv.minor >= 27,
+        volume_conflict_reason=(
+            "node(s) didn't match PersistentVolume's node affinity"
+            if kv.minor >= 33
+            else "node(s) had volume node affinity conflict"
+        ),
     )

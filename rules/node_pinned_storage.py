@@ -137,7 +137,8 @@ The claim uses {reason}.
 A local PersistentVolume carries a node affinity for the node whose disk it is, and a
 StatefulSet keeps each ordinal's claim (and so its volume) across pod replacements. The
 scheduler's VolumeBinding filter then only accepts that node for the ordinal
-("node(s) had volume node affinity conflict"). After a node loss the replacement pod stays
+("node(s) didn't match PersistentVolume's node affinity"; before 1.33 "had volume node
+affinity conflict"). After a node loss the replacement pod stays
 Pending; the ways out are bringing the node back, or deleting the claim (losing that
 replica's data) so a new volume is provisioned elsewhere and the application re-replicates.
 

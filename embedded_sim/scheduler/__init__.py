@@ -82,7 +82,14 @@ class Scheduler:
             and not p.terminal
         ]
         vols = [v for c in pod.claims if (v := sim.cluster.volumes.get(c)) is not None]
-        return FilterContext(sim.wl, self._live_nodes(), others, vols, self._first_node())
+        return FilterContext(
+            sim.wl,
+            self._live_nodes(),
+            others,
+            vols,
+            self._first_node(),
+            volume_conflict_reason=sim.vd.volume_conflict_reason,
+        )
 
     # --- initial placement --------------------------------------------------------------------
     def _place(

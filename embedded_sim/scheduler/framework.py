@@ -46,6 +46,8 @@ class FilterContext:
     # per-attempt values filters derive from the whole snapshot (PreFilter state upstream),
     # computed once instead of once per node
     memo: dict[object, object] = field(default_factory=dict, repr=False)
+    # the version's VolumeBinding reason (versions.VersionDefaults.volume_conflict_reason)
+    volume_conflict_reason: str = "node(s) didn't match PersistentVolume's node affinity"
 
     def count_on(self, node_name: str) -> int:
         """The set's other pods bound to `node_name` (terminating ones included)."""

@@ -1,8 +1,9 @@
 """VolumeBinding: a bound PersistentVolume's node affinity must match the node.
 
 pkg/scheduler/framework/plugins/volumebinding/volume_binding.go#Filter ->
-binder.go#FindPodVolumes: "node(s) had volume node affinity conflict". A StatefulSet keeps each
-ordinal's claim, so a local volume ties the ordinal to its node and a zonal disk to its zone
+binder.go#FindPodVolumes: "node(s) didn't match PersistentVolume's node affinity" (from 1.33;
+"node(s) had volume node affinity conflict" before: versions.VersionDefaults). A StatefulSet keeps
+each ordinal's claim, so a local volume ties the ordinal to its node and a zonal disk to its zone
 for good (storage.py). Unbound WaitForFirstConsumer claims are provisioned where the pod lands.
 """
 
@@ -21,9 +22,9 @@ SOURCE = "pkg/scheduler/framework/plugins/volumebinding/volume_binding.go#Filter
 def filter(ctx: FilterContext, node: Node) -> str | None:
     for vol in ctx.volumes:
         if vol.topology == "zonal" and vol.zone is not None and vol.zone != node.zone:
-            return "node(s) had volume node affinity conflict"
+            return ctx.volume_conflict_reason
         if vol.topology == "local" and vol.node is not None and vol.node != node.name:
-            return "node(s) had volume node affinity conflict"
+            return ctx.volume_conflict_reason
     return None
 
 

@@ -125,7 +125,7 @@ def test_local_pv_replacement_pending_after_node_deleted() -> None:
     i = load("local-pv.yaml")
     r = simulate(i.sts, "node-deleted", kube_version="1.34", **i.kwargs())
     pend = r.first("pod-pending", "kv-0")
-    assert pend is not None and "volume node affinity conflict" in pend.event
+    assert pend is not None and "didn't match PersistentVolume's node affinity" in pend.event
     assert not r.recovered and r.manual_action_required
 
 
@@ -165,3 +165,19 @@ def test_readiness_follows_the_probe_and_the_configured_app_start() -> None:
         ready = r.first("pod-ready", "pg-0")
         assert started is not None and ready is not None
         assert ready.t_s - started.t_s == pytest.approx(expect)
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        ("1.32", "node(s) had volume node affinity conflict"),
+        ("1.33", "node(s) didn't match PersistentVolume's node affinity"),
+    ],
+)
+def test_the_volume_binding_reason_is_the_versions_wording(version: str, reason: str) -> None:
+    """The scheduler's words for a node a bound volume excludes changed in 1.33
+    (kubernetes/kubernetes#129887: volumebinding ErrReasonNodeConflict)."""
+    i = load("local-pv.yaml")
+    r = simulate(i.sts, "node-deleted", kube_version=version, **i.kwargs())
+    pend = r.first("pod-pending", "kv-0")
+    assert pend is not None and reason in pend.event

@@ -40,7 +40,7 @@ def test_node_local_volume_is_never_detached_and_pins_the_pod(scenario: str) -> 
     for kind in ("volume-multi-attach", "volume-detach-waiting", "volume-detached"):
         assert r.events(kind) == [], kind
     pending = r.first("pod-pending", "kv-0")
-    assert pending is not None and "volume node affinity conflict" in pending.event
+    assert pending is not None and "didn't match PersistentVolume's node affinity" in pending.event
     assert not r.recovered and r.manual_action_required
 
 

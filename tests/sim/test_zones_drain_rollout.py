@@ -21,7 +21,7 @@ def test_zone_loss_replacements_pending_on_zonal_volumes_after_node_deletion() -
     r = simulate(i.sts, "zone-loss", kube_version="1.34", profile=prof, **i.kwargs())
     assert r.first("pod-force-deleted") is not None
     pend = r.first("pod-pending", "cache-0")
-    assert pend is not None and "volume node affinity conflict" in pend.event
+    assert pend is not None and "didn't match PersistentVolume's node affinity" in pend.event
     assert not r.recovered and r.manual_action_required
 
 

@@ -64,10 +64,10 @@ The disks are made by {prov}, one zone each.
 With volumeBindingMode Immediate the PersistentVolume controller provisions a claim as soon
 as it is created, before the scheduler has picked a node, so a zonal disk lands in an
 arbitrary zone (often the same zone for several ordinals, or a zone where the pod's
-constraints allow no node: "didn't match PersistentVolume's node affinity", #34583). A StatefulSet keeps
-each ordinal's claim, so the pod is tied to that zone for good. WaitForFirstConsumer delays
-provisioning until the pod is scheduled, so the zone follows the pods' anti-affinity and
-topology spread.
+constraints allow no node: "didn't match PersistentVolume's node affinity", #34583). A
+StatefulSet keeps each ordinal's claim, so the pod is tied to that zone for good.
+WaitForFirstConsumer delays provisioning until the pod is scheduled, so the zone follows the
+pods' anti-affinity and topology spread.
 """
         fix = f"""
 Fix: set volumeBindingMode: WaitForFirstConsumer on StorageClass {sc.name} (a new class for

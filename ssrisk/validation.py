@@ -665,6 +665,15 @@ def _gates(kube_version: str, overrides: Mapping[str, bool] | None) -> Mapping[s
     return version_defaults(kube_version, overrides).gates
 
 
+def _update_strategy_types(gates: Mapping[str, bool]) -> tuple[str, ...]:
+    """The updateStrategy types the API server accepts: Recreate too with its feature gate on
+    (KEP-3541; the simulator's statefulset_controller reads the same gate table)."""
+    from .embedded_sim.versions import STATEFULSET_RECREATE_STRATEGY
+
+    types: tuple[str, ...] = ("RollingUpdate", "OnDelete")
+    return (*types, "Recreate") if gates.get(STATEFULSET_RECREATE_STRATEGY) else types
+
+
 def _statefulset_spec_problems(
     spec: Mapping[str, Any], gates: Mapping[str, bool]
 ) -> list[_Problem]:
@@ -700,15 +709,8 @@ def _statefulset_spec_problems(
     one_of(("spec", "podManagementPolicy"), policy, ("OrderedReady", "Parallel"))
     strategy = spec.get("updateStrategy")
     if isinstance(strategy, dict):
-        from .embedded_sim.versions import STATEFULSET_RECREATE_STRATEGY
-
         base = ("spec", "updateStrategy")
-        # Recreate is accepted with its feature gate on (KEP-3541; the simulator's
-        # statefulset_controller models it): the same gate table as the controller reads
-        types: tuple[str, ...] = ("RollingUpdate", "OnDelete")
-        if gates.get(STATEFULSET_RECREATE_STRATEGY):
-            types = (*types, "Recreate")
-        one_of((*base, "type"), strategy.get("type"), types)
+        one_of((*base, "type"), strategy.get("type"), _update_strategy_types(gates))
         rolling = strategy.get("rollingUpdate")
         if isinstance(rolling, dict):
             if strategy.get("type") == "OnDelete":

@@ -10,11 +10,12 @@ from ssrisk.rule import CheckContext, Rule
 from ssrisk.timeline import fmt_duration
 
 from ._cluster import default_toleration_s, out_of_service_works, seconds
-from ._group import peer_group
+from ._group import group_of, peer_group
 from ._objectives import assess, remediation_facts, remediation_phrase
 from ._podspec import UNREACHABLE, budget, set_spec
 from ._quorum import members, quorum_system
 from ._sim import timeline_block
+from ._systems import holds_no_data, recognise
 from ._text import paragraph
 from ._workload import holds_state, nothing_at_stake
 from .pdb_blocks_drain import MAX_MESSAGE_CHARS, only_one
@@ -68,6 +69,8 @@ class SingleReplica(Rule):
         group = peer_group(ctx)
         if group is not None and group.total >= 2 and (system is None or group.total >= 3):
             return  # one member of a system spread over several sets (a ring of one per zone)
+        if self._holds_nothing_beside_members(ctx):
+            return  # a witness or arbiter beside the members that hold the data
         pod = ctx.pod_name(0)
         loss = assess(ctx, "node-loss")
         how = remediation_phrase(ctx)
@@ -189,6 +192,16 @@ class SingleReplica(Rule):
                 else "nothing serves or stores here"
             )
         return f"{head}: {what}; {outcome}"
+
+    @staticmethod
+    def _holds_nothing_beside_members(ctx: CheckContext) -> bool:
+        """Whether the set's server holds no data (its catalog entry's ``no_data_when``: a
+        repmgr witness, a MongoDB arbiter) and belongs to a group of sets of its system."""
+        found = recognise(ctx)
+        whole = group_of(ctx)
+        if found is None or found.container is None or whole is None or whole.total < 2:
+            return False
+        return holds_no_data(found.system, found.container, ctx.pod_labels)
 
     @staticmethod
     def _drains_hang(ctx: CheckContext) -> bool:

@@ -26,7 +26,7 @@ from ._systems import (
     System,
     cluster_name,
     ctx_catalog,
-    server_container,
+    recognise_set,
 )
 from ._systems import recognise as recognise_system
 
@@ -60,11 +60,8 @@ def _quorum_system(sts: K8sObject, cat: Catalog) -> str | None:
     said = _said(sts)
     if said is not None:
         return "annotation" if said else None
-    main = server_container(sts)
-    if main is None:
-        return None
-    found = cat.match(main)
-    return found.id if found is not None and votes(found, main) else None
+    found = recognise_set(sts, cat)
+    return found.system.id if found is not None and votes(found.system, found.container) else None
 
 
 def votes(system: System, container: Container | None) -> bool:
@@ -126,9 +123,10 @@ def members(ctx: CheckContext, system: str) -> int:
 
 def _cluster(sts: K8sObject, cat: Catalog) -> str | None:
     """The cluster name of a set's server (:func:`rules._systems.cluster_name`)."""
-    main = server_container(sts)
-    found = cat.match(main) if main is not None else None
-    return cluster_name(found, main) if found is not None and main is not None else None
+    found = recognise_set(sts, cat)
+    if found is None or found.container is None:
+        return None
+    return cluster_name(found.system, found.container)
 
 
 def _member_weight(system: str, cat: Catalog, cluster: str | None, other: K8sObject) -> int | None:

@@ -416,9 +416,15 @@ def recognise(ctx: CheckContext) -> Recognised | None:
 
 
 def _recognise(ctx: CheckContext) -> Recognised | None:
-    cat = ctx_catalog(ctx)
-    named = annotated_system(ctx.sts)
-    server = server_container(ctx.sts)
+    return recognise_set(ctx.sts, ctx_catalog(ctx))
+
+
+def recognise_set(sts: K8sObject, cat: Catalog) -> Recognised | None:
+    """The catalogued system any StatefulSet runs, with ``cat`` the run's catalog: the one
+    ``ssrisk.io/system`` names (``none``: no system), else the one its server container is
+    recognised as; ``None`` when neither says."""
+    named = annotated_system(sts)
+    server = server_container(sts)
     if named is not None:
         if named == NONE:
             return None
@@ -629,14 +635,10 @@ def factor_of(system: System, container: Container) -> tuple[int, str] | None:
 
 
 def server_system(sts: K8sObject, cat: Catalog) -> str | None:
-    """The catalog id of the system another StatefulSet's server runs (no annotation read
-    beyond ``ssrisk.io/system``), or ``None``."""
-    named = annotated_system(sts)
-    if named is not None:
-        return None if named == NONE else named
-    server = server_container(sts)
-    found = cat.match(server) if server is not None else None
-    return found.id if found is not None else None
+    """The catalog id of the system another StatefulSet runs (:func:`recognise_set`), or
+    ``None``."""
+    found = recognise_set(sts, cat)
+    return found.system.id if found is not None else None
 
 
 # --- patterns that run in linear time -------------------------------------------------------

@@ -78,6 +78,18 @@ def node_selection_matches(wl: Workload, labels: Mapping[str, str], name: str) -
     )
 
 
+def pod_may_use(wl: Workload, node: BuiltNode) -> bool:
+    """Whether the set's pods may run on `node` at all: its tolerations tolerate every
+    NoSchedule and NoExecute taint (TaintToleration) and its node selection matches
+    (NodeAffinity); resources and the other pods are not looked at."""
+    tolerated = all(
+        any(tol.tolerates(t.key, t.value, t.effect) for tol in wl.tolerations)
+        for t in node.taints
+        if t.effect in ("NoSchedule", "NoExecute")
+    )
+    return tolerated and node_selection_matches(wl, node.labels, node.name)
+
+
 def _wanted(wl: Workload, keys: tuple[str, ...], fields: bool) -> list[str]:
     """Names the manifest selects for `keys` (In values, nodeSelector values), in order."""
     out: list[str] = []
@@ -143,7 +155,10 @@ def build_nodes(profile: ClusterProfile, wl: Workload) -> tuple[list[BuiltNode],
     for s in specs:
         name = host_names.get(s.name, s.name)
         zone = zone_names.get(s.zone, s.zone)
-        labels = {HOSTNAME_KEY: name, **{k: zone for k in ZONE_KEYS}, **base, **dict(s.labels)}
+        # a node of no zone (zone "") carries no zone label: the node lifecycle controller
+        # files it in zone "" (nodetopology.GetZoneKey)
+        zoned = {k: zone for k in ZONE_KEYS} if zone else {}
+        labels = {HOSTNAME_KEY: name, **zoned, **base, **dict(s.labels)}
         built.append(
             BuiltNode(
                 name,
@@ -174,3 +189,4 @@ def build_nodes(profile: ClusterProfile, wl: Workload) -> tuple[list[BuiltNode],
             + "); give the cluster's node-labels in the profile to check them"
         )
     return built, notes
+

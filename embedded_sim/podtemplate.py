@@ -320,8 +320,10 @@ class AffinityTerm:
 @dataclass(frozen=True)
 class SpreadConstraint:
     """A topologySpreadConstraint: ``when_unsatisfiable`` defaults to DoNotSchedule,
-    ``max_skew`` and ``min_domains`` read below 1 (or unset) as 1, as the scheduler reads them
-    (pkg/scheduler/framework/plugins/podtopologyspread/common.go)."""
+    ``max_skew`` and ``min_domains`` read below 1 (or unset) as 1, ``node_affinity_policy``
+    unset as Honor and ``node_taints_policy`` unset as Ignore, as the scheduler reads them
+    (pkg/scheduler/framework/plugins/podtopologyspread/common.go
+    #filterTopologySpreadConstraints)."""
 
     path: Path
     topology_key: str
@@ -329,6 +331,8 @@ class SpreadConstraint:
     when_unsatisfiable: str
     max_skew: int
     min_domains: int
+    node_affinity_policy: str = "Honor"
+    node_taints_policy: str = "Ignore"
 
     @property
     def hard(self) -> bool:
@@ -647,6 +651,11 @@ def _at_least_1(v: Any) -> int:
     return n if n is not None and n >= 1 else 1
 
 
+def _policy(raw: Any, default: str) -> str:
+    """A NodeInclusionPolicy (Honor or Ignore); anything else reads as the default."""
+    return raw if raw in ("Honor", "Ignore") else default
+
+
 def _spread(pod: Mapping[str, Any]) -> tuple[SpreadConstraint, ...]:
     out = []
     for i, c in enumerate(_list(pod.get("topologySpreadConstraints"))):
@@ -661,6 +670,8 @@ def _spread(pod: Mapping[str, Any]) -> tuple[SpreadConstraint, ...]:
                 when if isinstance(when, str) else "DoNotSchedule",
                 _at_least_1(c.get("maxSkew")),
                 _at_least_1(c.get("minDomains")),
+                _policy(c.get("nodeAffinityPolicy"), "Honor"),
+                _policy(c.get("nodeTaintsPolicy"), "Ignore"),
             )
         )
     return tuple(out)

@@ -34,7 +34,7 @@ class Allocatable:
     def __str__(self) -> str:
         cpu = f"{self.cpu_m / 1000:g} CPU" if self.cpu_m % 100 == 0 else f"{self.cpu_m}m CPU"
         gib = self.memory_b / 1024**3
-        mem = f"{gib:g} GiB" if gib >= 1 else f"{self.memory_b / 1024**2:g} MiB"
+        mem = f"{gib:.4g} GiB" if gib >= 1 else f"{self.memory_b / 1024**2:.4g} MiB"
         return f"{cpu}, {mem} memory, {self.pods} pods"
 
 

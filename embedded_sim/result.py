@@ -60,6 +60,8 @@ class PlacementFacts:
     of the lowest ordinal; `spread_node` / `spread_zone`: the same for the placement the default
     scoring would choose. `forced` when both agree for node and zone. `limits` names the
     constraints that bound the worst case, in words. `unplaced`: ordinals no node accepts.
+    `not_simulated`: the hard placement terms left out because no simulated node carries their
+    topology key, in words (``"required anti-affinity on example.com/rack"``).
     """
 
     worst_node: int
@@ -68,6 +70,7 @@ class PlacementFacts:
     spread_zone: int
     limits: tuple[str, ...]
     unplaced: tuple[int, ...]
+    not_simulated: tuple[str, ...] = ()
 
     @property
     def forced_node(self) -> bool:
@@ -91,36 +94,55 @@ class PlacementFacts:
             },
             "limits": list(self.limits),
             "unplaced": list(self.unplaced),
+            **({"not_simulated": list(self.not_simulated)} if self.not_simulated else {}),
         }
 
 
 @dataclass(frozen=True)
 class ClusterShape:
     """The simulated cluster's live nodes when the fault starts: `zones`, `nodes_per_zone` (the
-    largest zone) and `text` ("3 zones × 2 nodes", or "5 nodes in 3 zones" when uneven)."""
+    largest zone) and `text` ("3 zones × 2 nodes", or "5 nodes in 3 zones" when uneven);
+    `source` says where the nodes come from: ``"assumed"`` (ssrisk's default shape, grown to
+    hold the replicas), ``"configured"`` (the profile's zones and nodes-per-zone) or
+    ``"profile"`` (the profile's nodes, as ssrisk profile lists a real cluster's)."""
 
     zones: int
     nodes_per_zone: int
     text: str
+    source: str = "assumed"
+
+    @property
+    def described(self) -> str:
+        """The cluster in words: ``"the profile's nodes (9 nodes in 3 zones)"``."""
+        what = {
+            "profile": "the profile's nodes",
+            "configured": "the profile's zones and nodes-per-zone",
+        }.get(self.source, "an assumed cluster")
+        return f"{what} ({self.text})"
 
     @classmethod
-    def of(cls, zones: Iterable[str]) -> ClusterShape:
+    def of(cls, zones: Iterable[str], source: str = "assumed") -> ClusterShape:
         """The shape of nodes in ``zones`` (one zone name per node)."""
         per_zone: dict[str, int] = {}
         for zone in zones:
             per_zone[zone] = per_zone.get(zone, 0) + 1
         if not per_zone:
-            return cls(0, 0, "no nodes")
+            return cls(0, 0, "no nodes", source)
         counts = set(per_zone.values())
         z, most = len(per_zone), max(counts)
         if len(counts) == 1:
             text = f"{z} zone{'s' if z != 1 else ''} × {most} node{'s' if most != 1 else ''}"
         else:
             text = f"{sum(per_zone.values())} nodes in {z} zones"
-        return cls(z, most, text)
+        return cls(z, most, text, source)
 
     def to_dict(self) -> dict[str, int | str]:
-        return {"zones": self.zones, "nodes_per_zone": self.nodes_per_zone, "text": self.text}
+        return {
+            "zones": self.zones,
+            "nodes_per_zone": self.nodes_per_zone,
+            "text": self.text,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True)

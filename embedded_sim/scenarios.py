@@ -365,6 +365,8 @@ def placement_basis(sim: Simulation, scenario: str) -> str:
             f"; {facts.worst_zone} of {n} in its zone is the worst case, spreading would put "
             f"{facts.spread_zone} there"
         )
+    if facts.not_simulated:
+        text += f"; not simulated: {'; '.join(facts.not_simulated)} (no node carries the label)"
     return text
 
 

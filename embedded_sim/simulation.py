@@ -93,6 +93,7 @@ class Simulation:
         )
         self.templates: dict[str, bool] = {"rev-1": False}
         self.notes: list[str] = list(node_notes)
+        self.not_simulated = self._unsimulated_terms(built)
         if self.wl.foreign_affinity_terms:
             self.notes.append(
                 f"{self.wl.foreign_affinity_terms} required (anti-)affinity term(s) about other "
@@ -339,6 +340,26 @@ class Simulation:
             wl.requests,
             wl.tolerations,
         )
+
+    def _unsimulated_terms(self, built: list[BuiltNode]) -> tuple[str, ...]:
+        """Leave out the hard placement terms whose topology key no node of an assumed cluster
+        carries, and note them: the assumed nodes only carry the hostname and zone labels, so
+        such a term (a rack label) says nothing about them. On nodes given one by one (a
+        profile made from the cluster) the terms stay and act as Kubernetes acts on a node
+        without the label (scheduler/pod_topology_spread.py, inter_pod_affinity.py)."""
+        if not self.profile.placeholder_names:
+            return ()
+        carried = {k for b in built for k in b.labels}
+        left = [r for r in self.wl.hard_rules if r.topology_key not in carried]
+        if not left:
+            return ()
+        self.wl.hard_rules = tuple(r for r in self.wl.hard_rules if r not in left)
+        said = tuple(dict.fromkeys(str(r) for r in left))
+        self.notes.append(
+            f"not simulated: {'; '.join(said)} (no node of the assumed cluster carries that "
+            "label; give the nodes' labels in the profile, e.g. with ssrisk profile)"
+        )
+        return said
 
     def _add_nodes(self, built: list[BuiltNode]) -> None:
         for b in built:

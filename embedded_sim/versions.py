@@ -30,6 +30,9 @@ POD_LIFECYCLE_SLEEP_ACTION = "PodLifecycleSleepAction"
 POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO = "PodLifecycleSleepActionAllowZero"
 SIDECAR_CONTAINERS = "SidecarContainers"
 TAINT_TOLERATION_COMPARISON_OPERATORS = "TaintTolerationComparisonOperators"
+# Gates the scheduler's PodTopologySpread reads (embedded_sim/scheduler/pod_topology_spread.py).
+MIN_DOMAINS_IN_POD_TOPOLOGY_SPREAD = "MinDomainsInPodTopologySpread"
+NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD = "NodeInclusionPolicyInPodTopologySpread"
 
 KNOWN_GATES: tuple[str, ...] = (
     MAX_UNAVAILABLE_STATEFULSET,
@@ -43,6 +46,8 @@ KNOWN_GATES: tuple[str, ...] = (
     POD_LIFECYCLE_SLEEP_ACTION_ALLOW_ZERO,
     SIDECAR_CONTAINERS,
     TAINT_TOLERATION_COMPARISON_OPERATORS,
+    MIN_DOMAINS_IN_POD_TOPOLOGY_SPREAD,
+    NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD,
 )
 
 _VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
@@ -115,15 +120,23 @@ class VersionDefaults:
     # Ready only (isHealthy), so a Parallel set (whose replica pass does not block on
     # availability) rolled on as soon as the new pod was Ready.
     update_waits_for_min_ready: bool = True
-    # The scheduler reads a topology spread constraint's minDomains from 1.27
-    # (MinDomainsInPodTopologySpread: alpha 1.24, beta off 1.25, beta on 1.27, GA 1.30;
-    # pkg/features/kube_features.go).
-    min_domains_honoured: bool = True
     # VolumeBinding's reason for a node a bound volume's node affinity excludes
     # (volumebinding/binder.go, ErrReasonNodeConflict): "node(s) had volume node affinity
     # conflict" up to 1.32, "node(s) didn't match PersistentVolume's node affinity" from 1.33
     # (kubernetes/kubernetes#129887, merged 2025-01-29 for v1.33).
     volume_conflict_reason: str = "node(s) didn't match PersistentVolume's node affinity"
+
+    @property
+    def min_domains_honoured(self) -> bool:
+        """Whether the scheduler reads a topology spread constraint's minDomains
+        (MinDomainsInPodTopologySpread: on by default from 1.27)."""
+        return bool(self.gates.get(MIN_DOMAINS_IN_POD_TOPOLOGY_SPREAD, False))
+
+    @property
+    def node_inclusion_policies(self) -> bool:
+        """Whether the scheduler reads nodeAffinityPolicy / nodeTaintsPolicy
+        (NodeInclusionPolicyInPodTopologySpread: on by default from 1.26)."""
+        return bool(self.gates.get(NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD, False))
 
 
 #: ``(gate, first minor that has it, first minor it is on by default or None)`` for the gates
@@ -149,6 +162,10 @@ GATE_STAGES: tuple[tuple[str, int, int | None], ...] = (
     (SIDECAR_CONTAINERS, 28, 29),
     # KEP-5471 (Lt and Gt tolerations): alpha-off from 1.35.
     (TAINT_TOLERATION_COMPARISON_OPERATORS, 35, None),
+    # KEP-3022 (minDomains): alpha-off 1.24, beta-off 1.25, beta-on 1.27, GA 1.30.
+    (MIN_DOMAINS_IN_POD_TOPOLOGY_SPREAD, MIN_MINOR, 27),
+    # KEP-3094 (nodeAffinityPolicy / nodeTaintsPolicy): alpha-off 1.25, beta-on 1.26, GA 1.33.
+    (NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD, MIN_MINOR, 26),
 )
 
 
@@ -198,7 +215,6 @@ def version_defaults(
         taint_eviction_source=te_src,
         maxunavailable_counting=counting,
         update_waits_for_min_ready=kv.minor >= 34,
-        min_domains_honoured=kv.minor >= 27,
         volume_conflict_reason=(
             "node(s) didn't match PersistentVolume's node affinity"
             if kv.minor >= 33

@@ -54,13 +54,35 @@ class ClaimTemplate:
 
 @dataclass(frozen=True)
 class SpreadRule:
-    """A hard placement rule over the set's own pods, per topology domain ("hostname" or
-    "zone"): required anti-affinity (none of ours in the domain), required affinity (one of ours
-    in the domain, unless none exists yet) or a DoNotSchedule spread (`max_skew`)."""
+    """A hard placement rule over the set's own pods, per domain of the node label
+    ``topology_key`` (any key: kubernetes.io/hostname, a zone key, a rack label): required
+    anti-affinity (none of ours in the domain), required affinity (one of ours in the domain,
+    unless none exists yet) or a DoNotSchedule spread (``max_skew``, ``min_domains`` and the
+    node inclusion policies, read as pkg/scheduler/framework/plugins/podtopologyspread/
+    common.go#filterTopologySpreadConstraints reads them)."""
 
     topology_key: str
     kind: str  # "anti-affinity", "affinity" or "spread"
     max_skew: int = 1
+    min_domains: int = 1
+    node_affinity_policy: str = "Honor"  # NodeInclusionPolicy: "Honor" or "Ignore"
+    node_taints_policy: str = "Ignore"
+
+    @property
+    def domain_word(self) -> str:
+        """``"hostname"``, ``"zone"`` or the label key itself, for verdicts."""
+        if self.topology_key == HOSTNAME_KEY:
+            return "hostname"
+        return "zone" if self.topology_key in ZONE_KEYS else self.topology_key
+
+    def __str__(self) -> str:
+        """``"required anti-affinity on example.com/rack"``, ``"a DoNotSchedule spread on …"``."""
+        what = {
+            "anti-affinity": "required anti-affinity",
+            "affinity": "required pod affinity",
+            "spread": "DoNotSchedule topology spread",
+        }.get(self.kind, self.kind)
+        return f"{what} on {self.topology_key}"
 
 
 @dataclass
@@ -113,14 +135,6 @@ class Workload:
 
     def pod_name(self, ordinal: int) -> str:
         return f"{self.name}-{ordinal}"
-
-
-def _topology(key: str) -> str | None:
-    if key == HOSTNAME_KEY:
-        return "hostname"
-    if key in ZONE_KEYS:
-        return "zone"
-    return None
 
 
 def _prestop_seconds(template: PodTemplate) -> float | None:
@@ -220,8 +234,9 @@ def _claim_templates(template: PodTemplate) -> list[ClaimTemplate]:
 
 def _hard_rules(template: PodTemplate, namespace: str) -> tuple[list[SpreadRule], int]:
     """The required pod (anti-)affinity terms and DoNotSchedule spread constraints that
-    select the set's own pods, on a topology the model knows, and how many required terms
-    select other pods (the model's reading: :meth:`AffinityTerm.selects_own_pods`)."""
+    select the set's own pods (on any topology key: the simulation notes a key no simulated
+    node carries as not simulated), and how many required terms select other pods (the
+    model's reading: :meth:`AffinityTerm.selects_own_pods`)."""
     labels = {str(k): str(v) for k, v in template.labels.items()}
     rules: list[SpreadRule] = []
     foreign = 0
@@ -230,16 +245,23 @@ def _hard_rules(template: PodTemplate, namespace: str) -> tuple[list[SpreadRule]
         ("affinity", template.affinity_required),
     ):
         for term in terms:
-            topo = _topology(term.topology_key)
             if term.selects_own_pods(labels, namespace):
-                if topo:
-                    rules.append(SpreadRule(topo, kind, 1))
+                if term.topology_key:
+                    rules.append(SpreadRule(term.topology_key, kind, 1))
             else:
                 foreign += 1
     for tsc in template.spread_constraints:
-        topo = _topology(tsc.topology_key)
-        if tsc.hard and topo and selects(tsc.label_selector, labels):
-            rules.append(SpreadRule(topo, "spread", tsc.max_skew))
+        if tsc.hard and tsc.topology_key and selects(tsc.label_selector, labels):
+            rules.append(
+                SpreadRule(
+                    tsc.topology_key,
+                    "spread",
+                    tsc.max_skew,
+                    tsc.min_domains,
+                    tsc.node_affinity_policy,
+                    tsc.node_taints_policy,
+                )
+            )
     return rules, foreign
 
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from ssrisk.embedded_sim.versions import VersionDefaults, version_defaults
+from ssrisk.embedded_sim.versions import (
+    MIN_DOMAINS_IN_POD_TOPOLOGY_SPREAD,
+    VersionDefaults,
+    version_defaults,
+)
 
 from ssrisk.rule import CheckContext
 from ssrisk.timeline import fmt_duration
@@ -61,8 +65,9 @@ def _gate_default(kube_version: str, gate: str) -> bool:
 
 
 def min_domains_honoured(ctx: CheckContext) -> bool:
-    """Whether the scheduler reads ``minDomains`` on ``ctx.kube_version`` (from 1.27)."""
-    return version_facts(ctx.kube_version).min_domains_honoured
+    """Whether the scheduler reads ``minDomains`` on ``ctx.kube_version`` (the
+    MinDomainsInPodTopologySpread gate: on by default from 1.27) with the run's overrides."""
+    return gate_enabled(ctx, MIN_DOMAINS_IN_POD_TOPOLOGY_SPREAD)
 
 
 def out_of_service_works(ctx: CheckContext) -> bool:

@@ -10,9 +10,10 @@ from ssrisk.timeline import timeline_lines
 
 def timeline_block(ctx: CheckContext, result: ScenarioResult) -> str:
     """The simulated timeline of ``result`` with its verdict, as an explanation paragraph."""
+    on = f" on {result.cluster_shape.described}" if result.cluster_shape is not None else ""
     return (
         f"Simulated timeline (scenario {result.scenario}, Kubernetes "
-        f"{ctx.kube_version}):\n"
+        f"{ctx.kube_version}){on}:\n"
         + "\n".join(timeline_lines(result))
         + f"\nVerdict: {result.verdict}\n"
     )

@@ -100,7 +100,9 @@ def format_result(result: Any, where: str = "") -> str:
     head = (
         f"== {at}{obj.get('namespace') or 'default'}/{obj.get('name')}  scenario "
         f"{d.get('scenario')}  (Kubernetes {d.get('kube_version', '')}, replicas "
-        f"{d.get('replicas')})"
+        f"{d.get('replicas')}"
+        + (f", on {shape.described}" if (shape := getattr(result, "cluster_shape", None)) else "")
+        + ")"
     )
     body = timeline_lines(result, limit=10_000)
     tail = [f"  verdict: {d.get('verdict', '')}"]

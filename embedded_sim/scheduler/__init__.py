@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..budget import filter_pass_steps
-from ..cluster import Node, Pod
+from ..cluster import Node, Pod, Volume
 from ..result import ClusterShape, PlacementFacts
 from . import (
     inter_pod_affinity,
@@ -82,13 +82,22 @@ class Scheduler:
             and not p.terminal
         ]
         vols = [v for c in pod.claims if (v := sim.cluster.volumes.get(c)) is not None]
+        return self._filter_context(self._live_nodes(), others, vols)
+
+    def _filter_context(
+        self, nodes: list[Node], others: list[OtherPod], vols: list[Volume]
+    ) -> FilterContext:
+        """A scheduling attempt's view, with the simulated version's reasons and gates."""
+        vd = self.sim.vd
         return FilterContext(
-            sim.wl,
-            self._live_nodes(),
+            self.sim.wl,
+            nodes,
             others,
             vols,
             self._first_node(),
-            volume_conflict_reason=sim.vd.volume_conflict_reason,
+            volume_conflict_reason=vd.volume_conflict_reason,
+            min_domains_on=vd.min_domains_honoured,
+            node_inclusion_on=vd.node_inclusion_policies,
         )
 
     # --- initial placement --------------------------------------------------------------------
@@ -104,7 +113,7 @@ class Scheduler:
         load: dict[str, int] = {}
         for o in ordinals:
             sim.budget.spend(len(nodes) * self.pass_steps)  # a filter pass per node (budget.py)
-            ctx = FilterContext(sim.wl, nodes, list(others), (), self._first_node())
+            ctx = self._filter_context(nodes, list(others), [])
             ok = [n for n in nodes if run_filters(ctx, n) is None]
             if not ok:
                 placed[o] = None
@@ -164,7 +173,7 @@ class Scheduler:
 
         wn, wz = counts(worst)
         sn, sz = counts(spread)
-        ctx = FilterContext(sim.wl, self._live_nodes(), (), (), self._first_node())
+        ctx = self._filter_context(self._live_nodes(), [], [])
         limits: list[str] = []
         if sim.wl.node_name is not None:
             limits.append(node_name.constraint(ctx))
@@ -174,10 +183,11 @@ class Scheduler:
             limits.append(inter_pod_affinity.constraint(ctx))
         if any(r.kind == "spread" for r in sim.wl.hard_rules):
             limits.append(pod_topology_spread.constraint(ctx))
-        if ctx.nodes and node_resources_fit.per_node(ctx, ctx.nodes[0]) < len(ordinals):
+        roomiest = node_resources_fit.roomiest(ctx)
+        if roomiest is not None and node_resources_fit.per_node(ctx, roomiest) < len(ordinals):
             limits.append(node_resources_fit.constraint(ctx))
         unplaced = tuple(o for o in ordinals if worst.get(o) is None)
-        return PlacementFacts(wn, sn, wz, sz, tuple(limits), unplaced)
+        return PlacementFacts(wn, sn, wz, sz, tuple(limits), unplaced, sim.not_simulated)
 
     def _describe(self, ordinals: list[int], out: dict[int, str | None]) -> str:
         sim = self.sim
@@ -213,6 +223,8 @@ class Scheduler:
                 ": no required podAntiAffinity, hostPort or DoNotSchedule topologySpreadConstraint "
                 "on kubernetes.io/hostname keeps replicas apart"
             )
+        if facts.not_simulated:
+            text += f"; not simulated: {'; '.join(facts.not_simulated)}"
         if facts.unplaced:
             names = ", ".join(sim.wl.pod_name(o) for o in facts.unplaced)
             text += (
@@ -228,7 +240,11 @@ class Scheduler:
 
     def cluster_shape(self) -> ClusterShape:
         """The zones, nodes per zone (the largest zone) and their text, of the live nodes."""
-        return ClusterShape.of(n.zone for n in self._live_nodes())
+        p = self.sim.profile
+        source = (
+            "profile" if not p.placeholder_names else "configured" if p.shape_stated else "assumed"
+        )
+        return ClusterShape.of((n.zone for n in self._live_nodes()), source)
 
     # --- runtime scheduling -------------------------------------------------------------------
     def enqueue(self, pod: Pod) -> None:

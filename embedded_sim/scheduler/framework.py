@@ -48,6 +48,10 @@ class FilterContext:
     memo: dict[object, object] = field(default_factory=dict, repr=False)
     # the version's VolumeBinding reason (versions.VersionDefaults.volume_conflict_reason)
     volume_conflict_reason: str = "node(s) didn't match PersistentVolume's node affinity"
+    # the version's PodTopologySpread gates (versions.VersionDefaults.min_domains_honoured and
+    # .node_inclusion_policies)
+    min_domains_on: bool = True
+    node_inclusion_on: bool = True
 
     def count_on(self, node_name: str) -> int:
         """The set's other pods bound to `node_name` (terminating ones included)."""

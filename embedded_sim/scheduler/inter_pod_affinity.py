@@ -30,7 +30,11 @@ def _present(ctx: FilterContext, rule: SpreadRule) -> set[str]:
     cached = ctx.memo.get(key)
     if not isinstance(cached, set):
         by_name = {n.name: n for n in ctx.nodes}
-        cached = {domain(rule, by_name[p.node]) for p in ctx.others if p.node in by_name}
+        cached = {
+            d
+            for p in ctx.others
+            if p.node in by_name and (d := domain(rule, by_name[p.node])) is not None
+        }
         ctx.memo[key] = cached
     return cached
 
@@ -41,7 +45,7 @@ def filter(ctx: FilterContext, node: Node) -> str | None:
             continue
         present = _present(ctx, rule)
         here = domain(rule, node)
-        if rule.kind == "anti-affinity" and here in present:
+        if rule.kind == "anti-affinity" and here is not None and here in present:
             return "node(s) didn't match pod anti-affinity rules"
         if rule.kind == "affinity" and present and here not in present:
             return "node(s) didn't match pod affinity rules"
@@ -52,7 +56,7 @@ def constraint(ctx: FilterContext) -> str:
     parts = []
     for r in ctx.wl.hard_rules:
         if r.kind == "anti-affinity":
-            parts.append(f"required anti-affinity allows one pod per {r.topology_key}")
+            parts.append(f"required anti-affinity allows one pod per {r.domain_word}")
         elif r.kind == "affinity":
-            parts.append(f"required pod affinity keeps the pods in one {r.topology_key}")
+            parts.append(f"required pod affinity keeps the pods in one {r.domain_word}")
     return " and ".join(dict.fromkeys(parts))  # (a term written twice is said once)

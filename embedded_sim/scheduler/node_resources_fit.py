@@ -47,7 +47,21 @@ def per_node(ctx: FilterContext, node: Node) -> int:
     return max(0, min(caps))
 
 
+def roomiest(ctx: FilterContext) -> Node | None:
+    """Of the nodes the pod may use (its tolerations and node selection admit them), the one
+    that fits most of the set's pods by resources (the first node when none is usable)."""
+    from .node_affinity import filter as affinity
+    from .taint_toleration import untolerated_taint
+
+    usable = [
+        n for n in ctx.nodes if untolerated_taint(ctx, n) is None and affinity(ctx, n) is None
+    ]
+    pool = usable or list(ctx.nodes)
+    return max(pool, key=lambda n: per_node(ctx, n)) if pool else None
+
+
 def constraint(ctx: FilterContext) -> str:
-    alloc = ctx.nodes[0].allocatable if ctx.nodes else None
-    fit = per_node(ctx, ctx.nodes[0]) if ctx.nodes else 0
+    node = roomiest(ctx)
+    alloc = node.allocatable if node is not None else None
+    fit = per_node(ctx, node) if node is not None else 0
     return f"the requests fit {fit} pod(s) per node ({alloc} allocatable)"

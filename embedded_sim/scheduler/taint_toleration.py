@@ -18,7 +18,9 @@ NAME = "TaintToleration"
 SOURCE = "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go#Filter"
 
 
-def _untolerated(ctx: FilterContext, node: Node) -> Taint | None:
+def untolerated_taint(ctx: FilterContext, node: Node) -> Taint | None:
+    """The node's first NoSchedule / NoExecute taint the pod does not tolerate
+    (v1helper.FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc), else None."""
     for t in node.taints:
         if t.effect in ("NoSchedule", "NoExecute") and not any(
             tol.tolerates(t.key, t.value, t.effect) for tol in ctx.wl.tolerations
@@ -28,7 +30,7 @@ def _untolerated(ctx: FilterContext, node: Node) -> Taint | None:
 
 
 def filter(ctx: FilterContext, node: Node) -> str | None:
-    t = _untolerated(ctx, node)
+    t = untolerated_taint(ctx, node)
     if t is None:
         return None
     shown = f"{t.key}: {t.value}" if t.value else t.key
@@ -38,7 +40,7 @@ def filter(ctx: FilterContext, node: Node) -> str | None:
 def constraint(ctx: FilterContext) -> str:
     seen = []
     for n in ctx.nodes:
-        t = _untolerated(ctx, n)
+        t = untolerated_taint(ctx, n)
         if t is not None:
             text = f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
             if text not in seen:

@@ -37,7 +37,12 @@ def test_zone_restricted_set_runs_in_one_zone_and_zone_loss_takes_all() -> None:
     # 3 nodes per zone so the steady state holds all 3; a zone loss then takes 3 of 3, forced.
     r = simulate(_set("zone-restricted"), "zone-loss", kube_version="1.34")
     d = r.to_dict()
-    assert d["cluster_shape"] == {"zones": 3, "nodes_per_zone": 3, "text": "3 zones × 3 nodes"}
+    assert d["cluster_shape"] == {
+        "zones": 3,
+        "nodes_per_zone": 3,
+        "text": "3 zones × 3 nodes",
+        "source": "assumed",
+    }
     assert d["replicas_on_failed_nodes"] == 3 and r.max_unavailable == 3
     assert d["placement_basis"]["zone"] == {
         "worst_case": 3,

@@ -1,0 +1,204 @@
+"""PodTopologySpread and InterPodAffinity as kube-scheduler runs them, on the versions where they
+differ: minDomains, nodeAffinityPolicy / nodeTaintsPolicy and topology keys other than the
+hostname and zone (tests/sim/data/topology-spread.yaml).
+
+Upstream: pkg/scheduler/framework/plugins/podtopologyspread/filtering.go (#calPreFilterState,
+#minMatchNum, #Filter) and common.go (#filterTopologySpreadConstraints,
+#matchNodeInclusionPolicies, #nodeLabelsMatchSpreadConstraints); interpodaffinity/filtering.go.
+Feature gates (pkg/features/kube_features.go): MinDomainsInPodTopologySpread on from 1.27,
+NodeInclusionPolicyInPodTopologySpread on from 1.26.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from ssrisk.embedded_sim import ClusterProfile, default_nodes, simulate
+from ssrisk.embedded_sim.cluster import Node
+from ssrisk.embedded_sim.profile import NodeSpec
+from ssrisk.embedded_sim.scheduler import pod_topology_spread
+from ssrisk.embedded_sim.scheduler.framework import FilterContext, OtherPod
+from ssrisk.embedded_sim.workload import parse_statefulset
+
+from .simdata import load
+
+#: 3 zones of one node each, stated (not grown): node-a1, node-b1, node-c1.
+THREE_NODES = ClusterProfile(nodes=default_nodes(3, 1), shape_stated=True)
+SPREAD_REFUSED = "2 node(s) didn't match pod topology spread constraints"
+
+
+def _set(name: str) -> dict[str, Any]:
+    return next(
+        s for s in load("topology-spread.yaml").of("StatefulSet") if s["metadata"]["name"] == name
+    )
+
+
+def _without(sts: dict[str, Any], field: str) -> dict[str, Any]:
+    """The set with `field` removed from its spread constraint (the default policy)."""
+    out = copy.deepcopy(sts)
+    del out["spec"]["template"]["spec"]["topologySpreadConstraints"][0][field]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("version", "gates", "recovers"),
+    [
+        ("1.26", None, True),
+        ("1.27", None, False),
+        ("1.34", None, False),
+        ("1.34", {"MinDomainsInPodTopologySpread": False}, True),
+    ],
+)
+def test_min_domains_keeps_the_replacement_pending_once_domains_are_too_few(
+    version: str, gates: dict[str, bool] | None, recovers: bool
+) -> None:
+    # 3 replicas, one per node (hostname spread maxSkew 1, minDomains 3). node-deleted deletes
+    # node-a1 at 120 s; PodGC removes min-domains-0 40 s later and the controller recreates it.
+    # Domains left: node-b1 and node-c1, one replica each. minMatchNum: 2 domains < minDomains
+    # 3, so the global minimum is 0 and 1 + 1 - 0 = 2 > maxSkew 1 on both: Pending for good.
+    # Without the gate (1.26, or turned off) minDomains reads as 1: minimum 1, 1 + 1 - 1 = 1.
+    r = simulate(
+        _set("min-domains"),
+        "node-deleted",
+        kube_version=version,
+        profile=THREE_NODES,
+        feature_gates=gates,
+    )
+    assert r.recovered is recovers
+    if recovers:
+        assert r.pods["min-domains-0"].node in ("node-b1", "node-c1")
+    else:
+        assert r.pods["min-domains-0"].node is None
+        assert SPREAD_REFUSED in r.verdict
+        assert "minDomains 3" in r.verdict
+
+
+@pytest.mark.parametrize(("version", "recovers"), [("1.26", True), ("1.34", False)])
+def test_zone_min_domains_on_zone_loss_with_the_zone_deleted(version: str, recovers: bool) -> None:
+    # Zone spread maxSkew 1, minDomains 3, one replica per zone of 3 zones x 2 nodes. The lost
+    # zone's Nodes are deleted at 120 s: two zones remain, one replica each. With minDomains
+    # honoured (1.27+) the global minimum is 0 and no node of zone-b or zone-c admits the
+    # replacement (1 + 1 - 0 > 1); before, the minimum is 1 and it joins another zone.
+    profile = ClusterProfile(zone_loss_nodes_deleted_after_s=120.0)
+    r = simulate(_set("zone-min-domains"), "zone-loss", kube_version=version, profile=profile)
+    assert r.replicas_on_failed_nodes == 1
+    assert r.recovered is recovers
+    node = r.pods["zone-min-domains-0"].node
+    assert (node is not None and not node.startswith("node-a")) if recovers else node is None
+
+
+@pytest.mark.parametrize(
+    ("policy", "gates", "recovers"),
+    [
+        ("Honor", None, True),
+        ("Honor", {"NodeInclusionPolicyInPodTopologySpread": False}, False),
+        ("Ignore", None, False),
+    ],
+)
+def test_node_taints_policy_honor_leaves_the_tainted_lost_node_out(
+    policy: str, gates: dict[str, bool] | None, recovers: bool
+) -> None:
+    # Hostname spread maxSkew 1 on 3 nodes, one replica each. node-loss-out-of-service: the
+    # operator's out-of-service taint at 600 s lets PodGC remove taints-honoured-0, which is
+    # recreated. node-a1 has untolerated NoSchedule / NoExecute taints (unreachable,
+    # out-of-service). Honor (1.34, gate on): node-a1 is no domain, the minimum of node-b1 and
+    # node-c1 is 1, 1 + 1 - 1 = 1 fits. Ignore (the default) or the gate off: node-a1 counts
+    # with 0 pods, the minimum is 0 and node-b1 / node-c1 refuse it; node-a1 refuses the taint.
+    sts = _set("taints-honoured")
+    if policy == "Ignore":
+        sts = _without(sts, "nodeTaintsPolicy")
+    r = simulate(
+        sts,
+        "node-loss-out-of-service",
+        kube_version="1.34",
+        profile=THREE_NODES,
+        feature_gates=gates,
+    )
+    assert r.recovered is recovers
+    node = r.pods["taints-honoured-0"].node
+    if recovers:
+        assert node in ("node-b1", "node-c1")
+    else:
+        assert node is None
+        assert SPREAD_REFUSED in r.verdict
+
+
+@pytest.mark.parametrize(("policy", "recovers"), [("Ignore", False), ("Honor", True)])
+def test_node_affinity_policy_ignore_counts_nodes_the_pod_cannot_use(
+    policy: str, recovers: bool
+) -> None:
+    # nodeSelector pool=db: three db nodes (one per zone) and three others. node-deleted
+    # deletes the first db node. Ignore: the three other nodes are domains with 0 pods, so the
+    # minimum stays 0 and the two db nodes with a replica each refuse the replacement (the
+    # others fail NodeAffinity). Honor (the default): domains are the db nodes, minimum 1.
+    db = tuple(NodeSpec(f"db-{z}", f"zone-{z}", (("pool", "db"),)) for z in "abc")
+    other = tuple(NodeSpec(f"app-{z}", f"zone-{z}") for z in "abc")
+    profile = ClusterProfile(nodes=db + other, placeholder_names=False, shape_stated=True)
+    sts = _set("affinity-ignored")
+    if policy == "Honor":
+        sts = _without(sts, "nodeAffinityPolicy")
+    r = simulate(sts, "node-deleted", kube_version="1.34", profile=profile)
+    assert r.failed_nodes == ["db-a"]
+    assert r.recovered is recovers
+    node = r.pods["affinity-ignored-0"].node
+    assert node in ("db-b", "db-c") if recovers else node is None
+
+
+def test_rack_anti_affinity_on_the_assumed_cluster_is_named_not_simulated() -> None:
+    # The assumed nodes carry only hostname and zone labels: the rack term says nothing about
+    # them, so it is left out and the verdict and placement name it.
+    r = simulate(_set("rack-anti-affinity"), "node-loss", kube_version="1.34")
+    said = "not simulated: required anti-affinity on topology.rook.io/rack"
+    assert said in r.verdict and said in r.placement
+    assert r.to_dict()["placement_basis"]["not_simulated"] == [
+        "required anti-affinity on topology.rook.io/rack"
+    ]
+    assert r.cluster_shape is not None and r.cluster_shape.source == "assumed"
+
+
+RACKS = ClusterProfile(
+    nodes=tuple(
+        NodeSpec(f"worker-{rack}-{i}", "dc1", (("topology.rook.io/rack", rack),))
+        for rack in ("r1", "r2", "r3")
+        for i in (1, 2)
+    ),
+    placeholder_names=False,
+    shape_stated=True,
+)
+
+
+def test_rack_anti_affinity_on_rack_labelled_nodes_keeps_one_replica_per_rack() -> None:
+    # Six nodes, two per rack, in one zone. Required anti-affinity on the rack label: one
+    # replica per rack, so a node loss takes one, forced; after the out-of-service taint the
+    # replacement goes to the other node of the lost node's rack (the only rack with none).
+    r = simulate(
+        _set("rack-anti-affinity"), "node-loss-out-of-service", kube_version="1.34", profile=RACKS
+    )
+    assert r.replicas_on_failed_nodes == 1
+    basis = r.to_dict()["placement_basis"]
+    assert basis["node"]["basis"] == "forced by the constraints"
+    assert "required anti-affinity allows one pod per topology.rook.io/rack" in basis["limits"]
+    assert r.failed_nodes == ["worker-r1-1"]
+    assert r.pods["rack-anti-affinity-0"].node == "worker-r1-2"
+    assert r.cluster_shape is not None and r.cluster_shape.source == "profile"
+    assert r.cluster_shape.described == "the profile's nodes (1 zone × 6 nodes)"
+
+
+def test_a_node_without_the_spread_key_is_refused_for_the_missing_label() -> None:
+    # filtering.go#Filter: a node without the constraint's topology label is
+    # UnschedulableAndUnresolvable (ErrReasonNodeLabelNotMatch); labelled nodes are judged by
+    # skew: r1 holds one replica, r2 none, minimum 0, so r1 refuses (1 + 1 - 0 > 1).
+    wl = parse_statefulset(_set("rack-spread"))
+    rack = "topology.rook.io/rack"
+    nodes = [
+        Node("n1", "dc1", labels={rack: "r1"}),
+        Node("n2", "dc1", labels={rack: "r2"}),
+        Node("n3", "dc1", labels={}),
+    ]
+    ctx = FilterContext(wl, nodes, [OtherPod("n1")])
+    assert pod_topology_spread.filter(ctx, nodes[2]) == pod_topology_spread.REASON_LABEL
+    assert pod_topology_spread.filter(ctx, nodes[0]) == pod_topology_spread.REASON
+    assert pod_topology_spread.filter(ctx, nodes[1]) is None
+

@@ -257,6 +257,9 @@ def assess(ctx: CheckContext, scenario: str) -> Assessment | None:
     result = ctx.try_simulate(simulated)
     if result is None:
         return None
+    shape = result.cluster_shape
+    if scenario == "zone-loss" and shape is not None and shape.zones <= 1:
+        return None  # one zone: its loss is the whole cluster's, which no manifest survives
     replicas = result.replicas or ctx.replicas
     took = result.max_unavailable
     allowed = (

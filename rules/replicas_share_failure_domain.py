@@ -188,6 +188,102 @@ def _wrong_selector(ctx: CheckContext, spread: Spread) -> tuple[str, tuple[str |
     return None
 
 
+@dataclass(frozen=True)
+class _OtherKey:
+    """A required podAntiAffinity over the set's own pods on a topology key other than the
+    hostname and zone keys (a rack label): ``carried`` when every node of the profile carries
+    the key, so the term admits one replica per node (interpodaffinity/filtering.go
+    #satisfyPodAntiAffinity: a node without the label is not constrained), and then
+    ``zone_cap``, the most values of the key among one zone's nodes."""
+
+    key: str
+    path: tuple[str | int, ...]
+    carried: bool
+    zone_cap: int
+
+    def zone_claim(self, n: int) -> str:
+        """What one zone failure can take when the values of the key per zone bound it."""
+        return (
+            f"the required podAntiAffinity on {self.key} allows one replica per value, and a "
+            f"zone of the profile has {self.zone_cap} values: one zone failure can take up "
+            f"to {_lost(n, self.zone_cap)}"
+        )
+
+    @property
+    def not_simulated(self) -> str:
+        return f"the podAntiAffinity on {self.key} is not simulated (no node has the label)"
+
+
+def _host_spread(
+    ctx: CheckContext, n: int, labels: Mapping[str, Any]
+) -> tuple[Spread, tuple[str | int, ...] | None, _OtherKey | None]:
+    """What limits replicas per node: the hostname constraint, a hostPort (NodePorts admits
+    one pod of the set per node, like a required anti-affinity) or a required anti-affinity on
+    another key every node carries; the required pod affinity that co-locates them (none with
+    a hostPort: the hostPort cap wins); and that other-key anti-affinity."""
+    host = spread_over(ctx.sts, (HOSTNAME_KEY,), labels)
+    ports = host_port_path(ctx.sts)
+    if ports is not None and (host.max_per_domain is None or host.max_per_domain > 1):
+        host = Spread(HOSTNAME_KEY, 1, ports, None, 1, True)
+    colocated = colocation_path(ctx.sts, labels) if ports is None else None
+    other = _other_key_anti(ctx, labels)
+    if other is not None and other.carried and (host.max_per_domain or n) > 1:
+        # every node carries the key: one replica per value is at most one per node
+        host = Spread(other.key, 1, other.path, None, 1, True)
+    return host, colocated, other
+
+
+def _on_profile_nodes(
+    ctx: CheckContext, other: _OtherKey | None, node_worst: int, zone_worst: int
+) -> tuple[int, int]:
+    """The node and zone loss worst cases on the profile's nodes: a zone holds at most one
+    replica per value of an other-key anti-affinity's key there; and when the profile lists
+    the cluster's own nodes, the replicas the simulated node-loss and zone-loss found on the
+    failed nodes (the worst placement the filters allow on them), where simulated."""
+    if other is not None and other.carried:
+        zone_worst = min(zone_worst, other.zone_cap)
+    if ctx.profile_setting("placeholder_names") is not False:
+        return node_worst, zone_worst
+    for scenario in ("node-loss", "zone-loss"):
+        sim = ctx.try_simulate(scenario)
+        if sim is None:
+            continue
+        if scenario == "node-loss":
+            node_worst = min(node_worst, sim.replicas_on_failed_nodes)
+        else:
+            zone_worst = min(zone_worst, sim.replicas_on_failed_nodes)
+    return node_worst, zone_worst
+
+
+def _other_key_anti(ctx: CheckContext, labels: Mapping[str, Any]) -> _OtherKey | None:
+    """The first required podAntiAffinity on another topology key (:class:`_OtherKey`),
+    judged on the nodes of the profile the pods may use (the simulator's nodes, with their
+    labels and taints: embedded_sim/nodes.py#build_nodes, #pod_may_use)."""
+    from ssrisk.embedded_sim import ClusterProfile
+    from ssrisk.embedded_sim.nodes import build_nodes, pod_may_use
+    from ssrisk.embedded_sim.workload import parse_statefulset
+
+    own = ctx.sts.namespace or "default"
+    for term in template(ctx.sts).anti_affinity_required:
+        key = term.topology_key
+        if not key or key == HOSTNAME_KEY or key in ZONE_KEYS:
+            continue
+        if not term.selects_own_pods(labels, own):
+            continue
+        wl = parse_statefulset(ctx.sts.data)
+        built, _ = build_nodes(ctx.profile or ClusterProfile(), wl)
+        by_zone: dict[str, set[str]] = {}
+        for node in built:
+            if not pod_may_use(wl, node):
+                continue
+            if key not in node.labels:
+                return _OtherKey(key, term.path, False, 0)
+            by_zone.setdefault(node.zone, set()).add(node.labels[key])
+        cap = max((len(v) for v in by_zone.values()), default=0)
+        return _OtherKey(key, term.path, bool(by_zone), cap)
+    return None
+
+
 class ReplicasShareFailureDomain(Rule):
     id = "replicas-share-failure-domain"
     severity = Severity.WARNING
@@ -214,13 +310,7 @@ class ReplicasShareFailureDomain(Rule):
         ):  # node-pinned-storage reports that
             return
         labels = ctx.pod_labels
-        host = spread_over(ctx.sts, (HOSTNAME_KEY,), labels)
-        ports = host_port_path(ctx.sts)
-        if ports is not None and (host.max_per_domain is None or host.max_per_domain > 1):
-            # NodePorts admits one pod of the set per node, like a required anti-affinity
-            host = Spread(HOSTNAME_KEY, 1, ports, None, 1, True)
-        # a hostPort makes co-location impossible (NodePorts): the hostPort cap wins
-        colocated = colocation_path(ctx.sts, labels) if ports is None else None
+        host, colocated, other = _host_spread(ctx, n, labels)
         zone = spread_over(ctx.sts, ZONE_KEYS, labels)
         md_on = min_domains_honoured(ctx)
         sim_zones, sim_nodes_per_zone, shape = _cluster_shape(ctx.profile_setting("nodes"))
@@ -243,6 +333,7 @@ class ReplicasShareFailureDomain(Rule):
             < min(n, h_cap if colocated is None else n, per_zone_cap(n, zone, fewest, md_on))
         )
         zone_worst = per_zone_cap(n, zone, sim_zones, md_on)
+        node_worst, zone_worst = _on_profile_nodes(ctx, other, node_worst, zone_worst)
         node_ok = _allowed(ctx, "node-loss", n, quorum)
         zone_ok = _allowed(ctx, "zone-loss", n, quorum)
         host_bad = node_worst > max(1, node_ok)
@@ -275,7 +366,9 @@ class ReplicasShareFailureDomain(Rule):
             node_sim = _node_simulated(ctx, n, node_worst, node_cap, sim_zones, fewest)
             node_if = node_sim.condition if node_sim is not None else ""
             simulated["node"] = node_sim
-        if zone_bad:
+        if zone_bad and other is not None and other.carried and zone_worst == other.zone_cap:
+            claims.append(other.zone_claim(n))
+        elif zone_bad:
             claims.append(self._zone_claim(n, h_cap, zone, sim_zones, md_on))
             zone_sim = _zone_simulated(ctx, n, zone_worst, h_cap, sim_nodes_per_zone)
             zone_if = zone_sim.condition if zone_sim is not None else ""
@@ -287,6 +380,9 @@ class ReplicasShareFailureDomain(Rule):
             placement = placement or found.result.placement
 
         head, at = self._head(ctx, colocated, host, zone, host_bad, zone_bad)
+        if other is not None and not other.carried:
+            head, at = other.not_simulated, ctx.sts.pos(*other.path)
+            claims.append(f"{other.not_simulated}; give the nodes' labels in the profile")
         cap = f" (at most {max_pods} pods a node)" if pods_capped and not node_if else ""
         msg = _summary(
             head, n, host_bad, zone_bad, (node_worst, node_if, cap), (zone_worst, zone_if)

@@ -202,6 +202,24 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="json: every entry with its facts and their sources",
     )
+
+    pr = sub.add_parser(
+        "profile",
+        allow_abbrev=False,
+        help="print a .ssrisk.yaml cluster profile made from saved kubectl get nodes output",
+        description="Read the output of 'kubectl get nodes -o yaml' (or -o json) from FILE, "
+        "or - for standard input, and print a .ssrisk.yaml document whose profile holds the "
+        "cluster's node pools (zones, labels, taints, allocatable), the newest kubelet's "
+        "version and, with --storage-classes, the default StorageClass. ssrisk never "
+        "contacts a cluster.",
+    )
+    pr.add_argument("nodes", metavar="FILE", help="kubectl get nodes -o yaml output, or -")
+    pr.add_argument(
+        "--storage-classes",
+        metavar="FILE",
+        default=None,
+        help="kubectl get storageclass -o yaml output (the default class's storage)",
+    )
     return parser
 
 
@@ -544,6 +562,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return cmd_explain(args, sys.stdout)
         if args.command == "systems":
             return cmd_systems(args, sys.stdout)
+        if args.command == "profile":
+            return cmd_profile(args, sys.stdout)
     except (UsageError, PluginError, ConfigError, BaselineError) as exc:
         from .reporters.escape import printable
 
@@ -789,6 +809,54 @@ def cmd_systems(args: argparse.Namespace, out: TextIO) -> int:
         e = entries[key]
         model = e["replication"]["model"]
         out.write(safe_lines(f"{key:<{width}}  {e['category']:<12}  {model:<15}  {e['name']}\n"))
+    return ExitCode.OK
+
+
+def _read_kubectl_output(name: str) -> tuple[str, str]:
+    """``(text, name as messages show it)`` of a file or ``-`` (standard input), bounded
+    like a manifest (:data:`ssrisk.loading.MAX_FILE_BYTES`).
+
+    Raises:
+        UsageError: it cannot be read, is too large or is not text.
+    """
+    from .loading import MAX_FILE_BYTES, decode, read_text
+    from .reporters.escape import printable
+
+    if name == "-":
+        shown = "<stdin>"
+        if sys.stdin is None:
+            raise UsageError("cannot read standard input: it is closed")
+        try:
+            raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read standard input: {exc}") from None
+        if len(raw) > MAX_FILE_BYTES:
+            raise UsageError(f"<stdin>: larger than the {MAX_FILE_BYTES} byte limit")
+        text, err = decode(shown, raw)
+    else:
+        shown = printable(name)
+        text, err = read_text(name)
+    if err is not None or text is None:
+        raise UsageError(str(err) if err is not None else f"{shown}: cannot read")
+    return text, shown
+
+
+def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
+    """Print the ``.ssrisk.yaml`` profile of saved ``kubectl get nodes`` output
+    (:mod:`ssrisk.clusterprofile`)."""
+    from .clusterprofile import ProfileInputError, parse_objects, render
+    from .reporters.escape import safe_lines
+
+    try:
+        text, shown = _read_kubectl_output(args.nodes)
+        nodes = parse_objects(text, shown)
+        classes: list[Any] = []
+        if args.storage_classes is not None:
+            sc_text, sc_shown = _read_kubectl_output(args.storage_classes)
+            classes = parse_objects(sc_text, sc_shown)
+        out.write(safe_lines(render(nodes, classes, source=shown)))
+    except ProfileInputError as exc:
+        raise UsageError(str(exc)) from None
     return ExitCode.OK
 
 

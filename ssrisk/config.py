@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Collection, Mapping, Sequence
@@ -755,12 +756,19 @@ def _profile_setting(
     if (
         name not in shape
         and name not in NODE_SETTINGS
+        and name != "nodes"
         and (name not in types or name in INTERNAL_PROFILE_FIELDS)
     ):
-        known = [n.replace("_", "-") for n in [*types, *shape] if n not in INTERNAL_PROFILE_FIELDS]
+        known = [
+            n.replace("_", "-")
+            for n in [*types, *shape, "nodes"]
+            if n not in INTERNAL_PROFILE_FIELDS
+        ]
         raise _unknown(_where(cfg, ("profile", key), prefix), "profile setting", key, known)
     where = _where_value(cfg, ("profile", key), prefix)
     if name in shape:
+        if out.get("placeholder_names") is False:
+            raise ConfigError(f"{where}: profile {key} cannot be given with profile nodes")
         ok = isinstance(value, int) and not isinstance(value, bool)
         if not ok or not 1 <= value <= limits[name]:
             raise ConfigError(
@@ -772,6 +780,15 @@ def _profile_setting(
         return
     if name in NODE_SETTINGS:
         out[name] = _node_setting(key, name, value, where)
+        return
+    if name == "nodes":
+        if "nodes" in out:
+            raise ConfigError(
+                f"{where}: profile nodes cannot be given with zones or nodes-per-zone"
+            )
+        out["nodes"] = _node_pools(key, value, where)
+        out["shape_stated"] = True
+        out["placeholder_names"] = False
         return
     expected = types[name]
     if not _type_ok(value, expected):
@@ -849,6 +866,69 @@ def _node_setting(key: str, name: str, value: Any, where: str) -> Any:
     if isinstance(pods, bool) or not isinstance(pods, int) or not 1 <= pods <= 10000:
         raise ConfigError(f"{where}: profile {key}: pods must be a whole number from 1 to 10000")
     return Allocatable(round(cpu * 1000), round(memory), pods)
+
+
+#: Most nodes a profile may list (a pool's count included): more than any scheduler benchmark
+#: of a single cluster the simulator is meant for, and a bound on what a hostile file costs.
+MAX_PROFILE_NODES = 5000
+#: A Node's name: a DNS subdomain (RFC 1123; the API server's ValidateNodeName).
+_NODE_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+#: The keys of one entry of ``profile: nodes:`` (a pool of identical nodes).
+POOL_KEYS = ("pool", "zone", "count", "names", "labels", "taints", "allocatable")
+
+
+def _node_pools(key: str, value: Any, where: str) -> tuple[Any, ...]:
+    """``profile: nodes:``, the cluster's node pools (what ``ssrisk profile`` writes), as the
+    simulator's NodeSpecs: each pool ``{pool, zone, count, names, labels, taints,
+    allocatable}`` gives ``count`` nodes (named ``names``, else ``<pool>-<i>``) in ``zone``
+    with those labels, taints and allocatable resources.
+
+    Raises:
+        ConfigError: a pool that is not a mapping of those keys, a count that does not match
+            its names, more than :data:`MAX_PROFILE_NODES` nodes or a repeated node name.
+    """
+    from .embedded_sim.profile import NodeSpec
+    from .embedded_sim.selectors import is_label_value
+
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{where}: profile {key} must be a list of node pools")
+    out: list[NodeSpec] = []
+    seen: set[str] = set()
+    for i, pool in enumerate(value):
+        at = f"{where}: profile {key}[{i}]"
+        if not isinstance(pool, Mapping) or set(pool) - set(POOL_KEYS):
+            raise ConfigError(f"{at} must be a mapping of {', '.join(POOL_KEYS)}")
+        name = _label_text(pool.get("pool", f"pool{i + 1}"))
+        zone = _label_text(pool.get("zone", ""))
+        if zone and not is_label_value(zone):
+            raise ConfigError(f"{at}: zone {zone!r} is not a valid label value")
+        names = pool.get("names")
+        count = pool.get("count", len(names) if isinstance(names, list) else None)
+        ok = isinstance(count, int) and not isinstance(count, bool) and count >= 1
+        if not ok or len(out) + count > MAX_PROFILE_NODES:
+            raise ConfigError(
+                f"{at}: count must be a whole number from 1, with at most "
+                f"{MAX_PROFILE_NODES} nodes in all"
+            )
+        if names is None:
+            names = [f"{name}-{n}" for n in range(1, count + 1)]
+        if not isinstance(names, list) or len(names) != count:
+            raise ConfigError(f"{at}: names must list count ({count}) node names")
+        labels = _node_setting(f"{key}[{i}] labels", "node_labels", pool.get("labels") or {}, where)
+        taints = _node_setting(f"{key}[{i}] taints", "node_taints", pool.get("taints") or [], where)
+        alloc = pool.get("allocatable")
+        allocatable = (
+            None
+            if alloc is None
+            else _node_setting(f"{key}[{i}] allocatable", "node_allocatable", alloc, where)
+        )
+        for n in names:
+            text = _label_text(n)
+            if len(text) > 253 or not _NODE_NAME_RE.fullmatch(text) or text in seen:
+                raise ConfigError(f"{at}: node name {text!r} is not a valid or unique name")
+            seen.add(text)
+            out.append(NodeSpec(text, zone, labels, taints, allocatable))
+    return tuple(out)
 
 
 #: Longest duration a profile value may give: one year (the simulated horizon is a day, so

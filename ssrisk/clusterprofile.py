@@ -1,0 +1,287 @@
+"""``ssrisk profile``: a cluster profile made from ``kubectl get nodes -o yaml`` output.
+
+Offline: ssrisk reads what the user saved from their cluster and never contacts one. The nodes
+become pools of identical nodes (same zone, labels, taints and allocatable resources), which
+the configuration's ``profile: nodes:`` reads back (:func:`ssrisk.config._node_pools`); the
+newest kubelet version becomes ``kube-version`` (the control plane is at least as new: the
+version skew policy, docs/setup/release/version-skew-policy.md, lets kubelets lag, never
+lead); the default StorageClass (``kubectl get storageclass -o yaml``) becomes
+``assume-default-storage`` and ``assume-default-binding``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .embedded_sim.nodes import HOSTNAME_KEY, ZONE_KEYS
+
+#: Labels that name one node, not a pool: the hostname (set by the kubelet) and cloud
+#: instance ids. They are left out of the pools; the node's name is kept in ``names``.
+IDENTITY_LABELS = frozenset({HOSTNAME_KEY})
+_IDENTITY_SUFFIXES = ("/instance-id", "instance-id")
+#: Labels that name a node's pool on the managed platforms, in order of preference (EKS
+#: managed node groups, GKE node pools, AKS agent pools, Karpenter, kOps instance groups).
+POOL_LABELS = (
+    "eks.amazonaws.com/nodegroup",
+    "cloud.google.com/gke-nodepool",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+    "karpenter.sh/nodepool",
+    "kops.k8s.io/instancegroup",
+    "node.kubernetes.io/instance-type",
+)
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
+
+
+class ProfileInputError(ValueError):
+    """The input is not kubectl output of Nodes (the message names the source and where)."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Nodes that only differ by name: ``names``, in ``zone`` ("" for none)."""
+
+    pool: str
+    zone: str
+    labels: tuple[tuple[str, str], ...]
+    taints: tuple[tuple[str, str, str], ...]  # (key, value, effect)
+    allocatable: tuple[tuple[str, str], ...]  # (cpu | memory | pods, quantity as written)
+    names: tuple[str, ...]
+
+
+def parse_objects(text: str, source: str) -> list[Mapping[str, Any]]:
+    """The objects of kubectl output: a JSON or YAML ``List`` (``kubectl get -o``), a
+    ``NodeList``, single objects or several YAML documents, flattened to their items.
+
+    Raises:
+        ProfileInputError: the text is neither JSON nor YAML, with the line and column.
+    """
+    docs: list[Any]
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            docs = [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise ProfileInputError(
+                f"{source}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}"
+            ) from None
+        except RecursionError:
+            raise ProfileInputError(f"{source}: not JSON: nested too deeply") from None
+    else:
+        docs = _yaml_documents(text, source)
+    out: list[Mapping[str, Any]] = []
+    for doc in docs:
+        out.extend(_items(doc))
+    return out
+
+
+def _yaml_documents(text: str, source: str) -> list[Any]:
+    import yaml
+
+    from .yamlpos import YamlInputError, load_documents
+
+    try:
+        return [data for data, _ in load_documents(text)]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ProfileInputError(f"{where}: not YAML: {problem}") from None
+    except YamlInputError as exc:
+        line = "" if exc.line is None else f":{exc.line + 1}"
+        raise ProfileInputError(f"{source}{line}: {exc.message}") from None
+
+
+def _items(doc: Any, implied: str | None = None) -> Iterable[Mapping[str, Any]]:
+    """The objects of ``doc``; the items of a typed list (``NodeList``, what the API returns
+    and ``kubectl get --raw`` prints) carry no kind of their own and get the list's."""
+    if not isinstance(doc, Mapping):
+        return
+    items = doc.get("items")
+    kind = doc.get("kind", implied)
+    if isinstance(items, list) and isinstance(kind, str) and kind.endswith("List"):
+        inner = kind[: -len("List")] or None
+        for item in items:
+            yield from _items(item, inner)
+    elif isinstance(kind, str):
+        yield doc if "kind" in doc else {**doc, "kind": kind}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _identity(key: str, value: str, name: str) -> bool:
+    return key in IDENTITY_LABELS or key.endswith(_IDENTITY_SUFFIXES) or value == name
+
+
+def node_pools(objects: Sequence[Mapping[str, Any]]) -> list[Pool]:
+    """The Nodes of ``objects`` grouped into pools of identical nodes, in the order their
+    first node comes. A pool is named after its platform pool label (:data:`POOL_LABELS`),
+    else ``pool<N>``; its zone is the node's topology.kubernetes.io/zone label (or the
+    deprecated beta key)."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    first: dict[tuple[Any, ...], Mapping[str, str]] = {}
+    for node in objects:
+        if node.get("kind") != "Node":
+            continue
+        meta, spec, status = (
+            _map(node.get("metadata")),
+            _map(node.get("spec")),
+            _map(node.get("status")),
+        )
+        name = _text(meta.get("name"))
+        labels = {str(k): _text(v) for k, v in _map(meta.get("labels")).items()}
+        zone = next((labels[k] for k in ZONE_KEYS if labels.get(k)), "")
+        kept = tuple(
+            sorted(
+                (k, v)
+                for k, v in labels.items()
+                if k not in ZONE_KEYS and not _identity(k, v, name)
+            )
+        )
+        taints = tuple(
+            (_text(t.get("key")), _text(t.get("value")), _text(t.get("effect")))
+            for t in spec.get("taints") or []
+            if isinstance(t, Mapping) and t.get("key") and t.get("effect")
+        )
+        alloc = _map(status.get("allocatable"))
+        allocatable = tuple((k, _text(alloc[k])) for k in ("cpu", "memory", "pods") if k in alloc)
+        key = (zone, kept, taints, allocatable)
+        groups.setdefault(key, []).append(name)
+        first.setdefault(key, labels)
+    pools: list[Pool] = []
+    used: dict[str, int] = {}
+    for (zone, kept, taints, allocatable), names in groups.items():
+        seen = first[(zone, kept, taints, allocatable)]
+        base = next((seen[k] for k in POOL_LABELS if seen.get(k)), f"pool{len(pools) + 1}")
+        label = base if zone == "" else f"{base}-{zone}"
+        used[label] = used.get(label, 0) + 1
+        if used[label] > 1:
+            label = f"{label}-{used[label]}"
+        pools.append(Pool(label, zone, kept, taints, allocatable, tuple(names)))
+    return pools
+
+
+def kubelet_version(objects: Sequence[Mapping[str, Any]]) -> str | None:
+    """The newest ``status.nodeInfo.kubeletVersion`` as ``1.NN.P`` (None without one)."""
+    found: list[tuple[int, int, int]] = []
+    for node in objects:
+        if node.get("kind") != "Node":
+            continue
+        info = _map(_map(node.get("status")).get("nodeInfo"))
+        m = _VERSION.match(_text(info.get("kubeletVersion")))
+        if m:
+            found.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    if not found:
+        return None
+    major, minor, patch = max(found)
+    return f"{major}.{minor}.{patch}"
+
+
+def default_storage(objects: Sequence[Mapping[str, Any]]) -> tuple[str, str, str] | None:
+    """The default StorageClass as ``(name, assume-default-storage, assume-default-binding)``
+    (the simulator's reading of it: :func:`embedded_sim.storage.classify_class`), else None."""
+    from .embedded_sim.objects import StorageClass, default_class
+    from .embedded_sim.storage import classify_class
+
+    classes = [StorageClass.from_object(o) for o in objects if o.get("kind") == "StorageClass"]
+    model = default_class(classes)
+    if model is None:
+        return None
+    topology, binding, _ = classify_class(model, ("ReadWriteOnce",))
+    storage = topology if topology in ("zonal", "regional", "network", "local") else "local"
+    return model.name, storage, binding
+
+
+def render(
+    nodes: Sequence[Mapping[str, Any]],
+    classes: Sequence[Mapping[str, Any]] = (),
+    *,
+    source: str = "-",
+) -> str:
+    """The ``.ssrisk.yaml`` text of the profile: ``kube-version`` and ``profile: nodes:``,
+    with the default StorageClass's reading when ``classes`` are given.
+
+    Raises:
+        ProfileInputError: ``nodes`` holds no Node, or more than the configuration takes.
+    """
+    import yaml
+
+    from .config import MAX_PROFILE_NODES
+    from .embedded_sim.versions import MAX_MINOR, MIN_MINOR
+
+    pools = node_pools(nodes)
+    total = sum(len(p.names) for p in pools)
+    if not pools:
+        raise ProfileInputError(
+            f"{source}: no Node objects; give the output of kubectl get nodes -o yaml"
+        )
+    if total > MAX_PROFILE_NODES:
+        raise ProfileInputError(
+            f"{source}: {total} nodes; a profile holds at most {MAX_PROFILE_NODES}"
+        )
+    zones = len({p.zone for p in pools})
+    head = [
+        f"# Cluster profile made by ssrisk profile from {total} node(s) in {len(pools)} "
+        f"pool(s) and {zones} zone(s):",
+        "# ssrisk simulates on these nodes instead of its assumed cluster (3 zones x 2 nodes).",
+    ]
+    doc: dict[str, Any] = {}
+    version = kubelet_version(nodes)
+    if version is not None:
+        minor = int(version.split(".")[1])
+        if MIN_MINOR <= minor <= MAX_MINOR:
+            head.append(
+                f"# kube-version is the newest kubelet's ({version}); the control plane is at "
+                "least as new: give its version (kubectl version) if it is newer."
+            )
+            doc["kube-version"] = version
+        else:
+            head.append(
+                f"# The newest kubelet is {version}, outside the versions ssrisk simulates "
+                f"(1.{MIN_MINOR} to 1.{MAX_MINOR}): kube-version is left to the default."
+            )
+    profile: dict[str, Any] = {}
+    storage = default_storage(classes)
+    if storage is not None:
+        name, topology, binding = storage
+        head.append(f"# assume-default-storage and -binding read the default StorageClass {name}.")
+        profile["assume-default-storage"] = topology
+        profile["assume-default-binding"] = binding
+    profile["nodes"] = [_pool_map(p) for p in pools]
+    doc["profile"] = profile
+    body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=4096)
+    return "\n".join(head) + "\n" + body
+
+
+def _pool_map(p: Pool) -> dict[str, Any]:
+    m: dict[str, Any] = {}
+    m["pool"] = p.pool
+    if p.zone:
+        m["zone"] = p.zone
+    m["count"] = len(p.names)
+    m["names"] = list(p.names)
+    if p.labels:
+        m["labels"] = dict(p.labels)
+    if p.taints:
+        m["taints"] = [
+            dict([("key", k), *([("value", v)] if v else []), ("effect", e)])
+            for k, v, e in p.taints
+        ]
+    if p.allocatable:
+        alloc: dict[str, Any] = {}
+        for k, v in p.allocatable:
+            alloc[k] = int(v) if k == "pods" and v.isdigit() else v
+        m["allocatable"] = alloc
+    return m

@@ -190,3 +190,42 @@ def build_nodes(profile: ClusterProfile, wl: Workload) -> tuple[list[BuiltNode],
         )
     return built, notes
 
+
+@dataclass(frozen=True)
+class Fold:
+    """Nodes of one pool that only differ by name, simulated as the first few of them:
+    `kept` are simulated, `dropped` more like them are not (:func:`fold_nodes`)."""
+
+    zone: str
+    kept: tuple[str, ...]
+    dropped: int
+
+
+def fold_nodes(built: list[BuiltNode], keep: int) -> tuple[list[BuiltNode], list[Fold]]:
+    """``built`` with each group of nodes that differ only by name (same zone, labels but the
+    hostname, taints and allocatable) cut to its first ``keep``, and the groups that were cut.
+
+    Such nodes are interchangeable to every filter and controller the simulator runs: a filter
+    reads a node's labels, taints, allocatable and the set's pods on it. The set's pods occupy
+    at most one node each, and a scenario adds at most one occupied node to a group (the
+    failed or drained node whose pods are still terminating while their replacements run:
+    a lost zone is a group of its own), so with ``keep`` at least replicas + 2 an empty node of
+    the group is always simulated and stands for the others; ``keep`` at least the largest
+    minDomains keeps every count of domains that a spread compares with it. The node
+    lifecycle controller's zone states do not change either: one lost node never makes a zone
+    partially disrupted (more than 2 NotReady nodes are needed:
+    node_lifecycle_controller.go#ComputeZoneState) and a lost zone is fully disrupted however
+    many nodes it has. The scheduler counts the dropped nodes in its messages
+    (Simulation.folds), so "0/N nodes are available" keeps the cluster's N."""
+    groups: dict[tuple[object, ...], list[BuiltNode]] = {}
+    for b in built:
+        labels = tuple(sorted((k, v) for k, v in b.labels.items() if k != HOSTNAME_KEY))
+        groups.setdefault((b.zone, labels, b.taints, b.allocatable), []).append(b)
+    kept_names: set[str] = set()
+    folds: list[Fold] = []
+    for members in groups.values():
+        kept = members[:keep]
+        kept_names.update(b.name for b in kept)
+        if len(members) > keep:
+            folds.append(Fold(members[0].zone, tuple(b.name for b in kept), len(members) - keep))
+    return [b for b in built if b.name in kept_names], folds

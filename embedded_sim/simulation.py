@@ -17,7 +17,7 @@ from .events import Timeline
 from .garbage_collector import GarbageCollector
 from .kubelet import Kubelet
 from .node_lifecycle import NodeLifecycleController
-from .nodes import BuiltNode, build_nodes
+from .nodes import BuiltNode, Fold, build_nodes, fold_nodes
 from .podgc import PodGC
 from .profile import ClusterProfile, default_nodes
 from .result import ClusterShape
@@ -85,6 +85,10 @@ class Simulation:
         self.timeline = Timeline()
         self.cluster = Cluster()
         built, node_notes = build_nodes(p, self.wl)
+        self.folds: list[Fold] = []
+        if not p.placeholder_names:  # the profile's nodes: pools of identical nodes
+            most_domains = max((r.min_domains for r in self.wl.hard_rules), default=1)
+            built, self.folds = fold_nodes(built, max(self.wl.replicas + 2, most_domains))
         self._add_nodes(built)
         self.grace_s = (
             p.node_monitor_grace_period_s
@@ -93,6 +97,13 @@ class Simulation:
         )
         self.templates: dict[str, bool] = {"rev-1": False}
         self.notes: list[str] = list(node_notes)
+        if self.folds:
+            dropped = sum(f.dropped for f in self.folds)
+            self.notes.append(
+                f"{dropped} of the profile's nodes are not simulated one by one: each has the "
+                "zone, labels, taints and allocatable of a simulated node, so which of them a "
+                "pod runs on does not change the outcome; the scheduler's messages count them"
+            )
         self.not_simulated = self._unsimulated_terms(built)
         if self.wl.foreign_affinity_terms:
             self.notes.append(

@@ -244,7 +244,10 @@ class Scheduler:
         source = (
             "profile" if not p.placeholder_names else "configured" if p.shape_stated else "assumed"
         )
-        return ClusterShape.of((n.zone for n in self._live_nodes()), source)
+        zones = [n.zone for n in self._live_nodes()]
+        for fold in self.sim.folds:  # the nodes a simulated one stands for
+            zones += [fold.zone] * fold.dropped
+        return ClusterShape.of(zones, source)
 
     # --- runtime scheduling -------------------------------------------------------------------
     def enqueue(self, pod: Pod) -> None:
@@ -275,7 +278,28 @@ class Scheduler:
                 ok.append(n)
             else:
                 reasons[res[1]] = reasons.get(res[1], 0) + 1
+        for proxy, dropped in self._fold_proxies(ctx):
+            res = run_filters(ctx, proxy)
+            if res is not None:  # the nodes it stands for are refused for the same reason
+                reasons[res[1]] = reasons.get(res[1], 0) + dropped
         return ok, reasons
+
+    def _fold_proxies(self, ctx: FilterContext) -> list[tuple[Node, int]]:
+        """For each group of folded nodes (nodes.fold_nodes), a simulated node that stands for
+        the dropped ones, and how many they are: a node of the group that holds none of the
+        set's pods and, unless the fault took the whole group, is not one the fault took."""
+        out: list[tuple[Node, int]] = []
+        nodes = self.sim.cluster.nodes
+        failed = set(self.sim.failed_nodes)
+        for fold in self.sim.folds:
+            members = [nodes[n] for n in fold.kept if n in nodes and not nodes[n].deleted]
+            empty = [n for n in members if ctx.count_on(n.name) == 0]
+            healthy = [n for n in empty if n.name not in failed]
+            whole = all(n.name in failed for n in members)
+            pick = healthy or (empty if whole else [])
+            if pick:
+                out.append((pick[0], fold.dropped))
+        return out
 
     def pending_reason(self, pod: Pod) -> str:
         """Why no node takes `pod`, in words, for verdicts; empty when some node fits.

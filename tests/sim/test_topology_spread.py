@@ -202,3 +202,23 @@ def test_a_node_without_the_spread_key_is_refused_for_the_missing_label() -> Non
     assert pod_topology_spread.filter(ctx, nodes[0]) == pod_topology_spread.REASON
     assert pod_topology_spread.filter(ctx, nodes[1]) is None
 
+
+def test_pools_of_identical_nodes_are_folded_and_counted_in_scheduler_messages() -> None:
+    # The affinity-ignored set (nodeAffinityPolicy Ignore) on 3 db nodes and 90 others, 30 a
+    # zone. The 30 of a zone differ only by name: 5 of them are simulated (3 replicas + 2) and
+    # an empty one stands for the other 25 in the scheduler's counts. After db-a
+    # is deleted the replacement fits nowhere: "0/92 nodes are available", the 90 others by
+    # the nodeSelector and db-b, db-c by the spread (the 87 app nodes still count as domains
+    # with 0 pods, so the minimum is 0), as with every node simulated.
+    db = tuple(NodeSpec(f"db-{z}", f"zone-{z}", (("pool", "db"),)) for z in "abc")
+    other = tuple(NodeSpec(f"app-{z}{i}", f"zone-{z}") for z in "abc" for i in range(30))
+    profile = ClusterProfile(nodes=db + other, placeholder_names=False, shape_stated=True)
+    r = simulate(_set("affinity-ignored"), "node-deleted", kube_version="1.34", profile=profile)
+    assert not r.recovered
+    pending = [e.event for e in r.timeline if e.kind == "pod-pending"]
+    assert pending[-1].endswith(
+        "0/92 nodes are available: 90 node(s) didn't match Pod's node affinity/selector, "
+        "2 node(s) didn't match pod topology spread constraints"
+    )
+    assert r.cluster_shape is not None and r.cluster_shape.text == "3 zones × 31 nodes"
+    assert "75 of the profile's nodes are not simulated one by one" in " ".join(r.assumptions)

@@ -45,6 +45,14 @@ _WHERE = ("NodeName", "NodeAffinity", "VolumeBinding")
 _NODE_DOWN = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", "unschedulable")
 
 
+def named(names: list[str], more: int = 0) -> str:
+    """Node names for a verdict: all of them up to 8, else the first 6 and how many more
+    (``more`` nodes not named are added to that count)."""
+    if len(names) + more <= 8:
+        return ", ".join(names)
+    return f"{', '.join(names[:6])} and {len(names) - len(names[:6]) + more} more"
+
+
 class Scheduler:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
@@ -245,8 +253,10 @@ class Scheduler:
             "profile" if not p.placeholder_names else "configured" if p.shape_stated else "assumed"
         )
         zones = [n.zone for n in self._live_nodes()]
-        for fold in self.sim.folds:  # the nodes a simulated one stands for
-            zones += [fold.zone] * fold.dropped
+        nodes = self.sim.cluster.nodes
+        for fold in self.sim.folds:  # the nodes simulated ones stand for, unless deleted too
+            if not all(nodes[k].deleted for k in fold.kept if k in nodes):
+                zones += [fold.zone] * fold.dropped
         return ClusterShape.of(zones, source)
 
     # --- runtime scheduling -------------------------------------------------------------------
@@ -314,6 +324,9 @@ class Scheduler:
         pinned_by: list[ModuleType] = []
         down: list[str] = []
         by_plugin: dict[str, list[str]] = {}
+        # folded nodes (nodes.fold_nodes) are counted with the node that stands for them
+        stands_for = {proxy.name: dropped for proxy, dropped in self._fold_proxies(ctx)}
+        more: dict[str, int] = {}
         for n in ctx.nodes:
             out = next((p for p in where if p.filter(ctx, n) is not None), None)
             if out is not None:
@@ -323,19 +336,23 @@ class Scheduler:
             res = run_filters(ctx, n)
             if res is None:
                 return ""
-            if any(k in res[1] for k in _NODE_DOWN):
-                down.append(n.name)
-            else:
-                by_plugin.setdefault(res[0], []).append(n.name)
-        down += [n.name for n in self.sim.cluster.nodes.values() if n.deleted]
+            bucket = "down" if any(k in res[1] for k in _NODE_DOWN) else res[0]
+            (down if bucket == "down" else by_plugin.setdefault(bucket, [])).append(n.name)
+            more[bucket] = more.get(bucket, 0) + stands_for.get(n.name, 0)
+        nodes = self.sim.cluster.nodes
+        down += [n.name for n in nodes.values() if n.deleted]
+        more["down"] = more.get("down", 0) + sum(
+            f.dropped for f in self.sim.folds if all(nodes[k].deleted for k in f.kept if k in nodes)
+        )
         parts = [p.constraint(ctx) for p in sorted(pinned_by, key=where.index)]
         for plugin in plugins():
             names = by_plugin.get(plugin.NAME)
             if names:
-                parts.append(f"{', '.join(names)}: {plugin.constraint(ctx)}")
+                listed = named(names, more.get(plugin.NAME, 0))
+                parts.append(f"{listed}: {plugin.constraint(ctx)}")
         if down:
-            verb = "is" if len(down) == 1 else "are"
-            parts.append(f"{', '.join(down)} {verb} down")
+            verb = "is" if len(down) + more["down"] == 1 else "are"
+            parts.append(f"{named(down, more['down'])} {verb} down")
         if not parts:
             return "no node is left"
         return "; ".join(parts[:-1]) + (", and " if len(parts) > 1 else "") + parts[-1]

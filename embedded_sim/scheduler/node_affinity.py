@@ -27,6 +27,8 @@ def filter(ctx: FilterContext, node: Node) -> str | None:
 
 
 def constraint(ctx: FilterContext) -> str:
+    from . import named
+
     ok = [n.name for n in ctx.nodes if node_selection_matches(ctx.wl, n.labels, n.name)]
-    where = ", ".join(ok) if ok else "no node"
+    where = named(ok) if ok else "no node"
     return f"its nodeSelector / node affinity only matches {where}"

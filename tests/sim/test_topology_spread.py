@@ -222,3 +222,23 @@ def test_pools_of_identical_nodes_are_folded_and_counted_in_scheduler_messages()
     )
     assert r.cluster_shape is not None and r.cluster_shape.text == "3 zones × 31 nodes"
     assert "75 of the profile's nodes are not simulated one by one" in " ".join(r.assumptions)
+
+
+def test_a_verdict_over_folded_nodes_counts_them_and_names_a_few() -> None:
+    # zone-min-domains (zone spread, minDomains 3) on 3 zones of 30 identical nodes, 5 of each
+    # simulated (3 replicas + 2). The lost zone's Nodes are deleted at 120 s; the replacement
+    # fits none of the 60 left (two domains < minDomains 3: minimum 0). The verdict names six
+    # of them and counts the rest, and the 30 deleted ones (5 simulated, 25 folded).
+    nodes = tuple(NodeSpec(f"n-{z}{i}", f"zone-{z}") for z in "abc" for i in range(30))
+    profile = ClusterProfile(
+        nodes=nodes,
+        placeholder_names=False,
+        shape_stated=True,
+        zone_loss_nodes_deleted_after_s=120.0,
+    )
+    r = simulate(_set("zone-min-domains"), "zone-loss", kube_version="1.34", profile=profile)
+    assert not r.recovered
+    assert "0/60 nodes are available: 60 node(s) didn't match pod topology spread" in r.verdict
+    assert "n-b0, n-b1, n-b2, n-b3, n-b4, n-c0 and 54 more: a zone spread" in r.verdict
+    assert "n-a0, n-a1, n-a2, n-a3, n-a4 and 25 more are down" in r.verdict
+    assert "(simulated cluster: 2 zones × 30 nodes)" in r.verdict

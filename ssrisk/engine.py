@@ -54,6 +54,10 @@ class Report:
     #: Severities the configuration sets per rule id (``severity:``), for formats that
     #: describe the rules (SARIF's ``defaultConfiguration.level``).
     rule_severity: dict[str, Severity] = field(default_factory=dict)
+    #: The clusters the StatefulSets were simulated on, one per configuration of the run
+    #: (``"an assumed cluster (3 zones × 2 nodes)"``, ``"the profile's nodes (9 nodes in 3
+    #: zones)"``: :func:`cluster_description`).
+    clusters: list[str] = field(default_factory=list)
 
     def keep_folded_of_reported(self) -> None:
         """Drop folded findings whose finding of cause is no longer reported (a baseline
@@ -91,6 +95,20 @@ class Report:
         }
 
 
+def cluster_description(settings: Settings) -> str:
+    """The cluster the settings' profile simulates on, in words: its nodes when the profile
+    lists them (``ssrisk profile``), its zones and nodes-per-zone when it states them, else
+    ssrisk's assumed cluster (ClusterShape.described)."""
+    from .embedded_sim import ClusterProfile, ClusterShape
+
+    profile = settings.profile or ClusterProfile()
+    if not profile.placeholder_names:
+        source = "profile"
+    else:
+        source = "configured" if profile.shape_stated else "assumed"
+    return ClusterShape.of((n.zone for n in profile.nodes), source).described
+
+
 def merge_reports(reports: Sequence[Report], labels: Sequence[str] = ()) -> Report:
     """One report of several runs (inputs checked under different configuration files): every
     finding, error, notice and count, findings sorted as in one run, and one run note per rule
@@ -115,6 +133,7 @@ def merge_reports(reports: Sequence[Report], labels: Sequence[str] = ()) -> Repo
         for name in ("files", "documents", "statefulsets", "skipped_documents", "objects"):
             setattr(merged, name, getattr(merged, name) + getattr(r, name))
         merged.baselined += r.baselined
+        merged.clusters.extend(c for c in r.clusters if c not in merged.clusters)
     merged.findings.sort(key=Finding.sort_key)
     merged.folded.sort(key=Finding.sort_key)
     merged.errors = _distinct_errors(merged.errors)
@@ -263,6 +282,7 @@ def prepare(
         kube_version=settings.kube_version,
         errors=list(errors),
         rule_severity=dict(settings.severity),
+        clusters=[cluster_description(settings)],
     )
     objects = []
     context_objects = [o for lf in context for o in lf.objects if o.kind != "StatefulSet"]

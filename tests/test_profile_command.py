@@ -168,3 +168,15 @@ def test_the_readme_commands_make_a_profile(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(SEARCH, encoding="utf-8")
     check = run_cli("check", "s.yaml", cwd=tmp_path)
     assert check.code in (0, 1), check.err
+
+
+def test_the_report_says_which_cluster_the_sets_were_simulated_on(tmp_path: Path) -> None:
+    (tmp_path / "search.yaml").write_text(SEARCH, encoding="utf-8")
+    assumed = json.loads(run_cli("check", "--format", "json", "search.yaml", cwd=tmp_path).out)
+    assert assumed["clusters"] == ["an assumed cluster (3 zones × 2 nodes)"]
+    profile = run_cli("profile", str(PROFILES / "eks-nodes.json")).out
+    (tmp_path / ".ssrisk.yaml").write_text(profile, encoding="utf-8")
+    stated = json.loads(run_cli("check", "--format", "json", "search.yaml", cwd=tmp_path).out)
+    assert stated["clusters"] == ["the profile's nodes (3 zones × 3 nodes)"]
+    text = run_cli("check", "search.yaml", cwd=tmp_path).out.splitlines()[-1]
+    assert text.endswith("; simulated on the profile's nodes (3 zones × 3 nodes)")

@@ -39,6 +39,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "errors": [e.to_dict() for e in report.errors],
         "notices": [n.to_dict() for n in report.notices],
         "run_notes": [n.to_dict() for n in report.run_notes],
+        "clusters": list(report.clusters),
         "summary": report.summary(),
     }
 

@@ -108,6 +108,8 @@ class TextReporter(Reporter):
             summary += f"; {hidden} suppressed, {report.baselined} in the baseline"
         if report.folded:
             summary += f"; {len(report.folded)} more folded into the finding of their cause"
+        if report.statefulsets and report.clusters:
+            summary += f"; simulated on {' and '.join(report.clusters)}"
         # the output policy, after all formatting (wrapping can start a line anywhere)
         lines = [(safe_lines(text), style, safe_lines(extra)) for text, style, extra in lines]
         if _use_colour(out):

@@ -305,6 +305,9 @@ class AffinityTerm:
     label_selector: Any
     namespaces: tuple[str, ...]
     namespace_selector: bool
+    # matchLabelKeys / mismatchLabelKeys (KEP-3633): label keys whose values the API server
+    # merges into the selector; not modelled (the simulation names them)
+    label_keys: tuple[str, ...] = ()
 
     def selects_own_pods(self, labels: Mapping[str, Any], namespace: str | None) -> bool:
         """Whether the term counts the set's own pods (``labels`` in ``namespace``): a term
@@ -333,6 +336,9 @@ class SpreadConstraint:
     min_domains: int
     node_affinity_policy: str = "Honor"
     node_taints_policy: str = "Ignore"
+    # matchLabelKeys (KEP-3243): pod label keys whose values are ANDed into the selector; not
+    # modelled (the simulation names them)
+    match_label_keys: tuple[str, ...] = ()
 
     @property
     def hard(self) -> bool:
@@ -629,6 +635,11 @@ def _affinity_term(term: Any, path: Path) -> AffinityTerm | None:
         term.get("labelSelector"),
         tuple(str(n) for n in _list(term.get("namespaces"))),
         term.get("namespaceSelector") is not None,
+        tuple(
+            str(k)
+            for field in ("matchLabelKeys", "mismatchLabelKeys")
+            for k in _list(term.get(field))
+        ),
     )
 
 
@@ -672,6 +683,7 @@ def _spread(pod: Mapping[str, Any]) -> tuple[SpreadConstraint, ...]:
                 _at_least_1(c.get("minDomains")),
                 _policy(c.get("nodeAffinityPolicy"), "Honor"),
                 _policy(c.get("nodeTaintsPolicy"), "Ignore"),
+                tuple(str(k) for k in _list(c.get("matchLabelKeys"))),
             )
         )
     return tuple(out)

@@ -366,7 +366,7 @@ def placement_basis(sim: Simulation, scenario: str) -> str:
             f"{facts.spread_zone} there"
         )
     if facts.not_simulated:
-        text += f"; not simulated: {'; '.join(facts.not_simulated)} (no node carries the label)"
+        text += f"; not simulated: {'; '.join(facts.not_simulated)}"
     return text
 
 

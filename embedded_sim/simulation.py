@@ -353,24 +353,33 @@ class Simulation:
         )
 
     def _unsimulated_terms(self, built: list[BuiltNode]) -> tuple[str, ...]:
-        """Leave out the hard placement terms whose topology key no node of an assumed cluster
-        carries, and note them: the assumed nodes only carry the hostname and zone labels, so
-        such a term (a rack label) says nothing about them. On nodes given one by one (a
-        profile made from the cluster) the terms stay and act as Kubernetes acts on a node
-        without the label (scheduler/pod_topology_spread.py, inter_pod_affinity.py)."""
-        if not self.profile.placeholder_names:
-            return ()
-        carried = {k for b in built for k in b.labels}
-        left = [r for r in self.wl.hard_rules if r.topology_key not in carried]
-        if not left:
-            return ()
-        self.wl.hard_rules = tuple(r for r in self.wl.hard_rules if r not in left)
-        said = tuple(dict.fromkeys(str(r) for r in left))
-        self.notes.append(
-            f"not simulated: {'; '.join(said)} (no node of the assumed cluster carries that "
-            "label; give the nodes' labels in the profile, e.g. with ssrisk profile)"
-        )
-        return said
+        """The hard placement terms and parts of terms not simulated, in words, for the
+        verdict: terms about other workloads' pods, label-key fields (workload.py
+        #_unmodelled_terms), and the terms whose topology key no node of an assumed cluster
+        carries, which are left out and noted: the assumed nodes only carry the hostname and
+        zone labels, so such a term (a rack label) says nothing about them. On nodes given one
+        by one (a profile made from the cluster) those terms stay and act as Kubernetes acts on
+        a node without the label (scheduler/pod_topology_spread.py, inter_pod_affinity.py)."""
+        said: list[str] = []
+        if self.wl.foreign_affinity_terms:
+            said.append(
+                f"{self.wl.foreign_affinity_terms} required (anti-)affinity term(s) about "
+                "other workloads' pods"
+            )
+        said.extend(self.wl.unmodelled_terms)
+        if self.profile.placeholder_names:
+            carried = {k for b in built for k in b.labels}
+            left = [r for r in self.wl.hard_rules if r.topology_key not in carried]
+            if left:
+                self.wl.hard_rules = tuple(r for r in self.wl.hard_rules if r not in left)
+                keyed = list(dict.fromkeys(str(r) for r in left))
+                said.extend(keyed)
+                self.notes.append(
+                    f"not simulated: {'; '.join(keyed)} (no node of the assumed cluster "
+                    "carries that label; give the nodes' labels in the profile, e.g. with "
+                    "ssrisk profile)"
+                )
+        return tuple(said)
 
     def _add_nodes(self, built: list[BuiltNode]) -> None:
         for b in built:

@@ -122,6 +122,10 @@ class Workload:
     # Required (anti-)affinity terms about other workloads' pods, which the simulation cannot
     # place (it only holds this set's pods): counted, reported as not modelled.
     foreign_affinity_terms: int = 0
+    # Parts of the hard placement terms the simulator does not model, in words (the
+    # matchLabelKeys of a spread, the matchLabelKeys / mismatchLabelKeys of a pod affinity
+    # term): the simulation names them as not simulated.
+    unmodelled_terms: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -183,6 +187,7 @@ def parse_statefulset(
     ustype = spec.update_strategy_type
     namespace = _str(meta.get("namespace"), "default") or "default"
     rules, foreign = _hard_rules(template, namespace)
+    unmodelled = _unmodelled_terms(template)
     has_probe, start_to_ready, probe_period = _readiness(template)
     return Workload(
         namespace=namespace,
@@ -221,6 +226,7 @@ def parse_statefulset(
         host_ports=template.host_ports,
         requests=template.requests,
         foreign_affinity_terms=foreign,
+        unmodelled_terms=unmodelled,
     )
 
 
@@ -263,6 +269,28 @@ def _hard_rules(template: PodTemplate, namespace: str) -> tuple[list[SpreadRule]
                 )
             )
     return rules, foreign
+
+
+def _unmodelled_terms(template: PodTemplate) -> tuple[str, ...]:
+    """The label-key fields of hard placement terms, in words: the scheduler merges the pod's
+    values of those labels into the selector (podtopologyspread/common.go
+    #filterTopologySpreadConstraints; the API server for pod affinity, KEP-3633), which
+    matters when pods of one set carry different values (controller-revision-hash during a
+    rollout); the simulator matches the selector as written."""
+    out: list[str] = []
+    for kind, terms in (
+        ("anti-affinity", template.anti_affinity_required),
+        ("pod affinity", template.affinity_required),
+    ):
+        for term in terms:
+            if term.label_keys:
+                keys = ", ".join(term.label_keys)
+                out.append(f"the label keys ({keys}) of a required {kind} term")
+    for tsc in template.spread_constraints:
+        if tsc.hard and tsc.match_label_keys:
+            keys = ", ".join(tsc.match_label_keys)
+            out.append(f"matchLabelKeys ({keys}) of a DoNotSchedule topology spread")
+    return tuple(dict.fromkeys(out))
 
 
 def _readiness(template: PodTemplate) -> tuple[bool, float | None, float | None]:

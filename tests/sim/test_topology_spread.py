@@ -242,3 +242,15 @@ def test_a_verdict_over_folded_nodes_counts_them_and_names_a_few() -> None:
     assert "n-b0, n-b1, n-b2, n-b3, n-b4, n-c0 and 54 more: a zone spread" in r.verdict
     assert "n-a0, n-a1, n-a2, n-a3, n-a4 and 25 more are down" in r.verdict
     assert "(simulated cluster: 2 zones × 30 nodes)" in r.verdict
+
+
+def test_terms_the_model_does_not_implement_are_named_in_the_verdict() -> None:
+    # matchLabelKeys merges the pod's controller-revision-hash into the spread's selector
+    # (common.go#filterTopologySpreadConstraints), and an anti-affinity selecting other
+    # workloads' pods needs pods the simulation does not hold: both are named, not dropped.
+    r = simulate(_set("label-keys"), "node-loss", kube_version="1.34")
+    assert r.to_dict()["placement_basis"]["not_simulated"] == [
+        "1 required (anti-)affinity term(s) about other workloads' pods",
+        "matchLabelKeys (controller-revision-hash) of a DoNotSchedule topology spread",
+    ]
+    assert "not simulated: 1 required (anti-)affinity term(s)" in r.verdict

@@ -189,6 +189,22 @@ def kubelet_version(objects: Sequence[Mapping[str, Any]]) -> str | None:
     return f"{major}.{minor}.{patch}"
 
 
+def cloud_providers(objects: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The cloud providers of the Nodes' ``spec.providerID`` (``aws:///us-east-1a/i-0…`` ->
+    ``aws``), when every Node has one, in the order first seen; else empty."""
+    found: list[str] = []
+    for node in objects:
+        if node.get("kind") != "Node":
+            continue
+        provider = _text(_map(node.get("spec")).get("providerID"))
+        scheme = provider.split("://", 1)[0] if "://" in provider else ""
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,30}", scheme):
+            return []
+        if scheme not in found:
+            found.append(scheme)
+    return found
+
+
 def default_storage(objects: Sequence[Mapping[str, Any]]) -> tuple[str, str, str] | None:
     """The default StorageClass as ``(name, assume-default-storage, assume-default-binding)``
     (the simulator's reading of it: :func:`embedded_sim.storage.classify_class`), else None."""
@@ -252,6 +268,16 @@ def render(
                 f"# The newest kubelet is {version}, outside the versions ssrisk simulates "
                 f"(1.{MIN_MINOR} to 1.{MAX_MINOR}): kube-version is left to the default."
             )
+    clouds = cloud_providers(nodes)
+    if clouds:
+        head += [
+            f"# The nodes run on {', '.join(clouds)}: the cloud controller deletes the Node of an "
+            "instance that is gone",
+            "# (cloud-provider controllers/nodelifecycle MonitorNodes). If a lost node of yours "
+            "ends with its instance replaced,",
+            "# add node-remediation: node-deletion under profile (node-deleted-after-s: how long "
+            "that takes).",
+        ]
     profile: dict[str, Any] = {}
     storage = default_storage(classes)
     if storage is not None:

@@ -66,6 +66,10 @@ def test_eks_nodes_become_pools_per_node_group_and_zone() -> None:
     labels = data["labels"]
     assert "kubernetes.io/hostname" not in labels and "topology.kubernetes.io/zone" not in labels
     assert labels["node.kubernetes.io/instance-type"] == "r5.4xlarge"
+    # providerID aws:///...: the profile says how to state that the cloud deletes lost Nodes
+    text = run_cli("profile", str(PROFILES / "eks-nodes.json")).out
+    assert "# The nodes run on aws:" in text and "node-remediation: node-deletion" in text
+    assert "node-remediation" not in doc["profile"]  # a hint, not a setting
 
 
 def test_standard_input_and_a_tainted_control_plane(tmp_path: Path) -> None:

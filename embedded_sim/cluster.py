@@ -168,6 +168,8 @@ class Cluster:
     # Other objects that exist and can own claims: (kind, name, uid).
     others: set[tuple[str, str, str]] = field(default_factory=set)
     _uid: int = 0
+    _deletions: int = 0
+    _zone_index: tuple[tuple[int, int, int], dict[str, list[Node]]] | None = None
 
     def next_uid(self) -> int:
         self._uid += 1
@@ -180,4 +182,29 @@ class Cluster:
         return sorted((p for p in self.pods.values() if p.node == node), key=lambda p: p.ordinal)
 
     def zone_nodes(self, zone: str) -> list[Node]:
-        return [n for n in self.nodes.values() if n.zone == zone and not n.deleted]
+        """The Node objects of `zone` that exist, in node order (looked up once per set of
+        nodes: nodes are added when the cluster is built and only ever marked deleted, by
+        :meth:`delete_node`)."""
+        key = self.nodes_key()
+        if self._zone_index is None or self._zone_index[0] != key:
+            index: dict[str, list[Node]] = {}
+            for n in self.nodes.values():
+                if not n.deleted:
+                    index.setdefault(n.zone, []).append(n)
+            self._zone_index = (key, index)
+        return list(self._zone_index[1].get(zone, ()))
+
+    def nodes_key(self) -> tuple[int, int, int]:
+        """Changes whenever the set of existing Node objects does (for caches of them)."""
+        return (id(self.nodes), len(self.nodes), self._deletions)
+
+    def zones(self) -> list[str]:
+        """The zones that have a Node object, sorted."""
+        self.zone_nodes("")
+        assert self._zone_index is not None
+        return sorted(z for z, nodes in self._zone_index[1].items() if nodes)
+
+    def delete_node(self, node: Node) -> None:
+        """Mark `node` deleted (its Node object is gone)."""
+        node.deleted = True
+        self._deletions += 1

@@ -52,6 +52,8 @@ class NodeLifecycleController:
         self.queue: dict[str, list[str]] = {}  # zone -> nodes waiting for the NoExecute taint
         # node -> when the pending Ready=Unknown mark is due (re-armed by a probe reset)
         self.detect_at: dict[str, float] = {}
+        # (zone, Cluster.nodes_key()) -> the zone's counted nodes (_counted)
+        self._counted_cache: dict[tuple[str, tuple[int, int, int]], list[Node]] = {}
 
     # --- detection ----------------------------------------------------------------------
     def node_lost(self, node: Node) -> None:
@@ -205,17 +207,20 @@ class NodeLifecycleController:
     def _counted(self, zone: str) -> list[Node]:
         """Nodes of `zone` that count for its state: isNodeExcludedFromDisruptionChecks leaves
         out nodes labelled node.kubernetes.io/exclude-disruption."""
-        return [n for n in self.sim.cluster.zone_nodes(zone) if EXCLUDE_DISRUPTION not in n.labels]
+        cluster = self.sim.cluster
+        key = (zone, cluster.nodes_key())
+        cached = self._counted_cache.get(key)
+        if cached is None:
+            if len(self._counted_cache) > 64:
+                self._counted_cache.clear()
+            cached = [n for n in cluster.zone_nodes(zone) if EXCLUDE_DISRUPTION not in n.labels]
+            self._counted_cache[key] = cached
+        return cached
 
     def _zones(self) -> list[str]:
         """The zones handleDisruption tracks: those with a counted node."""
-        return sorted(
-            {
-                n.zone
-                for n in self.sim.cluster.nodes.values()
-                if not n.deleted and EXCLUDE_DISRUPTION not in n.labels
-            }
-        )
+        cluster = self.sim.cluster
+        return [z for z in cluster.zones() if self._counted(z)]
 
     def _state_of(self, zone: str) -> str:
         nodes = self._counted(zone)

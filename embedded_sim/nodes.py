@@ -19,7 +19,7 @@ makes the check strict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from .profile import Allocatable, ClusterProfile, NodeTaint
@@ -201,9 +201,27 @@ class Fold:
     dropped: int
 
 
-def fold_nodes(built: list[BuiltNode], keep: int) -> tuple[list[BuiltNode], list[Fold]]:
+def named_nodes(wl: Workload) -> set[str]:
+    """Node names the set's pods select by name: spec.nodeName, a kubernetes.io/hostname
+    nodeSelector, and the values of hostname or metadata.name requirements of any required
+    node affinity term (names are the one thing that tells nodes of a pool apart)."""
+    out = {wl.node_selector[HOSTNAME_KEY]} if HOSTNAME_KEY in wl.node_selector else set()
+    if wl.node_name:
+        out.add(wl.node_name)
+    for term in wl.node_affinity_terms:
+        for r in term:
+            if (r.field and r.key == "metadata.name") or (not r.field and r.key == HOSTNAME_KEY):
+                out.update(r.values)
+    return out
+
+
+def fold_nodes(
+    built: list[BuiltNode], keep: int, named: Collection[str] = ()
+) -> tuple[list[BuiltNode], list[Fold]]:
     """``built`` with each group of nodes that differ only by name (same zone, labels but the
-    hostname, taints and allocatable) cut to its first ``keep``, and the groups that were cut.
+    hostname, taints and allocatable) cut to its first ``keep``, and the groups that were cut;
+    a node in ``named`` (:func:`named_nodes`: the manifest selects it by name) is always kept,
+    besides the ``keep``.
 
     Such nodes are interchangeable to every filter and controller the simulator runs: a filter
     reads a node's labels, taints, allocatable and the set's pods on it. The set's pods occupy
@@ -224,8 +242,9 @@ def fold_nodes(built: list[BuiltNode], keep: int) -> tuple[list[BuiltNode], list
     kept_names: set[str] = set()
     folds: list[Fold] = []
     for members in groups.values():
-        kept = members[:keep]
+        others = [b for b in members if b.name not in named]
+        kept = [b for b in members if b.name in named] + others[:keep]
         kept_names.update(b.name for b in kept)
-        if len(members) > keep:
-            folds.append(Fold(members[0].zone, tuple(b.name for b in kept), len(members) - keep))
+        if len(others) > keep:
+            folds.append(Fold(members[0].zone, tuple(b.name for b in kept), len(others) - keep))
     return [b for b in built if b.name in kept_names], folds

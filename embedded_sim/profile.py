@@ -176,6 +176,9 @@ class ClusterProfile:
     # Storage used when the manifest names no class and no default class is supplied.
     assume_default_storage: str = "zonal"  # "zonal" | "network" | "local"
     assume_default_binding: str = "WaitForFirstConsumer"
+    # The name of the cluster's default StorageClass that assume_default_storage /
+    # assume_default_binding describe ("" unknown: ssrisk profile writes it).
+    default_storage_class: str = ""
 
     def with_overrides(self, **kw: Any) -> ClusterProfile:
         return replace(self, **kw)
@@ -225,4 +228,10 @@ RETURN_ASSUMPTIONS: tuple[tuple[str, str], ...] = (
 def assumption_lines(p: ClusterProfile, node_returns: bool = False) -> list[str]:
     """The labelled assumptions with this profile's values (node-return ones on request)."""
     table = ASSUMPTIONS + (RETURN_ASSUMPTIONS if node_returns else ())
-    return [fmt.format(v=getattr(p, name)) for name, fmt in table]
+    out = []
+    for name, fmt in table:
+        if name == "node_allocatable" and not p.placeholder_names:
+            out.append("each node has the allocatable the profile lists for it (NodeResourcesFit)")
+            continue
+        out.append(fmt.format(v=getattr(p, name)))
+    return out

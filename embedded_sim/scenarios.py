@@ -44,7 +44,7 @@ def _lose(sim: Simulation, node: Node) -> None:
 
 
 def _delete_node(sim: Simulation, node: Node) -> None:
-    node.deleted = True
+    sim.cluster.delete_node(node)
     sim.record(None, "node-deleted", f"Node object {node.name} deleted", SRC_CCM)
     sim.changed()
     sim.nlc.node_deleted(node)
@@ -539,7 +539,7 @@ def run(
     )
     started = sim.budget.used
     sim.observers.extend(observers)
-    sim.steady_state()
+    sim.steady_state(REGISTRY[scenario].fault)
     goal = _setup(sim, scenario)
     sim.loop.run()
     result = _result(sim, scenario, goal)

@@ -17,7 +17,7 @@ from .events import Timeline
 from .garbage_collector import GarbageCollector
 from .kubelet import Kubelet
 from .node_lifecycle import NodeLifecycleController
-from .nodes import BuiltNode, Fold, build_nodes, fold_nodes
+from .nodes import BuiltNode, Fold, build_nodes, fold_nodes, named_nodes
 from .podgc import PodGC
 from .profile import ClusterProfile, default_nodes
 from .result import ClusterShape
@@ -88,7 +88,8 @@ class Simulation:
         self.folds: list[Fold] = []
         if not p.placeholder_names:  # the profile's nodes: pools of identical nodes
             most_domains = max((r.min_domains for r in self.wl.hard_rules), default=1)
-            built, self.folds = fold_nodes(built, max(self.wl.replicas + 2, most_domains))
+            keep = max(self.wl.replicas + 2, most_domains)
+            built, self.folds = fold_nodes(built, keep, named_nodes(self.wl))
         self._add_nodes(built)
         self.grace_s = (
             p.node_monitor_grace_period_s
@@ -221,11 +222,12 @@ class Simulation:
         return tuple(out)
 
     # --- set-up ----------------------------------------------------------------------
-    def steady_state(self) -> None:
-        """All replicas Running, Ready and available at t=0 on the worst allowed placement;
-        a replica that fits no node is Pending from the start (scheduler.PlacementFacts)."""
+    def steady_state(self, fault: str | None = None) -> None:
+        """All replicas Running, Ready and available at t=0 on the worst allowed placement
+        for a ``fault`` of one node or one zone (Scheduler.initial_placement); a replica that
+        fits no node is Pending from the start (scheduler.PlacementFacts)."""
         ords = self.stsc.ordinals()
-        placement, text = self.scheduler.initial_placement(ords)
+        placement, text = self.scheduler.initial_placement(ords, fault)
         if self.scheduler.facts.unplaced and not self.profile.shape_stated:
             placement, text = self._grow_shape(ords, placement, text)
         self.placement = text

@@ -336,6 +336,9 @@ def resolve_claim(
         if class_name
         else "no default StorageClass in the input"
     )
+    known = profile.default_storage_class
+    if not class_name and known:
+        what = f"the cluster's default StorageClass {known!r} (the profile's)"
     note = (
         f"claim template {template_name!r}: {what}; assumed {topo} storage with "
         f"{profile.assume_default_binding} binding"

@@ -847,6 +847,8 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     from .clusterprofile import ProfileInputError, parse_objects, render
     from .reporters.escape import safe_lines
 
+    if args.nodes == "-" and args.storage_classes == "-":
+        raise UsageError("standard input can be read once: give one of FILE and --storage-classes")
     try:
         text, shown = _read_kubectl_output(args.nodes)
         nodes = parse_objects(text, shown)
@@ -854,9 +856,19 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         if args.storage_classes is not None:
             sc_text, sc_shown = _read_kubectl_output(args.storage_classes)
             classes = parse_objects(sc_text, sc_shown)
-        out.write(safe_lines(render(nodes, classes, source=shown)))
+            if not any(o.get("kind") == "StorageClass" for o in classes):
+                raise ProfileInputError(
+                    f"{sc_shown}: no StorageClass objects; give the output of "
+                    "kubectl get storageclass -o yaml"
+                )
+        profile = render(nodes, classes, source=shown)
     except ProfileInputError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        out.write(safe_lines(profile))
+        out.flush()
+    except OSError as exc:
+        raise UsageError(f"cannot write the profile: {exc.strerror or exc}") from None
     return ExitCode.OK
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from .embedded_sim.nodes import HOSTNAME_KEY, ZONE_KEYS
 
 #: Labels that name one node, not a pool: the hostname (set by the kubelet) and cloud
@@ -75,7 +77,8 @@ def parse_objects(text: str, source: str) -> list[Mapping[str, Any]]:
         docs = _yaml_documents(text, source)
     out: list[Mapping[str, Any]] = []
     for doc in docs:
-        out.extend(_items(doc))
+        for item in doc if isinstance(doc, list) else [doc]:  # a bare list of objects too
+            out.extend(_items(item))
     return out
 
 
@@ -122,55 +125,127 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 
 def _identity(key: str, value: str, name: str) -> bool:
-    return key in IDENTITY_LABELS or key.endswith(_IDENTITY_SUFFIXES) or value == name
+    """A label that only names the node: its hostname label when it is the node's name (the
+    simulator gives every node that one), cloud instance ids, a value that is the name."""
+    if key in IDENTITY_LABELS:
+        return value == name
+    return key.endswith(_IDENTITY_SUFFIXES) or value == name
 
 
-def node_pools(objects: Sequence[Mapping[str, Any]]) -> list[Pool]:
+def node_pools(objects: Sequence[Mapping[str, Any]], source: str = "-") -> list[Pool]:
     """The Nodes of ``objects`` grouped into pools of identical nodes, in the order their
     first node comes. A pool is named after its platform pool label (:data:`POOL_LABELS`),
     else ``pool<N>``; its zone is the node's topology.kubernetes.io/zone label (or the
-    deprecated beta key)."""
+    deprecated beta key). A cordoned node (spec.unschedulable) has the
+    node.kubernetes.io/unschedulable:NoSchedule taint the node lifecycle controller gives it
+    (TaintNodesByCondition), whether or not the saved output shows it.
+
+    Raises:
+        ProfileInputError: a node whose name, labels, taints or allocatable the API server
+            would not hold, or a name given twice (``source`` and the node are named).
+    """
     groups: dict[tuple[Any, ...], list[str]] = {}
     first: dict[tuple[Any, ...], Mapping[str, str]] = {}
-    for node in objects:
-        if node.get("kind") != "Node":
-            continue
-        meta, spec, status = (
-            _map(node.get("metadata")),
-            _map(node.get("spec")),
-            _map(node.get("status")),
-        )
+    names: set[str] = set()
+    for i, node in enumerate(o for o in objects if o.get("kind") == "Node"):
+        meta = _map(node.get("metadata"))
+        spec, status = _map(node.get("spec")), _map(node.get("status"))
         name = _text(meta.get("name"))
-        labels = {str(k): _text(v) for k, v in _map(meta.get("labels")).items()}
-        zone = next((labels[k] for k in ZONE_KEYS if labels.get(k)), "")
+        labels = {str(k): v for k, v in _map(meta.get("labels")).items()}
+        _check_node(source, i, name, names, labels)
+        names.add(name)
+        text = {k: _text(v) for k, v in labels.items()}
+        zone = next((text[k] for k in ZONE_KEYS if text.get(k)), "")
         kept = tuple(
             sorted(
-                (k, v)
-                for k, v in labels.items()
-                if k not in ZONE_KEYS and not _identity(k, v, name)
+                (k, v) for k, v in text.items() if k not in ZONE_KEYS and not _identity(k, v, name)
             )
         )
-        taints = tuple(
-            (_text(t.get("key")), _text(t.get("value")), _text(t.get("effect")))
-            for t in spec.get("taints") or []
-            if isinstance(t, Mapping) and t.get("key") and t.get("effect")
-        )
-        alloc = _map(status.get("allocatable"))
-        allocatable = tuple((k, _text(alloc[k])) for k in ("cpu", "memory", "pods") if k in alloc)
+        taints = _taints(source, name, spec)
+        allocatable = _allocatable(source, name, _map(status.get("allocatable")))
         key = (zone, kept, taints, allocatable)
         groups.setdefault(key, []).append(name)
-        first.setdefault(key, labels)
+        first.setdefault(key, text)
     pools: list[Pool] = []
     used: dict[str, int] = {}
-    for (zone, kept, taints, allocatable), names in groups.items():
+    for (zone, kept, taints, allocatable), members in groups.items():
         seen = first[(zone, kept, taints, allocatable)]
         base = next((seen[k] for k in POOL_LABELS if seen.get(k)), f"pool{len(pools) + 1}")
         label = base if zone == "" else f"{base}-{zone}"
         used[label] = used.get(label, 0) + 1
         if used[label] > 1:
             label = f"{label}-{used[label]}"
-        pools.append(Pool(label, zone, kept, taints, allocatable, tuple(names)))
+        pools.append(Pool(label, zone, kept, taints, allocatable, tuple(members)))
     return pools
+
+
+#: A Node's name: a DNS subdomain (ValidateNodeName), as the configuration checks it.
+_NODE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+#: node.kubernetes.io/unschedulable (well_known_taints.go, TaintNodeUnschedulable).
+UNSCHEDULABLE = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+def _check_node(source: str, i: int, name: str, seen: set[str], labels: Mapping[str, Any]) -> None:
+    """Raise :class:`ProfileInputError` for a node name or label the API server would not
+    hold (the configuration reads the profile back with the same checks)."""
+    from .embedded_sim.selectors import is_label_value, is_qualified_name
+
+    where = f"{source}: Node {i + 1}"
+    if len(name) > 253 or not _NODE_NAME.fullmatch(name):
+        raise ProfileInputError(f"{where}: {name!r} is not a valid node name")
+    if name in seen:
+        raise ProfileInputError(f"{where}: node {name!r} is listed twice")
+    for k, v in labels.items():
+        if not is_qualified_name(k):
+            raise ProfileInputError(f"{where} ({name}): {k!r} is not a valid label key")
+        if isinstance(v, (Mapping, list)) or not is_label_value(_text(v)):
+            raise ProfileInputError(f"{where} ({name}): label {k}: not a valid label value")
+
+
+def _taints(source: str, name: str, spec: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """spec.taints as (key, value, effect), with the cordon taint of an unschedulable node."""
+    from .embedded_sim.podtemplate import TAINT_EFFECTS
+    from .embedded_sim.selectors import is_label_value, is_qualified_name
+
+    out: list[tuple[str, str, str]] = []
+    raw = spec.get("taints")
+    for item in raw if isinstance(raw, list) else []:
+        t = _map(item)
+        key, value, effect = _text(t.get("key")), _text(t.get("value")), _text(t.get("effect"))
+        ok = is_qualified_name(key) and is_label_value(value) and effect in TAINT_EFFECTS
+        if not ok:
+            raise ProfileInputError(
+                f"{source}: node {name}: taint {key}={value}:{effect} is not a valid taint"
+            )
+        out.append((key, value, effect))
+    if spec.get("unschedulable") is True and not any(t[0] == UNSCHEDULABLE[0] for t in out):
+        out.append(UNSCHEDULABLE)
+    return tuple(out)
+
+
+def _allocatable(source: str, name: str, alloc: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """status.allocatable cpu, memory and pods as written, checked as the configuration
+    checks them (positive finite quantities, 1 to 10000 pods)."""
+    import math
+
+    from .embedded_sim.quantity import parse_quantity
+
+    out: list[tuple[str, str]] = []
+    for k in ("cpu", "memory", "pods"):
+        if k not in alloc:
+            continue
+        text = _text(alloc[k])
+        if k == "pods":
+            ok = text.isdigit() and 1 <= int(text) <= 10000
+        else:
+            q = parse_quantity(text)
+            ok = q is not None and math.isfinite(q) and q > 0
+        if not ok:
+            raise ProfileInputError(
+                f"{source}: node {name}: allocatable {k} {text!r} is not a quantity ssrisk reads"
+            )
+        out.append((k, text))
+    return tuple(out)
 
 
 def kubelet_version(objects: Sequence[Mapping[str, Any]]) -> str | None:
@@ -232,12 +307,10 @@ def render(
     Raises:
         ProfileInputError: ``nodes`` holds no Node, or more than the configuration takes.
     """
-    import yaml
-
     from .config import MAX_PROFILE_NODES
     from .embedded_sim.versions import MAX_MINOR, MIN_MINOR
 
-    pools = node_pools(nodes)
+    pools = node_pools(nodes, source)
     total = sum(len(p.names) for p in pools)
     if not pools:
         raise ProfileInputError(
@@ -285,21 +358,79 @@ def render(
         head.append(f"# assume-default-storage and -binding read the default StorageClass {name}.")
         profile["assume-default-storage"] = topology
         profile["assume-default-binding"] = binding
-    profile["nodes"] = [_pool_map(p) for p in pools]
+        profile["default-storage-class"] = name
+    shared = _shared_labels(pools)
+    if shared:  # written once: node-labels apply to every node (nodes.py#build_nodes)
+        profile["node-labels"] = dict(shared)
+    profile["nodes"] = [_pool_map(p, shared) for p in pools]
     doc["profile"] = profile
-    body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=4096)
-    return "\n".join(head) + "\n" + body
+    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=4096)
+    text = "\n".join(head) + "\n" + body
+    _check_size(source, text, doc, total, len(pools))
+    return text
 
 
-def _pool_map(p: Pool) -> dict[str, Any]:
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Quotes every string that is not a plain word, so that the configuration reader (YAML
+    1.1 as kubectl reads it: ``1e3``, ``yes`` and ``0x1f`` are not strings there) reads back
+    the same strings."""
+
+
+_PLAIN = re.compile(r"[A-Za-z_][-A-Za-z0-9_./]*\Z")
+_NOT_STRINGS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    plain = _PLAIN.match(data) is not None and data.lower() not in _NOT_STRINGS
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=None if plain else '"')
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def _values(doc: Any) -> int:
+    if isinstance(doc, Mapping):
+        return sum(1 + _values(v) for v in doc.values())
+    if isinstance(doc, list):
+        return sum(_values(v) for v in doc)
+    return 1
+
+
+def _check_size(source: str, text: str, doc: Any, nodes: int, pools: int) -> None:
+    """Raise :class:`ProfileInputError` when the profile is more than a configuration file
+    may hold (ssrisk.config: MAX_CONFIG_BYTES, MAX_CONFIG_VALUES), so ssrisk never writes a
+    profile it then refuses."""
+    from .config import MAX_CONFIG_BYTES, MAX_CONFIG_VALUES
+
+    size, values = len(text.encode("utf-8")), _values(doc)
+    if size > MAX_CONFIG_BYTES or values > MAX_CONFIG_VALUES:
+        raise ProfileInputError(
+            f"{source}: {nodes} nodes in {pools} pools make a profile of {size} bytes and "
+            f"{values} values; a configuration file holds at most {MAX_CONFIG_BYTES} bytes "
+            f"and {MAX_CONFIG_VALUES} values"
+        )
+
+
+def _shared_labels(pools: Sequence[Pool]) -> tuple[tuple[str, str], ...]:
+    """The labels (key and value) every pool has, when there are several pools."""
+    if len(pools) < 2:
+        return ()
+    common = set(pools[0].labels)
+    for p in pools[1:]:
+        common &= set(p.labels)
+    return tuple(sorted(common))
+
+
+def _pool_map(p: Pool, shared: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
     m: dict[str, Any] = {}
     m["pool"] = p.pool
     if p.zone:
         m["zone"] = p.zone
     m["count"] = len(p.names)
     m["names"] = list(p.names)
-    if p.labels:
-        m["labels"] = dict(p.labels)
+    own = [kv for kv in p.labels if kv not in shared]
+    if own:
+        m["labels"] = dict(own)
     if p.taints:
         m["taints"] = [
             dict([("key", k), *([("value", v)] if v else []), ("effect", e)])

@@ -301,9 +301,11 @@ def load_config(path: str | Path, known_rules: Collection[str] | None = None) ->
     return _validate(doc, shown, positions, "", values, known_rules)
 
 
-#: A configuration file is a few hundred bytes; anything near these limits is not one.
+#: A configuration file is a few hundred bytes, or a profile of a few thousand nodes (ssrisk
+#: profile: a node name is one value, the labels a pool has besides those all nodes share a
+#: few more); anything past these limits is not one.
 MAX_CONFIG_BYTES = 1024 * 1024
-MAX_CONFIG_VALUES = 10_000
+MAX_CONFIG_VALUES = 50_000
 
 
 def _read_config_bytes(p: Path, shown: str) -> bytes:

@@ -184,3 +184,96 @@ def test_the_report_says_which_cluster_the_sets_were_simulated_on(tmp_path: Path
     assert stated["clusters"] == ["the profile's nodes (3 zones × 3 nodes)"]
     text = run_cli("check", "search.yaml", cwd=tmp_path).out.splitlines()[-1]
     assert text.endswith("; simulated on the profile's nodes (3 zones × 3 nodes)")
+
+
+def _node(name: str, **extra: object) -> dict:
+    node: dict = {"kind": "Node", "metadata": {"name": name, "labels": {}}, "spec": {}}
+    for key, value in extra.items():
+        if key == "labels":
+            node["metadata"]["labels"] = value
+        elif key == "allocatable":
+            node["status"] = {"allocatable": value}
+        else:
+            node["spec"][key] = value
+    return node
+
+
+def _nodes_file(tmp_path: Path, *nodes: dict) -> Path:
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps({"kind": "List", "items": list(nodes)}), encoding="utf-8")
+    return path
+
+
+def test_what_kubectl_shows_of_a_node_reaches_the_profile_as_written(tmp_path: Path) -> None:
+    path = _nodes_file(
+        tmp_path,
+        # a cordoned node whose saved output lacks the taint the controller adds
+        _node("cordoned", unschedulable=True),
+        # a hostname label that is not the node name is a selector target: kept
+        _node("vm-1", labels={"kubernetes.io/hostname": "host1", "rack": "1e3"}),
+    )
+    doc = _profile(str(path))
+    cordoned, vm = doc["profile"]["nodes"]
+    assert cordoned["taints"] == [
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    ]
+    # "1e3" is a number to a YAML 1.1 reader: written quoted, read back as the string
+    assert vm["labels"] == {"kubernetes.io/hostname": "host1", "rack": "1e3"}
+    text = run_cli("profile", str(path)).out
+    assert 'rack: "1e3"' in text
+    (tmp_path / ".ssrisk.yaml").write_text(text, encoding="utf-8")
+    sts = SEARCH.replace(
+        "nodeSelector: {eks.amazonaws.com/nodegroup: data}", 'nodeSelector: {rack: "1e3"}'
+    ).replace('requests: {cpu: "12", memory: 100Gi}', "requests: {cpu: 100m}")
+    (tmp_path / "s.yaml").write_text(sts, encoding="utf-8")
+    run = run_cli("simulate", "--format", "json", "s.yaml", cwd=tmp_path)
+    assert run.code == 0, run.err
+    (res,) = json.loads(run.out)["results"]
+    assert res["pods"]["search-0"]["node"] == "vm-1"  # not the cordoned node
+
+
+def test_a_node_the_api_server_would_not_hold_is_named(tmp_path: Path) -> None:
+    cases = {
+        "Bad_Name": ((_node("Bad_Name"),), "Node 1: 'Bad_Name' is not a valid node name"),
+        "twice": ((_node("a"), _node("a")), "Node 2: node 'a' is listed twice"),
+        "cpu": ((_node("a", allocatable={"cpu": "banana"}),), "allocatable cpu 'banana'"),
+        "effect": (
+            (_node("a", taints=[{"key": "k", "effect": "Sometimes"}]),),
+            "taint k=:Sometimes is not a valid taint",
+        ),
+        "label": ((_node("a", labels={"k": {"x": 1}}),), "label k: not a valid label value"),
+    }
+    for nodes, said in cases.values():
+        run = run_cli("profile", str(_nodes_file(tmp_path, *nodes)))
+        assert run.code == 2 and said in run.err and "nodes.json" in run.err, run.err
+
+
+def test_storage_classes_and_standard_input_are_checked(tmp_path: Path) -> None:
+    empty = tmp_path / "sc.yaml"
+    empty.write_text("apiVersion: v1\nkind: List\nitems: []\n", encoding="utf-8")
+    run = run_cli("profile", str(PROFILES / "rack-nodes.yaml"), "--storage-classes", str(empty))
+    assert run.code == 2 and "no StorageClass objects" in run.err
+    run = run_cli("profile", "-", "--storage-classes", "-")
+    assert run.code == 2 and "standard input can be read once" in run.err
+
+
+def test_the_profile_s_nodes_and_default_class_are_the_stated_assumptions(tmp_path: Path) -> None:
+    text = run_cli(
+        "profile",
+        str(PROFILES / "eks-nodes.json"),
+        "--storage-classes",
+        str(PROFILES / "storageclasses.yaml"),
+    ).out
+    (tmp_path / ".ssrisk.yaml").write_text(text, encoding="utf-8")
+    sts = SEARCH + (
+        "  volumeClaimTemplates:\n  - metadata: {name: data}\n"
+        "    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n"
+    )
+    (tmp_path / "s.yaml").write_text(sts, encoding="utf-8")
+    (res,) = json.loads(run_cli("simulate", "--format", "json", "s.yaml", cwd=tmp_path).out)[
+        "results"
+    ]
+    said = " ".join(res["assumptions"])
+    assert "each node has the allocatable the profile lists for it" in said
+    assert "4 CPU" not in said
+    assert "the cluster's default StorageClass 'gp3' (the profile's)" in said

@@ -132,21 +132,30 @@ class Scheduler:
             load[n.name] = load.get(n.name, 0) + 1
         return placed
 
-    def initial_placement(self, ordinals: list[int]) -> tuple[dict[int, str | None], str]:
-        """The worst placement the constraints allow, and its description."""
+    def initial_placement(
+        self, ordinals: list[int], fault: str | None = None
+    ) -> tuple[dict[int, str | None], str]:
+        """The worst placement the constraints allow, and its description.
+
+        The worst placement fills the node of the lowest ordinal, then its zone. On the
+        assumed cluster every zone and node is alike; on a profile's nodes they are not (a
+        zone of 3 nodes beside zones of 1, a pool of larger nodes), so the placement is tried
+        from the first node of each kind of node (zone, labels, taints, allocatable) and the
+        one that puts most replicas where the scenario's ``fault`` strikes is kept: most in
+        the zone for a zone fault, else most on the node."""
         sim = self.sim
         nodes = self._live_nodes()
         if not nodes or not ordinals:
             self.facts = PlacementFacts(0, 0, 0, 0, (), ())
             return {}, "no pods to place"
         index = {n.name: i for i, n in enumerate(nodes)}
-        anchor: dict[str, Node] = {}
-
-        def worst(ok: list[Node], load: dict[str, int]) -> Node:
-            first = anchor.setdefault("node", ok[0])
-            return min(
-                ok, key=lambda n: (n.name != first.name, n.zone != first.zone, index[n.name])
-            )
+        out = self._place(ordinals, self._worst(index, None))
+        if not sim.profile.placeholder_names:
+            best = self._hits(ordinals, out, fault)
+            for start in self._anchors(nodes)[1:]:
+                tried = self._place(ordinals, self._worst(index, start))
+                if self._hits(ordinals, tried, fault) > best:
+                    out, best = tried, self._hits(ordinals, tried, fault)
 
         zload: dict[str, int] = {}
 
@@ -158,10 +167,51 @@ class Scheduler:
                 zload[z] = zload.get(z, 0) + c
             return min(ok, key=lambda n: (load.get(n.name, 0), zload.get(n.zone, 0), index[n.name]))
 
-        out = self._place(ordinals, worst)
         alt = self._place(ordinals, spread)
         self.facts = self._facts(ordinals, out, alt)
         return out, self._describe(ordinals, out)
+
+    @staticmethod
+    def _worst(
+        index: dict[str, int], start: Node | None
+    ) -> Callable[[list[Node], dict[str, int]], Node]:
+        """The worst placement's choice: the anchor node (``start`` when the first pod may
+        use it, else the first node of its zone the pod may use, else the first such node),
+        then a node of its zone, then node order."""
+        anchor: dict[str, Node] = {}
+
+        def worst(ok: list[Node], load: dict[str, int]) -> Node:
+            if "node" not in anchor:
+                same = [n for n in ok if start is not None and n.zone == start.zone]
+                anchor["node"] = start if start in ok else (same or ok)[0]
+            first = anchor["node"]
+            return min(
+                ok, key=lambda n: (n.name != first.name, n.zone != first.zone, index[n.name])
+            )
+
+        return worst
+
+    def _anchors(self, nodes: list[Node]) -> list[Node]:
+        """Where the worst placement may start: the first node of each zone, and of each
+        size of node (allocatable) in it, in node order, at most 16."""
+        seen: dict[tuple[object, ...], Node] = {}
+        for n in nodes:
+            seen.setdefault((n.zone, n.allocatable), n)
+        return list(seen.values())[:16]
+
+    def _hits(
+        self, ordinals: list[int], placed: dict[int, str | None], fault: str | None
+    ) -> tuple[int, int]:
+        """(replicas in the zone, on the node) of the lowest placed ordinal for a zone fault,
+        else (on the node, in the zone)."""
+        nodes = self.sim.cluster.nodes
+        first = next((placed[o] for o in ordinals if placed.get(o)), None)
+        if first is None:
+            return 0, 0
+        on_node = sum(1 for o in ordinals if placed.get(o) == first)
+        zone = nodes[first].zone
+        in_zone = sum(1 for o in ordinals if (n := placed.get(o)) and nodes[n].zone == zone)
+        return (in_zone, on_node) if fault == "zone" else (on_node, in_zone)
 
     def _facts(
         self, ordinals: list[int], worst: dict[int, str | None], spread: dict[int, str | None]
@@ -210,9 +260,7 @@ class Scheduler:
         ]
         if not parts:
             return (
-                f"no replica fits a node of the simulated cluster ({self.shape()}); give the "
-                "real cluster's shape with the profile's zones, nodes-per-zone, node-labels, "
-                "node-taints and node-allocatable"
+                f"no replica fits a node of the simulated cluster ({self.shape()}); {self._ask()}"
             )
         text = "; ".join(parts)
         if facts.forced_node and facts.forced_zone:
@@ -237,10 +285,22 @@ class Scheduler:
             names = ", ".join(sim.wl.pod_name(o) for o in facts.unplaced)
             text += (
                 f". {names} fit(s) no node of the simulated cluster ({self.shape()}) and stay(s) "
-                "Pending; give the real cluster's shape with the profile's zones, "
-                "nodes-per-zone, node-labels, node-taints and node-allocatable"
+                f"Pending; {self._ask()}"
             )
         return text
+
+    def _ask(self) -> str:
+        """What to do when replicas fit no node: describe the cluster, or, when the profile
+        lists its nodes, look at what the pods ask of them."""
+        if not self.sim.profile.placeholder_names:
+            return (
+                "on the profile's nodes that is what the scheduler does: check the pods' "
+                "requests, tolerations and node selection against the node pools"
+            )
+        return (
+            "give the real cluster's shape with the profile's zones, nodes-per-zone, "
+            "node-labels, node-taints and node-allocatable, or its nodes (ssrisk profile)"
+        )
 
     def shape(self) -> str:
         """'3 zones × 2 nodes' of the live nodes."""

@@ -254,3 +254,30 @@ def test_terms_the_model_does_not_implement_are_named_in_the_verdict() -> None:
         "matchLabelKeys (controller-revision-hash) of a DoNotSchedule topology spread",
     ]
     assert "not simulated: 1 required (anti-)affinity term(s)" in r.verdict
+
+
+@pytest.mark.parametrize("order", ["abc", "bac", "cab"])
+def test_the_worst_zone_of_an_uneven_profile_is_found_whatever_the_order(order: str) -> None:
+    # Zones of 1, 3 and 1 nodes; one replica per node (hostname anti-affinity), nothing on
+    # zones. The worst placement the filters allow puts all 3 in zone-b, whose loss takes all;
+    # the pools' order in the profile must not hide it (it did when only the first node of
+    # the list was tried as the node of the lowest ordinal).
+    sizes = {"a": 1, "b": 3, "c": 1}
+    nodes = tuple(NodeSpec(f"n-{z}{i}", f"zone-{z}") for z in order for i in range(1, sizes[z] + 1))
+    profile = ClusterProfile(nodes=nodes, placeholder_names=False, shape_stated=True)
+    zone = simulate(_set("one-per-node"), "zone-loss", kube_version="1.34", profile=profile)
+    assert zone.replicas_on_failed_nodes == 3
+    assert sorted(zone.failed_nodes) == ["n-b1", "n-b2", "n-b3"]
+    node = simulate(_set("one-per-node"), "node-loss", kube_version="1.34", profile=profile)
+    assert node.replicas_on_failed_nodes == 1
+
+
+def test_a_node_the_manifest_names_is_never_folded_away() -> None:
+    # 40 identical nodes a zone; 3 of each are simulated for a 1-replica set, but n-c39, which
+    # the required node affinity names (matchFields metadata.name), is kept and the pod runs
+    # there, as on the cluster.
+    nodes = tuple(NodeSpec(f"n-{z}{i}", f"zone-{z}") for z in "abc" for i in range(40))
+    profile = ClusterProfile(nodes=nodes, placeholder_names=False, shape_stated=True)
+    r = simulate(_set("pinned-by-name"), "node-loss", kube_version="1.34", profile=profile)
+    assert r.failed_nodes == ["n-c39"]
+    assert r.replicas_on_failed_nodes == 1

@@ -64,7 +64,7 @@ SPREAD = """\
 _FOLDED = "import sys; from ssrisk.cli import main; sys.exit(main(sys.argv[1:]))"
 _UNFOLDED = (
     "import sys; from ssrisk.embedded_sim import simulation; "
-    "simulation.fold_nodes = lambda built, keep: (built, []); "
+    "simulation.fold_nodes = lambda built, keep, named=(): (built, []); "
     "from ssrisk.cli import main; sys.exit(main(sys.argv[1:]))"
 )
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..budget import filter_pass_steps
 from ..cluster import Node, Pod, Volume
 from ..result import ClusterShape, PlacementFacts
+from ..workload import HOSTNAME_KEY, ZONE_KEYS
 from . import (
     inter_pod_affinity,
     node_name,
@@ -193,10 +194,34 @@ class Scheduler:
 
     def _anchors(self, nodes: list[Node]) -> list[Node]:
         """Where the worst placement may start: the first node of each zone, and of each
-        size of node (allocatable) in it, in node order, at most 16."""
+        size of node (allocatable) in it, that the first pod may use, in node order, at most
+        16; a zone made of the same nodes as an earlier one (the same kinds, as many of
+        each) fills alike and is not tried."""
+        ctx = self._filter_context(nodes, [], [])
+        kinds: dict[str, dict[tuple[object, ...], int]] = {}
+        for n in nodes:
+            labels = tuple(
+                sorted(
+                    (k, v) for k, v in n.labels.items() if k != HOSTNAME_KEY and k not in ZONE_KEYS
+                )
+            )
+            kind = (labels, tuple((t.key, t.value, t.effect) for t in n.taints), n.allocatable)
+            per_zone = kinds.setdefault(n.zone, {})
+            per_zone[kind] = per_zone.get(kind, 0) + 1
+        signatures: set[tuple[object, ...]] = set()
+        alike: set[str] = set()
+        for zone, per_kind in kinds.items():
+            signature = tuple(sorted(per_kind.items(), key=repr))
+            if signature in signatures:
+                alike.add(zone)
+            signatures.add(signature)
         seen: dict[tuple[object, ...], Node] = {}
         for n in nodes:
-            seen.setdefault((n.zone, n.allocatable), n)
+            key = (n.zone, n.allocatable)
+            if n.zone in alike or key in seen:
+                continue
+            if run_filters(ctx, n) is None:
+                seen[key] = n
         return list(seen.values())[:16]
 
     def _hits(

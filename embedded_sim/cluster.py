@@ -58,6 +58,11 @@ class Node:
     labels: dict[str, str] = field(default_factory=dict)
     allocatable: Allocatable | None = None  # status.allocatable (None: unlimited)
 
+    @property
+    def zone_text(self) -> str:
+        """The zone for messages: its name, or "no zone" for a node without a zone label."""
+        return self.zone or "no zone"
+
     def has_taint(self, key: str, effect: str | None = None) -> bool:
         return any(t.key == key and (effect is None or t.effect == effect) for t in self.taints)
 

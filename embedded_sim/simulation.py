@@ -401,7 +401,7 @@ class Simulation:
         self.record(
             None,
             "fault",
-            f"{node.name} ({node.zone}) {why}; pods on it: {', '.join(on) or 'none'}",
+            f"{node.name} ({node.zone_text}) {why}; pods on it: {', '.join(on) or 'none'}",
             source,
         )
         self.changed()

@@ -328,7 +328,12 @@ def render(
     ]
     doc: dict[str, Any] = {}
     version = kubelet_version(nodes)
-    if version is not None:
+    if version is None:
+        head.append(
+            "# No node shows a kubelet version (status.nodeInfo.kubeletVersion): give "
+            "kube-version yourself."
+        )
+    else:
         minor = int(version.split(".")[1])
         if MIN_MINOR <= minor <= MAX_MINOR:
             head.append(

@@ -277,3 +277,17 @@ def test_the_profile_s_nodes_and_default_class_are_the_stated_assumptions(tmp_pa
     assert "each node has the allocatable the profile lists for it" in said
     assert "4 CPU" not in said
     assert "the cluster's default StorageClass 'gp3' (the profile's)" in said
+
+
+def test_nodes_without_zone_or_kubelet_version(tmp_path: Path) -> None:
+    path = _nodes_file(tmp_path, _node("a"), _node("b"), _node("c"))
+    text = run_cli("profile", str(path)).out
+    assert "No node shows a kubelet version" in text and "kube-version:" not in text
+    (tmp_path / ".ssrisk.yaml").write_text(text, encoding="utf-8")
+    sts = SEARCH.replace("      nodeSelector: {eks.amazonaws.com/nodegroup: data}\n", "").replace(
+        'requests: {cpu: "12", memory: 100Gi}', "requests: {cpu: 100m}"
+    )
+    (tmp_path / "s.yaml").write_text(sts, encoding="utf-8")
+    run = run_cli("simulate", "s.yaml", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert "a (no zone) stops renewing its Lease" in run.out

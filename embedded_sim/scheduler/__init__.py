@@ -281,7 +281,8 @@ class Scheduler:
             if n is not None:
                 by_node.setdefault(n, []).append(sim.wl.pod_name(o))
         parts = [
-            f"{', '.join(pods)} on {n} ({sim.cluster.nodes[n].zone})" for n, pods in by_node.items()
+            f"{', '.join(pods)} on {n} ({sim.cluster.nodes[n].zone_text})"
+            for n, pods in by_node.items()
         ]
         if not parts:
             return (
@@ -504,7 +505,7 @@ class Scheduler:
             sim.record(
                 pod.name,
                 "pod-scheduled",
-                f"{pod.name} scheduled to {node.name} ({node.zone})",
+                f"{pod.name} scheduled to {node.name} ({node.zone_text})",
                 SRC_BIND,
             )
             sim.changed()

@@ -55,7 +55,12 @@ def filter(ctx: FilterContext, node: Node) -> str | None:
 def constraint(ctx: FilterContext) -> str:
     parts = []
     for r in ctx.wl.hard_rules:
-        if r.kind == "anti-affinity":
+        if r.kind == "anti-affinity" and not any(r.topology_key in n.labels for n in ctx.nodes):
+            # interpodaffinity/filtering.go: a node without the label is not constrained
+            parts.append(
+                f"required anti-affinity on {r.topology_key} limits nothing (no node has it)"
+            )
+        elif r.kind == "anti-affinity":
             parts.append(f"required anti-affinity allows one pod per {r.domain_word}")
         elif r.kind == "affinity":
             parts.append(f"required pod affinity keeps the pods in one {r.domain_word}")

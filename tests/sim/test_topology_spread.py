@@ -281,3 +281,15 @@ def test_a_node_the_manifest_names_is_never_folded_away() -> None:
     r = simulate(_set("pinned-by-name"), "node-loss", kube_version="1.34", profile=profile)
     assert r.failed_nodes == ["n-c39"]
     assert r.replicas_on_failed_nodes == 1
+
+
+def test_on_a_profile_a_rack_term_no_node_carries_limits_nothing_and_says_so() -> None:
+    # The profile lists the cluster's nodes and none has the rack label: the term stays (as on
+    # the cluster) and admits every node (interpodaffinity/filtering.go: a node without the
+    # topology label is not constrained by anti-affinity), which the placement says.
+    nodes = tuple(NodeSpec(f"n-{z}{i}", f"zone-{z}") for z in "abc" for i in range(2))
+    profile = ClusterProfile(nodes=nodes, placeholder_names=False, shape_stated=True)
+    r = simulate(_set("rack-anti-affinity"), "node-loss", kube_version="1.34", profile=profile)
+    assert r.replicas_on_failed_nodes == 3
+    said = "required anti-affinity on topology.rook.io/rack limits nothing (no node has it)"
+    assert said in r.placement

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
-from ssrisk.rule import CheckContext, Rule
+from ssrisk.rule import MAX_PDBS, CheckContext, Rule
 
 from ._text import paragraph
 
@@ -66,7 +66,11 @@ class ApiVersionNotServed(Rule):
         serves (removed in 1.25): its apply fails, so on the cluster the set has no budget.
         The finding is on the budget; the set's other findings still read the budget it was
         meant to be (what the fix gives)."""
-        for pdb in ctx.pdbs():
+        # every manifest as written: one replaced by a later definition still fails to apply
+        every = ctx.inventory.pdbs_selecting(
+            ctx.sts.namespace, ctx.pod_labels, limit=MAX_PDBS + 1, every_definition=True
+        )
+        for pdb in every:
             if pdb.api_version not in PDB_REMOVED_IN_1_25:
                 continue
             msg = (

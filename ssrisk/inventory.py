@@ -250,10 +250,15 @@ class Inventory:
         return list(self._list("pv-claim", (namespace, prefix)))
 
     def pdbs_selecting(
-        self, namespace: str | None, pod_labels: Mapping[str, Any], limit: int | None = None
+        self,
+        namespace: str | None,
+        pod_labels: Mapping[str, Any],
+        limit: int | None = None,
+        every_definition: bool = False,
     ) -> list[K8sObject]:
         """PodDisruptionBudgets in ``namespace`` whose selector selects pods with ``pod_labels``,
-        in load order.
+        in load order; of several definitions of one PDB only the last (:meth:`replaced`),
+        unless ``every_definition`` (to judge each manifest as written).
 
         policy/v1: an empty selector selects every pod in the namespace; policy/v1beta1: an
         empty selector selects nothing (web: docs/tasks/run-application/configure-pdb.md,
@@ -267,9 +272,17 @@ class Inventory:
         for pdb in self._candidates("pdb", namespace, pod_labels):
             if limit is not None and len(out) >= limit:
                 break
-            if pdb_selects(pdb, pod_labels):
+            if pdb_selects(pdb, pod_labels) and (every_definition or not self.replaced(pdb)):
                 out.append(pdb)
         return out
+
+    def replaced(self, obj: K8sObject) -> bool:
+        """Whether a later definition of ``obj`` (the same kind, namespace and name) is seen
+        here: ``kubectl apply`` of the inputs in order leaves only the last one, so an earlier
+        copy in the same unit counts for nothing (copies in other units are alternatives, not
+        seen: :meth:`for_unit`)."""
+        same = [o for o in self._list("name", (obj.kind, obj.name)) if o.namespace == obj.namespace]
+        return bool(same) and same[-1] is not obj
 
     def _candidates(
         self, space: str, namespace: str | None, pod_labels: Mapping[str, Any]

@@ -149,10 +149,16 @@ def _seen_from(objects: list[K8sObject], unit: str) -> list[K8sObject]:
 
 
 def _pdbs(seen: list[K8sObject], ns: str | None, labels: Mapping[str, Any]) -> list[K8sObject]:
+    """The PDBs that select ``labels``, each the last definition of its namespace and name
+    seen (kubectl apply of the inputs in order leaves that one)."""
+    last = {(o.namespace, o.name): o for o in seen if o.kind == "PodDisruptionBudget"}
     return [
         o
         for o in seen
-        if o.kind == "PodDisruptionBudget" and o.namespace == ns and pdb_selects(o, labels)
+        if o.kind == "PodDisruptionBudget"
+        and o.namespace == ns
+        and pdb_selects(o, labels)
+        and last[(o.namespace, o.name)] is o
     ]
 
 

@@ -7,7 +7,7 @@ import functools
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from . import __version__
 from .embedded_sim import DESCRIPTIONS, SCENARIOS
@@ -165,11 +165,42 @@ def _resolve_outputs(
     return pairs
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose "unrecognized arguments" error names the closest option of
+    any command (``--kube-verison``: did you mean '--kube-version'?)."""
+
+    def error(self, message: str) -> NoReturn:
+        from .names import closest
+
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            known = sorted(_option_strings(self))
+            hints = []
+            for word in message[len(prefix) :].split():
+                near = closest(word.split("=", 1)[0], known) if word.startswith("--") else None
+                if near is not None:
+                    hints.append(f"{word}: did you mean {near}?")
+            if hints:
+                message += f" ({'; '.join(hints)})"
+        super().error(message)
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """The long options of ``parser`` and of its commands."""
+    out: set[str] = set()
+    for action in parser._actions:
+        out.update(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out |= _option_strings(sub)
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command. No parser takes an abbreviated option (``--exc=x`` is
     not ``--exclude=x``: a file name that is a prefix of an option must not become one), and
     ``--`` ends the options before the PATHs of ``check`` and ``simulate``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ssrisk",
         description="Find StatefulSets that will not fail over the way you think.",
         allow_abbrev=False,
@@ -722,7 +753,13 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
 
     for name in args.scenario:
         if name not in SCENARIOS:
-            raise UsageError(f"unknown scenario {name!r}; choose from: {', '.join(SCENARIOS)}")
+            from .names import closest
+
+            near = closest(name, SCENARIOS)
+            hint = f"did you mean {near!r}? " if near else ""
+            raise UsageError(
+                f"unknown scenario {name!r} ({hint}choose from: {', '.join(SCENARIOS)})"
+            )
     request = run.RunRequest(
         paths=tuple(args.paths), config=args.config, inputs=_input_options(args)
     )

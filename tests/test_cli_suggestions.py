@@ -1,0 +1,22 @@
+"""A mistyped option or scenario names the one the user probably meant (issue 23, defect 6)."""
+
+from __future__ import annotations
+
+from conftest import run_cli
+
+
+def test_a_mistyped_option_names_the_closest_option_of_any_command() -> None:
+    run = run_cli("check", "--kube-verison", "1.30", "examples")
+    assert run.code == 2
+    assert "unrecognized arguments: --kube-verison" in run.err
+    assert "did you mean --kube-version?" in run.err
+    run = run_cli("profile", "nodes.yaml", "--storage-class=sc.yaml")
+    assert run.code == 2 and "did you mean --storage-classes?" in run.err
+    run = run_cli("check", "--zzzzzz", "examples")  # nothing close: no suggestion
+    assert run.code == 2 and "did you mean" not in run.err
+
+
+def test_a_mistyped_scenario_names_the_closest_scenario() -> None:
+    run = run_cli("simulate", "--scenario", "node-los", "examples")
+    assert run.code == 2
+    assert "unknown scenario 'node-los' (did you mean 'node-loss'?" in run.err

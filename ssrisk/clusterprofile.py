@@ -179,8 +179,6 @@ def node_pools(objects: Sequence[Mapping[str, Any]], source: str = "-") -> list[
     return pools
 
 
-#: A Node's name: a DNS subdomain (ValidateNodeName), as the configuration checks it.
-_NODE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 #: node.kubernetes.io/unschedulable (well_known_taints.go, TaintNodeUnschedulable).
 UNSCHEDULABLE = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
@@ -188,10 +186,11 @@ UNSCHEDULABLE = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 def _check_node(source: str, i: int, name: str, seen: set[str], labels: Mapping[str, Any]) -> None:
     """Raise :class:`ProfileInputError` for a node name or label the API server would not
     hold (the configuration reads the profile back with the same checks)."""
+    from .config import NODE_NAME_RE
     from .embedded_sim.selectors import is_label_value, is_qualified_name
 
     where = f"{source}: Node {i + 1}"
-    if len(name) > 253 or not _NODE_NAME.fullmatch(name):
+    if len(name) > 253 or not NODE_NAME_RE.fullmatch(name):
         raise ProfileInputError(f"{where}: {name!r} is not a valid node name")
     if name in seen:
         raise ProfileInputError(f"{where}: node {name!r} is listed twice")

@@ -874,7 +874,7 @@ def _node_setting(key: str, name: str, value: Any, where: str) -> Any:
 #: of a single cluster the simulator is meant for, and a bound on what a hostile file costs.
 MAX_PROFILE_NODES = 5000
 #: A Node's name: a DNS subdomain (RFC 1123; the API server's ValidateNodeName).
-_NODE_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+NODE_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 #: The keys of one entry of ``profile: nodes:`` (a pool of identical nodes).
 POOL_KEYS = ("pool", "zone", "count", "names", "labels", "taints", "allocatable")
 
@@ -926,7 +926,7 @@ def _node_pools(key: str, value: Any, where: str) -> tuple[Any, ...]:
         )
         for n in names:
             text = _label_text(n)
-            if len(text) > 253 or not _NODE_NAME_RE.fullmatch(text) or text in seen:
+            if len(text) > 253 or not NODE_NAME_RE.fullmatch(text) or text in seen:
                 raise ConfigError(f"{at}: node name {text!r} is not a valid or unique name")
             seen.add(text)
             out.append(NodeSpec(text, zone, labels, taints, allocatable))

@@ -184,6 +184,15 @@ class ClusterProfile:
         return replace(self, **kw)
 
     @property
+    def cluster_source(self) -> str:
+        """Where the nodes come from (result.ClusterShape.source): ``"profile"`` (listed one
+        by one, as ssrisk profile writes them), ``"configured"`` (zones and nodes-per-zone
+        given) or ``"assumed"``."""
+        if not self.placeholder_names:
+            return "profile"
+        return "configured" if self.shape_stated else "assumed"
+
+    @property
     def node_loss_scenario(self) -> str:
         """The scenario that is a node loss on this cluster (:data:`NODE_LOSS_SCENARIOS` of
         ``node_remediation``; ``"node-loss"`` for an unknown value)."""

@@ -102,11 +102,7 @@ def cluster_description(settings: Settings) -> str:
     from .embedded_sim import ClusterProfile, ClusterShape
 
     profile = settings.profile or ClusterProfile()
-    if not profile.placeholder_names:
-        source = "profile"
-    else:
-        source = "configured" if profile.shape_stated else "assumed"
-    return ClusterShape.of((n.zone for n in profile.nodes), source).described
+    return ClusterShape.of((n.zone for n in profile.nodes), profile.cluster_source).described
 
 
 def merge_reports(reports: Sequence[Report], labels: Sequence[str] = ()) -> Report:

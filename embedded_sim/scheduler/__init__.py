@@ -229,6 +229,12 @@ class Scheduler:
     ) -> tuple[int, int]:
         """(replicas in the zone, on the node) of the lowest placed ordinal for a zone fault,
         else (on the node, in the zone)."""
+        on_node, in_zone = self._on_first(ordinals, placed)
+        return (in_zone, on_node) if fault == "zone" else (on_node, in_zone)
+
+    def _on_first(self, ordinals: list[int], placed: dict[int, str | None]) -> tuple[int, int]:
+        """(replicas on the node, in the zone) of the lowest placed ordinal: what a fault of
+        that node or zone takes."""
         nodes = self.sim.cluster.nodes
         first = next((placed[o] for o in ordinals if placed.get(o)), None)
         if first is None:
@@ -236,26 +242,15 @@ class Scheduler:
         on_node = sum(1 for o in ordinals if placed.get(o) == first)
         zone = nodes[first].zone
         in_zone = sum(1 for o in ordinals if (n := placed.get(o)) and nodes[n].zone == zone)
-        return (in_zone, on_node) if fault == "zone" else (on_node, in_zone)
+        return on_node, in_zone
 
     def _facts(
         self, ordinals: list[int], worst: dict[int, str | None], spread: dict[int, str | None]
     ) -> PlacementFacts:
         sim = self.sim
 
-        def counts(p: dict[int, str | None]) -> tuple[int, int]:
-            first = next((p[o] for o in ordinals if p.get(o)), None)
-            if first is None:
-                return 0, 0
-            zone = sim.cluster.nodes[first].zone
-            on_node = sum(1 for o in ordinals if p.get(o) == first)
-            in_zone = sum(
-                1 for o in ordinals if (n := p.get(o)) and sim.cluster.nodes[n].zone == zone
-            )
-            return on_node, in_zone
-
-        wn, wz = counts(worst)
-        sn, sz = counts(spread)
+        wn, wz = self._on_first(ordinals, worst)
+        sn, sz = self._on_first(ordinals, spread)
         ctx = self._filter_context(self._live_nodes(), [], [])
         limits: list[str] = []
         if sim.wl.node_name is not None:
@@ -334,16 +329,12 @@ class Scheduler:
 
     def cluster_shape(self) -> ClusterShape:
         """The zones, nodes per zone (the largest zone) and their text, of the live nodes."""
-        p = self.sim.profile
-        source = (
-            "profile" if not p.placeholder_names else "configured" if p.shape_stated else "assumed"
-        )
         zones = [n.zone for n in self._live_nodes()]
         nodes = self.sim.cluster.nodes
         for fold in self.sim.folds:  # the nodes simulated ones stand for, unless deleted too
             if not all(nodes[k].deleted for k in fold.kept if k in nodes):
                 zones += [fold.zone] * fold.dropped
-        return ClusterShape.of(zones, source)
+        return ClusterShape.of(zones, self.sim.profile.cluster_source)
 
     # --- runtime scheduling -------------------------------------------------------------------
     def enqueue(self, pod: Pod) -> None:

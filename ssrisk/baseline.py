@@ -9,7 +9,8 @@ When one object has several findings of the same rule the entry counts them, and
 findings beyond that count are new. A finding on an object built by kustomize also records the
 kustomization directory (relative like the path), because several overlays of one base give
 findings on the same file and object; an entry without it (written before it was recorded)
-matches such findings from any kustomization. An entry also keeps the severity its findings
+matches such findings from any kustomization. A finding of a configured chart variant records
+the variant (``"variant": "prod"``) in the same way. An entry also keeps the severity its findings
 had: a finding that has become more severe since (a configured severity raised, a rule that
 now reports the case as an error) is new; one that became less severe stays baselined. An
 entry without a severity (written before it was recorded) matches any severity.
@@ -38,8 +39,8 @@ from .model import Finding, Notice, ObjectRef, Position, Severity
 
 FORMAT_VERSION = 1
 #: (path relative to the baseline's directory, object, rule, kustomization directory relative
-#: to the baseline's directory or ``""``)
-Key = tuple[str, str, str, str]
+#: to the baseline's directory or ``""``, chart variant or ``""``)
+Key = tuple[str, str, str, str, str]
 #: A key and the severity its findings had (the highest severity for entries without one).
 Entry = tuple[Key, Severity]
 
@@ -58,6 +59,7 @@ _SCHEMA: dict[str, Any] = {
                     "object": {"type": "string"},
                     "rule": {"type": "string"},
                     "kustomization": {"type": "string"},
+                    "variant": {"type": "string"},
                     "severity": {"enum": [str(s) for s in Severity]},
                     "count": {"type": "integer", "minimum": 1},
                 },
@@ -100,7 +102,7 @@ def _rel(path: str, base_dir: Path) -> str:
 
 def key_of(finding: Finding, base_dir: Path) -> Key:
     """The baseline key of ``finding``: (relative path, ``"Kind namespace/name"``, rule,
-    relative kustomization directory or ``""``)."""
+    relative kustomization directory or ``""``, chart variant or ``""``)."""
     from .reporters.escape import no_surrogates
 
     k = finding.position.kustomization
@@ -109,6 +111,7 @@ def key_of(finding: Finding, base_dir: Path) -> Key:
         no_surrogates(str(finding.obj)),
         finding.rule,
         no_surrogates(_rel(k, base_dir)) if k else "",
+        no_surrogates(finding.position.variant or ""),
     )
 
 
@@ -129,10 +132,11 @@ def write_baseline(path: str | Path, findings: Iterable[Finding]) -> int:
                 "object": o,
                 "rule": r,
                 **({"kustomization": k} if k else {}),
+                **({"variant": v} if v else {}),
                 "severity": str(severity),
                 "count": n,
             }
-            for ((p, o, r, k), severity), n in sorted(counts.items())
+            for ((p, o, r, k, v), severity), n in sorted(counts.items())
         ],
     }
     from .outfile import OutputError, write_file
@@ -185,7 +189,13 @@ def read_baseline(path: str | Path) -> Counter[Entry]:
         )
     out: Counter[Entry] = Counter()
     for e in doc["findings"]:
-        key = (e["path"], e["object"], e["rule"], e.get("kustomization", ""))
+        key = (
+            e["path"],
+            e["object"],
+            e["rule"],
+            e.get("kustomization", ""),
+            e.get("variant", ""),
+        )
         severity = Severity.parse(e["severity"]) if "severity" in e else max(Severity)
         out[(key, severity)] += int(e.get("count", 1))
     return out
@@ -236,15 +246,19 @@ def apply_baseline(
         else:
             kept.append(finding)
     judged = {
-        (str(ref), _rel(at.kustomization, base_dir) if at.kustomization else "")
+        (str(ref), _rel(at.kustomization, base_dir) if at.kustomization else "", at.variant or "")
         for ref, at in checked
     }
-    judged_any = {obj for obj, _k in judged}
+    judged_any = {(obj, v) for obj, _k, v in judged}
     ran = frozenset(rules_run)
     notices = []
     for (key, severity), left in sorted(remaining.items()):
-        where, obj, rule, kustomization = key
-        seen = (obj, kustomization) in judged if kustomization else obj in judged_any
+        where, obj, rule, kustomization, variant = key
+        seen = (
+            (obj, kustomization, variant) in judged
+            if kustomization
+            else (obj, variant) in judged_any
+        )
         if left <= 0 or rule not in ran or not seen:
             continue
         count = recorded[(key, severity)]
@@ -255,6 +269,7 @@ def apply_baseline(
             else f"matches {matched} of the {count} findings it records"
         )
         built = f" (built by {kustomization})" if kustomization else ""
+        built += f" (variant {variant})" if variant else ""
         notices.append(
             Notice(
                 str(path),
@@ -269,7 +284,7 @@ def _covering(remaining: Counter[Entry], finding: Finding, base_dir: Path) -> En
     """The entry with count left that covers ``finding``: same key (else the key without the
     kustomization, for entries that do not name it), a severity at least the finding's."""
     key = key_of(finding, base_dir)
-    keys = [key, (*key[:3], "")] if key[3] else [key]
+    keys = [key, (*key[:3], "", key[4])] if key[3] else [key]
     for k in keys:
         for severity in Severity:  # ascending: the lowest covering severity first
             if severity >= finding.severity and remaining[(k, severity)] > 0:

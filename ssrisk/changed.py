@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .confine import RealPaths, Trees
@@ -47,7 +47,7 @@ from .renderers import units as renderers
 from .renderers.common import RenderedObject, display_path
 from .renderers.units import Renderer, Repository
 from .rule import Rule
-from .settings import OWN_FILE_NAMES, Settings
+from .settings import OWN_FILE_NAMES, ChartVariant, Settings
 
 
 class ChangedError(Exception):
@@ -77,6 +77,20 @@ class ChangePlan:
     #: the trees of the run's paths and their real paths, each directory looked at once
     #: (changed files nested deep)
     trees: Trees = field(default_factory=Trees)
+    #: real chart path -> the configured variants whose values files changed
+    variants: dict[str, set[str]] = field(default_factory=dict)
+    #: real paths of the charts a changed file of which is not a variant's values file: every
+    #: variant of those renders
+    every_variant: set[str] = field(default_factory=set)
+
+    def variants_only(self) -> dict[str, frozenset[str]]:
+        """The charts to render for some of their variants only (``Settings.
+        chart_variants_only``): those whose only changed files are variants' values files."""
+        return {
+            chart: frozenset(names)
+            for chart, names in self.variants.items()
+            if chart not in self.every_variant
+        }
 
     @property
     def realpath(self) -> RealPaths:
@@ -90,8 +104,15 @@ class ChangePlan:
 _NOT_A_FILE = "--changed takes the changed files (as pre-commit passes them), not {!r}"
 
 
-def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> ChangePlan:
+def plan_changes(
+    paths: Sequence[str],
+    excludes: Excludes | None = None,
+    charts: Mapping[str, Sequence[ChartVariant]] | None = None,
+) -> ChangePlan:
     """Sort the changed files ``paths`` into the units that build them (see the module).
+
+    A values file of a configured chart (``charts``: ``Settings.charts``) builds that chart,
+    for the variants that read it (:meth:`ChangePlan.variants_only`), wherever it lies.
 
     A file that a walk of its repository would leave out (``--exclude`` / ``exclude:``
     matches it, a directory it is in, or its chart or kustomization) is not checked, and
@@ -107,6 +128,7 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
     realpath = tree_of.realpath
     plan = ChangePlan(frozenset(realpath(p) for p in paths), trees=tree_of)
     units = _Units(realpath)
+    readers = _values_readers(charts or {})
     repo: Repository | None = None  # (what renderers learn of it serves its next files)
     for given in paths:
         if given == "-":
@@ -126,7 +148,16 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             continue
         if os.path.isdir(given):
             raise ChangedError(_NOT_A_FILE.format(given))
+        read_by = readers.get(realpath(path), ())
+        for chart, variant in read_by:
+            plan.units.setdefault(renderers.HelmCharts.kind, {}).setdefault(
+                display_path(chart, path), []
+            ).append(path)
+            plan.whole.add(chart)
+            plan.variants.setdefault(chart, set()).add(variant)
         renderer, unit = units.enclosing(path, root)
+        if read_by and (renderer is None or renderer.kind != renderers.HelmCharts.kind):
+            continue  # (a values file beside the manifests is not one of them)
         refused = refusal(unit, root, realpath) if renderer is not None else None
         if refused is not None:
             # reached through a link out of the tree: refused like a plain file (by discover)
@@ -144,6 +175,8 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             plan.excluded.append(path)
             continue
         builds = plan.units.setdefault(renderer.kind, {})
+        if renderer.kind == renderers.HelmCharts.kind:
+            plan.every_variant.add(realpath(unit))
         if repo is None or repo.root != root:
             repo = Repository(root, excludes, realpath, repo.state if repo else {})
         for build, whole in renderer.changed_builds(path, unit, repo):
@@ -151,6 +184,19 @@ def plan_changes(paths: Sequence[str], excludes: Excludes | None = None) -> Chan
             if whole:
                 plan.whole.add(realpath(build))
     return plan
+
+
+def _values_readers(
+    charts: Mapping[str, Sequence[ChartVariant]],
+) -> dict[str, list[tuple[str, str]]]:
+    """The real path of each configured values file -> ``(real chart path, variant name)``
+    of each render that reads it."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for chart, variants in charts.items():
+        for variant in variants:
+            for values in variant.values:
+                out.setdefault(os.path.realpath(values), []).append((chart, variant.name))
+    return out
 
 
 class _Units:
@@ -205,7 +251,8 @@ def check_changed(
         ChangedError: a path that is not a file.
     """
     excludes = Excludes(settings.exclude)
-    plan = plan_changes(paths, excludes)
+    plan = plan_changes(paths, excludes, settings.charts)
+    settings = replace(settings, chart_variants_only=plan.variants_only())
     realpath = plan.realpath
     gone = _deleted(plan, settings, excludes)
     for path in plan.excluded:  # said, so that "nothing to check" is not a surprise

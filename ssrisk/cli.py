@@ -103,6 +103,7 @@ FORMAT_BY_SUFFIX = (
     (".sarif", "sarif"),
     (".json", "json"),
     (".xml", "junit"),
+    (".md", "markdown"),
     (".txt", "text"),
     (".log", "text"),
 )
@@ -343,8 +344,9 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
         action=_FormatAction,
         dest="outputs",
         metavar="FORMAT",
-        help="text (default; github when GITHUB_ACTIONS=true), json, sarif, junit or github; "
-        "repeatable, each optionally followed by --output FILE",
+        help="text (default; github when GITHUB_ACTIONS=true), json, sarif, junit, github or "
+        "markdown (a job summary with the worst failover drawn); repeatable, each optionally "
+        "followed by --output FILE",
     )
     p.add_argument(
         "--output",
@@ -383,6 +385,11 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
         help="record today's findings in FILE (findings then do not fail the run)",
     )
     p.add_argument("--baseline", metavar="FILE", help="report only findings not in FILE")
+    p.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="ignore the configuration's baseline: and report every finding",
+    )
     p.add_argument(
         "--fail-if-empty",
         action="store_true",
@@ -431,7 +438,12 @@ def _add_simulate(sub: Any, common: argparse.ArgumentParser) -> None:
         help="scenario, repeatable (default: node loss as the profile's node-remediation "
         "handles it, node-loss when it is none): " + ", ".join(SCENARIOS),
     )
-    s.add_argument("--format", choices=["text", "json"], default="text")
+    s.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="text (default), json, or markdown: each result's pods drawn as a Mermaid gantt",
+    )
     s.add_argument(
         "--config",
         metavar="FILE",
@@ -654,9 +666,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         jobs=args.jobs,
         baseline=args.baseline,
         write_baseline=args.write_baseline,
+        no_baseline=args.no_baseline,
         fail_if_empty=args.fail_if_empty,
         exit_zero=args.exit_zero,
         explanations=any(w.prints_explanations for _fmt, _dest, w in writers),
+        drawings=any(w.draws_timelines for _fmt, _dest, w in writers),
         outputs=tuple(dest for _fmt, dest, _w in writers if dest is not None),
     )
     refused: tuple[type[Exception], ...] = ()  # (the changed-files planner loads on demand)
@@ -777,6 +791,18 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
             "errors": [e.to_dict() for e in done.errors],
         }
         out.write(json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n")
+    elif args.format == "markdown":
+        from .gantt import drawing_of, mermaid_gantt
+        from .reporters.markdown import md
+
+        for e in done.errors:
+            out.write(safe_lines(f"- {md(str(e))}\n"))
+        for r, at in zip(done.results, done.positions, strict=True):
+            head = (
+                f"### {md(r.scenario)}: {md(f'{r.namespace}/{r.name}')} ({md(at.path)}:{at.line})"
+            )
+            body = f"{head}\n\n{md(r.verdict)}\n\n{mermaid_gantt(drawing_of(r))}\n"
+            out.write(safe_lines(body))
     else:
         for e in done.errors:
             out.write(safe_lines(f"{printable(str(e))}\n"))

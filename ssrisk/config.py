@@ -26,7 +26,7 @@ from typing import Any
 from .model import Position, Severity
 from .objectives import Objectives
 from .paths import ExcludePattern
-from .settings import CONFIG_NAMES, DEFAULT_KUBE_VERSION, Settings
+from .settings import CONFIG_NAMES, DEFAULT_KUBE_VERSION, ChartVariant, Settings
 
 PYPROJECT = "pyproject.toml"
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "config.schema.json"
@@ -105,6 +105,8 @@ class Config:
     systems: tuple[tuple[str, str, str], ...] = ()
     #: The ``api-versions`` list (charts' extra ``.Capabilities.APIVersions``).
     api_versions: tuple[str, ...] = ()
+    #: The ``charts`` section: the real path of each chart directory → its renders.
+    charts: dict[str, tuple[ChartVariant, ...]] = field(default_factory=dict)
     positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
     #: where the value of a key path is written (``fail-on: warn``: at ``warn``)
     value_positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
@@ -522,6 +524,7 @@ def _validate(
         problems.append((("objectives",), exc))
     cfg.systems = _systems(cfg, ok.get("systems") or {}, prefix, problems)
     cfg.api_versions = tuple(ok.get("api-versions") or ())
+    cfg.charts = _charts(cfg, ok.get("charts") or {}, prefix, problems)
     if known_rules is not None:
         problems += cfg.unknown_rules(known_rules)
     _raise_in_order(cfg, problems)
@@ -645,17 +648,99 @@ def _baseline_path(cfg: Config, value: str, prefix: str) -> str:
             repository or into ``.git`` (:mod:`ssrisk.confine`), as for every file ssrisk reads.
     """
     from .confine import refusal, tree_of
-    from .paths import tidy
 
-    config_dir = os.path.dirname(os.path.abspath(cfg.path))
-    target = os.path.join(config_dir, value)
+    target = _config_relative(cfg, value)
     refused = refusal(target, tree_of(cfg.path))
     if refused is not None:
         raise ConfigError(f"{_where(cfg, ('baseline',), prefix)}: baseline {value!r}: {refused}")
+    return target
+
+
+def _config_relative(cfg: Config, value: str) -> str:
+    """A path of the configuration (relative to its file's directory), spelt relative to the
+    working directory when it is below it."""
+    from .paths import tidy
+
+    target = os.path.join(os.path.dirname(os.path.abspath(cfg.path)), value)
     cwd = os.getcwd()
     if target.startswith(cwd + os.sep):
         target = target[len(cwd) + 1 :]
     return tidy(target)
+
+
+def _charts(
+    cfg: Config, raw: Mapping[str, Any], prefix: str, problems: list[_Problem]
+) -> dict[str, tuple[ChartVariant, ...]]:
+    """The ``charts`` section (the schema checked its shape): each chart directory, inside
+    the configuration's repository and holding a ``Chart.yaml``, by real path, with one
+    :class:`~ssrisk.settings.ChartVariant` per variant (one unnamed render without variants).
+    Values files must lie inside the repository too (they are read from the checked tree, as
+    every input); a problem names the key where it is written."""
+    from .confine import refusal, tree_of
+    from .renderers.common import is_chart
+
+    tree = tree_of(cfg.path)
+    out: dict[str, tuple[ChartVariant, ...]] = {}
+
+    def problem(keys: tuple[str | int, ...], message: str) -> None:
+        problems.append((keys, ConfigError(f"{_where(cfg, keys, prefix)}: {message}")))
+
+    def values_files(keys: tuple[str | int, ...], files: Sequence[str]) -> tuple[str, ...]:
+        kept = []
+        for i, name in enumerate(files):
+            path = _config_relative(cfg, name)
+            refused = refusal(path, tree)
+            if refused is not None:
+                problem((*keys, "values", i), f"values file {name!r}: {refused}")
+            else:
+                kept.append(path)
+        return tuple(kept)
+
+    for chart, entry in raw.items():
+        keys: tuple[str | int, ...] = ("charts", chart)
+        directory = _config_relative(cfg, chart)
+        refused = refusal(directory, tree)
+        if refused is not None:
+            problem(keys, f"chart {chart!r}: {refused}")
+            continue
+        if not is_chart(directory):
+            problem(keys, f"chart {chart!r}: not a Helm chart directory (no Chart.yaml there)")
+            continue
+        base = ChartVariant(
+            values=values_files(keys, entry.get("values") or ()),
+            set_values=_set_expressions(entry.get("set") or {}),
+            release=entry.get("release") or ChartVariant.release,
+            namespace=entry.get("namespace"),
+        )
+        variants = entry.get("variants") or {"": {}}
+        out[os.path.realpath(directory)] = tuple(
+            ChartVariant(
+                name=name,
+                values=(
+                    *base.values,
+                    *values_files((*keys, "variants", name), v.get("values") or ()),
+                ),
+                set_values=(*base.set_values, *_set_expressions(v.get("set") or {})),
+                release=v.get("release") or base.release,
+                namespace=v.get("namespace") or base.namespace,
+            )
+            for name, v in variants.items()
+        )
+    return out
+
+
+def _set_expressions(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """``set:`` as ``helm --set`` expressions: ``key=value``, a boolean as ``true``/``false``,
+    commas and backslashes in a value escaped (helm pkg/strvals: ``\\,`` is a literal comma,
+    not the start of another assignment)."""
+    out = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        else:
+            text = str(value).replace("\\", "\\\\").replace(",", "\\,")
+        out.append(f"{key}={text}")
+    return tuple(out)
 
 
 def _objectives(cfg: Config, raw: Mapping[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
@@ -704,6 +789,8 @@ def _describe(err: Any, keys: tuple[str | int, ...]) -> str:
             else "seconds, or a string such as 90s, 15m or 1h30m"
         )
         return f"{' '.join(str(k) for k in keys)}: {err.instance!r} is not {usage}"
+    if name == "charts" and len(keys) > 1:  # chart directories and variants: name the key
+        return f"{' '.join(str(k) for k in keys)}: {_message(err)}"
     if validator == "maxItems":
         return f"{name}: {len(err.instance)} entries (at most {err.validator_value})"
     if validator == "maxLength":
@@ -1081,6 +1168,7 @@ def build_settings(
         baseline=c.baseline,
         objectives=Objectives().with_overrides(c.objectives),
         systems=c.systems,
+        charts=dict(c.charts),
         config_file=c.path or None,
         **other,
     )

@@ -9,6 +9,7 @@ import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from .inventory import Inventory
 from .loading import RELATED_KINDS, LoadedFile
@@ -64,8 +65,8 @@ class Report:
         took it): they go with it."""
 
         def key(f: Finding, rule: str | None) -> tuple[object, ...]:
-            at = f.checked_at  # (Position equality leaves the kustomization out)
-            return (at, at.kustomization if at else None, f.obj, rule)
+            at = f.checked_at  # (Position equality leaves the kustomization and variant out)
+            return (at, at.scope() if at else None, f.obj, rule)
 
         kept = {key(f, f.rule) for f in self.findings}
         self.folded = [f for f in self.folded if key(f, f.folded_into) in kept]
@@ -325,7 +326,7 @@ def _one_copy_per_unit(objects: list[K8sObject]) -> tuple[list[K8sObject], list[
         if unit is None or renderer is None or not obj.name:
             kept.append(obj)
             continue
-        key = (obj.kind, obj.namespace, obj.name, unit)
+        key = (obj.kind, obj.namespace, obj.name, obj.unit)  # (a chart's variant: its own)
         start = obj.start()
         seen = first.setdefault(key, start)
         said = (
@@ -757,6 +758,8 @@ def _evaluate_range(
                     )
                 )
         fold(findings[first:], covering, mention=explanations)
+        if settings.drawings:
+            _draw(findings[first:], ctx)
         if explanations and texts:
             for finding in findings[first:]:
                 finding.explanation = finding.explanation
@@ -775,6 +778,23 @@ def _evaluate_range(
                 )
             )
     return findings, errors, notices, merge_notes(list(run_notes.values()))
+
+
+def _draw(findings: Sequence[Finding], ctx: CheckContext) -> None:
+    """Give each finding the drawing of the scenario it quotes (``facts["scenario"]``), else
+    of the first scenario simulated for its StatefulSet, when one was."""
+    from .gantt import drawing_of
+
+    results = ctx.simulated_results()
+    if not results:
+        return
+    drawings: dict[str, Any] = {}
+    for f in findings:
+        quoted = f.facts.get("scenario")
+        scenario = quoted if isinstance(quoted, str) and quoted in results else next(iter(results))
+        if scenario not in drawings:
+            drawings[scenario] = drawing_of(results[scenario])
+        f.drawing = drawings[scenario]
 
 
 def exit_code(report: Report, fail_on: Severity) -> int:

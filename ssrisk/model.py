@@ -61,9 +61,20 @@ class Position:
     #: like the path), when it came out of ``kustomize build``: one base file can be part of
     #: several overlays, and this tells their findings apart.
     kustomization: str | None = field(default=None, compare=False)
+    #: The variant of a configured chart the object was rendered for (``prod``: the
+    #: configuration's ``charts: <dir>: variants:``), when it has variants: each variant is
+    #: rendered and checked on its own, and every output names it.
+    variant: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
+
+    def scope(self) -> str:
+        """What tells apart findings at one position built by several units: the
+        kustomization, then the chart variant (``"kz/overlays/prod"``, ``"variant prod"``,
+        ``""``)."""
+        parts = [p for p in (self.kustomization, self.variant and f"variant {self.variant}") if p]
+        return ", ".join(parts)
 
     def rendered_from(self) -> str | None:
         """The Helm template or kustomization to name after the position, or ``None``.
@@ -74,15 +85,17 @@ class Position:
         # a chart's templates are named <chart name>/templates/...; its directory may be
         # called otherwise
         inside_chart = self.source.split("/", 1)[-1] if self.source else ""
+        origin: str | None = None
         if self.source and not self.path.replace(os.sep, "/").endswith(inside_chart):
-            return self.source
-        k = self.kustomization
-        if k and not _inside(self.path, k):
-            return k
-        return None
+            origin = self.source
+        elif self.kustomization and not path_below(self.path, self.kustomization):
+            origin = self.kustomization
+        if self.variant:
+            origin = f"{origin}, variant {self.variant}" if origin else f"variant {self.variant}"
+        return origin
 
 
-def _inside(path: str, directory: str) -> bool:
+def path_below(path: str, directory: str) -> bool:
     """Whether ``path`` names a file below ``directory`` (compared as written, both relative
     to the working directory or both absolute)."""
     try:
@@ -422,6 +435,10 @@ class Finding:
     #: Where the StatefulSet that was being checked starts (set by the engine); tells apart
     #: findings at one place (a shared PDB, say) about different StatefulSets.
     checked_at: Position | None = None
+    #: Set by the engine when an output draws timelines (``--format markdown``): the
+    #: simulated scenario the finding quotes, as each pod's states (:class:`ssrisk.gantt.
+    #: Drawing`), else ``None``.
+    drawing: Any = None
     #: Set by the rule: ids of rules whose finding on the same StatefulSet states this one's
     #: cause, most specific first. When one of them reports the set, this finding is folded
     #: into it (one cause, one finding).
@@ -443,7 +460,7 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         p = self.position
-        return (p.path, p.line, p.column, self.rule, self.obj.name, p.kustomization or "")
+        return (p.path, p.line, p.column, self.rule, self.obj.name, p.scope())
 
     def facts_data(self) -> dict[str, Any]:
         """``facts`` as JSON data (a list of ordinals or names as a list)."""
@@ -467,6 +484,7 @@ class Finding:
                 if self.position.kustomization
                 else {}
             ),
+            **({"variant": self.position.variant} if self.position.variant else {}),
             **({"folded_into": self.folded_into} if self.folded_into else {}),
             **(
                 {

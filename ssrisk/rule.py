@@ -244,6 +244,15 @@ class CheckContext:
             raise result
         return result
 
+    def simulated_results(self) -> dict[str, ScenarioResult]:
+        """The scenarios simulated so far for this StatefulSet, by name, in the order they
+        ran (those that could not run left out)."""
+        return {
+            name: result
+            for name, result in self._sim_cache.items()
+            if not isinstance(result, SimulationUnavailable)
+        }
+
     def simulate(self, scenario: str) -> ScenarioResult:
         """Result of ``scenario`` for this StatefulSet as rules may quote it (cached): like
         :meth:`simulation`, but unavailable when no replica fits a node of the simulated

@@ -51,10 +51,14 @@ class RunRequest:
     jobs: int | None = None
     baseline: str | None = None
     write_baseline: str | None = None
+    #: Ignore the configuration's ``baseline:`` (``--no-baseline``): report every finding.
+    no_baseline: bool = False
     fail_if_empty: bool = False
     exit_zero: bool = False
     #: Whether an output prints explanations (they are built only then).
     explanations: bool = False
+    #: Whether an output draws simulated timelines (``Settings.drawings``).
+    drawings: bool = False
     outputs: tuple[str, ...] = ()
 
 
@@ -126,6 +130,7 @@ def settings_by_config(
             skip_files=skip,
         )
         settings.explanations = request.explanations
+        settings.drawings = request.drawings
         out.append((settings, paths))
     return out
 
@@ -175,12 +180,28 @@ def _check_group(
     request: RunRequest, paths: Sequence[str], rules: Sequence[Rule], settings: Settings
 ) -> Report:
     """One group of paths under one configuration: the files of a commit (``changed``) as
-    parts of their units, else the paths as given."""
+    parts of their units, else the paths as given. A changed configuration file changes what
+    every input of its directory tree gives: that tree is checked whole."""
+    from .engine import check as check_paths
+
     if request.changed:
         from .changed import check_changed
 
-        return check_changed(paths, rules, settings, context=request.context)
-    from .engine import check as check_paths
+        config = settings.config_file
+        real = os.path.realpath(config) if config else None
+        if real is None or all(os.path.realpath(p) != real for p in paths):
+            return check_changed(paths, rules, settings, context=request.context)
+        assert config is not None
+        tree = os.path.dirname(config) or os.curdir
+        from .engine import merge_reports
+        from .model import path_below
+
+        rest = [p for p in paths if not path_below(p, tree)]
+
+        reports = [check_paths([tree], rules, settings, context=request.context)]
+        if rest:
+            reports.append(check_changed(rest, rules, settings, context=request.context))
+        return merge_reports(reports)
 
     return check_paths(paths, rules, settings, context=request.context)
 
@@ -242,7 +263,10 @@ def _apply_baselines(
 ) -> None:
     """Drop the findings a baseline records: the request's ``baseline`` for every input,
     else each configuration's ``baseline:`` for the findings of its inputs (not while
-    ``write_baseline`` records a new one). Stale entries become notices.
+    ``write_baseline`` records a new one, nor with ``no_baseline``). Stale entries become
+    notices, in a run that checks the baseline's whole directory tree only: a run of part of
+    it (a subdirectory, ``--changed``, standard input) lacks files whose findings the
+    entries record, and cannot tell a fixed finding from one it did not look for.
 
     Raises:
         BaselineError: a baseline that cannot be read.
@@ -251,7 +275,9 @@ def _apply_baselines(
 
     by_file: dict[str, list[Report]] = {}
     for settings, run in runs:
-        chosen = request.baseline or (None if request.write_baseline else settings.baseline)
+        chosen = request.baseline or (
+            None if request.write_baseline or request.no_baseline else settings.baseline
+        )
         if chosen:
             by_file.setdefault(chosen, []).append(run)
     if not by_file:
@@ -266,10 +292,22 @@ def _apply_baselines(
             rules_run=report.rules_run,
         )
         dropped.update(id(f) for f in baselined)
-        report.notices.extend(stale)
+        if _whole_tree(request, os.path.dirname(os.path.abspath(path))):
+            report.notices.extend(stale)
     report.findings = [f for f in report.findings if id(f) not in dropped]
     report.baselined = len(dropped)
     report.keep_folded_of_reported()
+
+
+def _whole_tree(request: RunRequest, directory: str) -> bool:
+    """Whether the request checks every input of ``directory``'s tree: not the files of a
+    commit, not standard input, and one of its paths is that directory or above it."""
+    from .model import path_below
+
+    if request.changed or "-" in request.paths:
+        return False
+    real = os.path.realpath(directory)
+    return any(path_below(real, os.path.realpath(p)) for p in request.paths)
 
 
 def check_not_empty(

@@ -43,6 +43,30 @@ CONFIG_NAMES = (".ssrisk.yaml", ".ssrisk.yml")
 OWN_FILE_NAMES = (*CONFIG_NAMES, ".ssrisk-baseline.json")
 
 
+#: The release name of a chart rendered without one configured (helm pkg/cmd/template.go,
+#: newTemplateCmd: ``client.ReleaseName = "release-name"``).
+DEFAULT_RELEASE_NAME = "release-name"
+
+
+@dataclass(frozen=True)
+class ChartVariant:
+    """One render of a configured chart (the configuration's ``charts: <dir>:``): the
+    chart's own settings with one variant's laid over them (values files and ``set`` after the
+    chart's, release and namespace replacing them).
+
+    ``name`` is the variant's (``"prod"``), ``""`` for a chart configured without variants.
+    ``values`` are the values files shown like the configuration's other paths (relative to
+    the working directory when below it), inside the configuration's repository; ``set`` the
+    ``key=value`` expressions of ``helm --set``, in order.
+    """
+
+    name: str = ""
+    values: tuple[str, ...] = ()
+    set_values: tuple[str, ...] = ()
+    release: str = DEFAULT_RELEASE_NAME
+    namespace: str | None = None
+
+
 @dataclass
 class Settings:
     """Everything that changes what a run reports.
@@ -73,6 +97,13 @@ class Settings:
     #: command-line order.
     helm_values: tuple[str, ...] = ()
     helm_set: tuple[str, ...] = ()
+    #: The configuration's ``charts``: the real path of each configured chart directory → its
+    #: renders, one per variant (:class:`ChartVariant`). The command line's ``--values`` and
+    #: ``--set`` apply after each variant's.
+    charts: Mapping[str, tuple[ChartVariant, ...]] = field(default_factory=dict)
+    #: With ``--changed``: the variants to render of the charts whose only changed files are
+    #: variants' values files (real chart path → variant names); other charts render all.
+    chart_variants_only: Mapping[str, frozenset[str]] = field(default_factory=dict)
     #: More API versions for charts' ``.Capabilities.APIVersions`` (``--api-versions`` and
     #: the configuration's ``api-versions``), beside the built-in ones of ``kube_version``.
     helm_api_versions: tuple[str, ...] = ()
@@ -95,6 +126,9 @@ class Settings:
     #: ``--explain``). When not, explanations that rules give as callables are never built
     #: (each finding's explanation is then empty).
     explanations: bool = True
+    #: Whether an output draws the simulated timelines of findings (``--format markdown``):
+    #: the engine then keeps each finding's scenario as a :class:`ssrisk.gantt.Drawing`.
+    drawings: bool = False
     #: The configuration file these settings come from, as found (``None``: defaults only);
     #: names the group when one run checks inputs under several.
     config_file: str | None = None

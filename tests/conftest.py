@@ -47,6 +47,13 @@ class Run:
         return json.loads(self.out)
 
 
+def docs_text() -> str:
+    """The README and every page of docs/ as one text: what a user reads (the tests that check
+    the documented commands, snippets and examples read this)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return "\n".join(p.read_text(encoding="utf-8") for p in pages)
+
+
 def run_cli(*args: str, cwd: Path | None = None) -> Run:
     """Run ``ssrisk ARGS`` in-process (fast), capturing stdout, stderr and the exit code."""
     from ssrisk.cli import main

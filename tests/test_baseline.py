@@ -121,23 +121,31 @@ def _run(*args: str, cwd: Path = CONFIGURED) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("args", "cwd"),
+    ("args", "cwd", "whole"),
     [
-        ((".",), CONFIGURED),  # CI
-        (("--changed", "postgres/pdb.yaml"), CONFIGURED),  # the pre-commit hook
-        (("--changed", "postgres/statefulset.yaml", "postgres/service.yaml"), CONFIGURED),
-        ((str(CONFIGURED),), DATA),  # from elsewhere: relative to the configuration file
+        ((".",), CONFIGURED, True),  # CI
+        (("--changed", "postgres/pdb.yaml"), CONFIGURED, False),  # the pre-commit hook
+        (("--changed", "postgres/statefulset.yaml", "postgres/service.yaml"), CONFIGURED, False),
+        (("postgres",), CONFIGURED, False),  # part of the tree
+        ((str(CONFIGURED),), DATA, True),  # from elsewhere: relative to the configuration file
     ],
 )
-def test_the_configured_baseline_is_used_in_every_mode(args: tuple[str, ...], cwd: Path) -> None:
+def test_the_configured_baseline_is_used_in_every_mode(
+    args: tuple[str, ...], cwd: Path, whole: bool
+) -> None:
     # .ssrisk.yaml says `baseline: ci/ssrisk-baseline.json`: its four findings are recorded
     code, report = _run(*args, cwd=cwd)
     assert code == 0, report
     assert report["findings"] == []
     assert report["summary"]["baselined"] == 4
-    # the entry of a finding fixed since (the PDB used to block drains) is a notice; the entry
-    # of a StatefulSet this run did not check (redis, elsewhere) is not judged
+    # the entry of a finding fixed since (the PDB used to block drains) is a notice of a run of
+    # the baseline's whole tree; a run of part of it (a commit, a directory) lacks files whose
+    # findings entries record, and judges none; the entry of a StatefulSet this run did not
+    # check (redis, elsewhere) is never judged
     notices = [n for n in report["notices"] if "baseline" in n["message"]]
+    if not whole:
+        assert notices == []
+        return
     assert [(n["level"], n["message"]) for n in notices] == [("notice", STALE)]
     assert notices[0]["path"].endswith("ci/ssrisk-baseline.json")
     assert "redis" not in json.dumps(report["notices"])
@@ -154,6 +162,14 @@ def test_the_command_line_baseline_overrides_the_configured_one(tmp_path: Path) 
     wrote = run_cli("check", "--write-baseline", str(tmp_path / "new.json"), ".", cwd=CONFIGURED)
     assert wrote.code == 0
     assert "stale" not in wrote.out
+
+
+def test_no_baseline_reports_every_finding() -> None:
+    code, report = _run("--no-baseline", ".")
+    assert code == 0  # warnings and info only, fail-on error
+    reported = [f for f in report["findings"] if not f.get("folded_into")]
+    assert report["summary"]["baselined"] == 0 and len(reported) == 4
+    assert not any("baseline" in n["message"] for n in report["notices"])
 
 
 def test_a_commit_of_other_files_judges_no_entry() -> None:

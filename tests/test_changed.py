@@ -40,7 +40,8 @@ def checked_sets(report: dict[str, Any]) -> set[tuple[str, str]]:
 def test_a_template_renders_its_chart_and_reports_that_template() -> None:
     report = changed("charts/db/templates/statefulset.yaml")
     assert report["errors"] == []
-    assert report["summary"]["statefulsets"] == 1
+    # .ssrisk.yaml renders the chart as staging and prod: one set each
+    assert report["summary"]["statefulsets"] == 2
     assert {f["path"] for f in report["findings"]} <= {
         "charts/db/templates/statefulset.yaml",
         "charts/db/templates/pdb.yaml",  # the PDB of the set built from the template
@@ -58,7 +59,7 @@ def test_values_or_a_helper_concern_every_object_of_the_chart() -> None:
 @needs_helm
 def test_a_template_of_a_related_object_rechecks_the_statefulset() -> None:
     report = changed("charts/db/templates/pdb.yaml")  # the PDB template alone
-    assert report["summary"]["statefulsets"] == 1
+    assert report["summary"]["statefulsets"] == 2  # (staging and prod)
     assert any(f["rule"] == "pdb-blocks-drain" for f in report["findings"])
 
 
@@ -106,8 +107,10 @@ def test_problems_of_files_that_did_not_change_are_not_reported() -> None:
 
 
 def test_own_files_and_non_files() -> None:
-    nothing = changed(".ssrisk.yaml")
-    assert nothing["summary"]["files"] == 0 and nothing["findings"] == []
+    # a changed configuration changes what every input of its tree gives: all are checked
+    whole = run_cli("check", "--format", "json", ".", cwd=REPO).json()
+    configured = changed(".ssrisk.yaml")
+    assert configured["summary"] == whole["summary"] and configured["summary"]["files"] > 0
     for bad in ("plain", "-"):
         run = run_cli("check", "--changed", bad, cwd=REPO)
         assert run.code == 2 and "--changed takes the changed files" in run.err

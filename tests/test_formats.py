@@ -158,31 +158,50 @@ def test_sarif_input_errors_are_tool_notifications() -> None:
 # --- junit ------------------------------------------------------------------------------
 
 
-def test_junit_has_one_case_per_statefulset_and_rule() -> None:
+def test_junit_has_one_case_per_statefulset() -> None:
     run = run_cli("check", "--format", "junit", str(SINGLE), str(GOOD), str(SUPPRESS))
     root = ET.fromstring(run.out)
     cases = root.findall("./testsuite/testcase")
     report = run_cli("check", "--format", "json", str(SINGLE), str(GOOD), str(SUPPRESS)).json()
-    from ssrisk.plugins import collect_rules, plugin_manager
-
-    n_rules = len(collect_rules(plugin_manager()))
-    assert len(cases) == report["summary"]["statefulsets"] * n_rules
+    # a test report counts StatefulSets, not StatefulSets x rules
+    assert len(cases) == report["summary"]["statefulsets"]
     by_name = {c.get("name"): c for c in cases}
-    failing = by_name["single-replica: StatefulSet shop/db"]
-    (failure,) = failing.findall("failure")
+    (failure,) = by_name["StatefulSet shop/db"].findall("failure")
     assert failure.get("type") == "error"
     line, col = line_col_of(SINGLE, "replicas: 1")
-    assert f"single.yaml:{line}:{col}" in (failure.text or "")
-    skipped = by_name["single-replica: StatefulSet shop/cache"].find("skipped")
-    assert skipped is not None
-    assert "a cache; losing it costs a warm-up" in (skipped.get("message") or "")
-    passing = by_name["single-replica: StatefulSet shop/web"]
-    assert list(passing) == []
+    assert (failure.get("message") or "").startswith(f"{SINGLE}:{line}:{col}: single-replica ")
+    shown = [
+        f for f in report["findings"] if f["object"]["name"] == "db" and not f.get("folded_into")
+    ]
+    assert f"and {len(shown) - 1} more" in (failure.get("message") or "") or len(shown) == 1
+    for f in shown:
+        assert f"{f['path']}:{f['line']}:{f['column']}: {f['severity']} {f['rule']}" in (
+            failure.text or ""
+        )
+    # a suppressed finding is not a failure: the cache's single-replica is not listed
+    cache = by_name["StatefulSet shop/cache"].find("failure")
+    assert cache is not None and "single-replica" not in (cache.text or "")
     suite = root.find("testsuite")
     assert suite is not None
     n_failures = sum(1 for c in cases if c.find("failure") is not None)
     assert int(suite.get("failures") or -1) == n_failures
     assert int(suite.get("tests") or -1) == len(cases)
+
+
+def test_junit_case_whose_findings_are_all_suppressed_is_skipped(tmp_path: Path) -> None:
+    manifest = tmp_path / "cache.yaml"
+    text = (SUPPRESS / "annotation.yaml").read_text(encoding="utf-8")
+    manifest.write_text(text, encoding="utf-8")
+    shown = run_cli("check", "--format", "json", str(manifest)).json()["findings"]
+    rules = sorted({f["rule"] for f in shown if not f.get("suppressed")})
+    # suppress the rest too: the case is then skipped, with the reasons
+    config = tmp_path / ".ssrisk.yaml"
+    config.write_text(f"disable: [{', '.join(rules)}]\n", encoding="utf-8")
+    run = run_cli("check", "--format", "junit", str(manifest))
+    (case,) = ET.fromstring(run.out).findall("./testsuite/testcase")
+    skipped = case.find("skipped")
+    assert skipped is not None and case.find("failure") is None
+    assert "a cache; losing it costs a warm-up" in (skipped.get("message") or "")
 
 
 def test_junit_reports_unreadable_inputs_as_errors() -> None:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, ROOT, run_cli
+from conftest import DATA, ROOT, docs_text, run_cli
 
 CI = DATA / "ci"
 
@@ -49,7 +49,8 @@ def test_context_errors_do_not_fail_the_run() -> None:
 # hook's environment is built once for the module (it installs ssrisk and Helm's engine).
 
 PRECOMMIT = DATA / "gate" / "precommit"
-#: Helm's engine for charts, for machines without the helm binary (as the README says)
+#: Helm's engine for charts, for machines without the helm binary: the `ssrisk-helm` hook
+#: installs it (.pre-commit-hooks.yaml), as the optional dependency `helm` does (pyproject.toml)
 HELM_ENGINE = "helm-python-sdk>=0.2,<0.3"
 
 
@@ -124,8 +125,8 @@ def user_repo(
         f"  - repo: {source}\n"
         f"    rev: {rev}\n"
         "    hooks:\n"
-        "      - id: ssrisk\n"
-        f'        additional_dependencies: ["{HELM_ENGINE}"]\n',
+        # the hook id that carries Helm's engine: charts render with no set-up of the user's
+        "      - id: ssrisk-helm\n",
         encoding="utf-8",
     )
     _git("init", "-q", cwd=repo, env=env)
@@ -156,6 +157,21 @@ def _commit(repo: Path, env: dict[str, str], edits: dict[str, tuple[str, str]]) 
     )  # fmt: skip
     _git("reset", "-q", "--hard", base, cwd=repo, env=env)
     return p.returncode, p.stdout + p.stderr
+
+
+@pytest.mark.slow
+def test_a_prod_values_change_checks_the_chart_as_prod_deploys_it(
+    user_repo: Path, env: dict[str, str]
+) -> None:
+    # .ssrisk.yaml renders charts/db as staging and prod, each with its values file
+    code, out = _commit(
+        user_repo, env, {"environments/prod/db-values.yaml": ("replicas: 3", "replicas: 2")}
+    )
+    assert code == 1 and "Failed" in out, out
+    template = (PRECOMMIT / "charts/db/templates/pdb.yaml").read_text(encoding="utf-8")
+    (line,) = [n for n, t in enumerate(template.splitlines(), 1) if "minAvailable" in t]
+    assert f"charts/db/templates/pdb.yaml:{line}:3: error pdb-blocks-drain" in out
+    assert "(from variant prod)" in out and "variant staging" not in out
 
 
 @pytest.mark.slow
@@ -284,8 +300,7 @@ def _hook_config(source: Path, rev: str, args: list[str] | None = None) -> str:
         f"  - repo: {source}",
         f"    rev: {rev}",
         "    hooks:",
-        "      - id: ssrisk",
-        f'        additional_dependencies: ["{HELM_ENGINE}"]',
+        "      - id: ssrisk-helm",
     ]
     if args is not None:
         lines.append(f"        args: [{', '.join(args)}]")
@@ -400,6 +415,18 @@ def test_user_arguments_without_a_double_dash_are_refused_not_overridden(
     assert left == []
 
 
+def test_the_helm_hook_installs_the_engine_pyproject_names() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert hooks["ssrisk-helm"]["additional_dependencies"] == [HELM_ENGINE]
+    assert extra["optional-dependencies"]["helm"] == [HELM_ENGINE]
+    same = ("entry", "args", "files", "language", "require_serial")
+    assert all(hooks["ssrisk-helm"][k] == hooks["ssrisk"][k] for k in same)
+
+
 def test_the_hook_and_the_readme_end_arguments_with_a_double_dash() -> None:
     """pre-commit appends the user's ``args:`` to ``entry``, then the files: ``entry`` has no
     ``--`` (it would make the user's options file names), the default ``args`` is ``--``,
@@ -408,9 +435,9 @@ def test_the_hook_and_the_readme_end_arguments_with_a_double_dash() -> None:
 
     import yaml
 
-    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
-    assert "--" not in hook["entry"].split() and hook["args"] == ["--"]
-    readme = (ROOT / "README.md").read_text("utf-8")
+    for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8")):
+        assert "--" not in hook["entry"].split() and hook["args"] == ["--"]
+    readme = docs_text()
     shown = [
         h.get("args")
         for body in re.findall(r"^```yaml\n(.*?)^```", readme, re.M | re.S)
@@ -431,7 +458,7 @@ def test_the_readme_file_list_command_passes_every_name_as_a_file(
     import re
 
     bash = _tool("bash")
-    readme = (ROOT / "README.md").read_text("utf-8")
+    readme = docs_text()
     (line,) = [
         x
         for body in re.findall(r"^```sh\n(.*?)^```", readme, re.M | re.S)

@@ -29,7 +29,7 @@ from ssrisk.validation import MAX_NODES, to_json_value, validate_object
 ROBUST = DATA / "robust"
 BAD = DATA / "bad"
 GOOD = ROBUST / "good.yaml"
-FORMATS = ("text", "json", "sarif", "junit", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
 
 
 #: Position not pinned: the nesting limit that stops a deep file is libyaml's (1000 levels).

@@ -99,11 +99,17 @@ class RenderedObject(K8sObject):
     #: The kind of its renderer (``Renderer.kind``: "chart", "kustomization"), or ``None``
     #: for an object of a rendered stream (standard input).
     rendered_by: str | None = None
+    #: The configured chart variant it was rendered for (``Position.variant``), or ``None``.
+    variant: str | None = None
 
     @property
     def unit(self) -> str:
-        """The unit it was rendered from, else as for a plain object."""
-        return self.rendered_from or self.kustomization or super().unit
+        """The unit it was rendered from, else as for a plain object. A chart variant is a
+        unit of its own, named as a directory below its chart's (``charts/db/[variant
+        prod]``): the variants of one chart are environments, never one cluster, and what
+        covers the chart's directory (a default StorageClass above it) covers each."""
+        unit = self.rendered_from or self.kustomization or super().unit
+        return os.path.join(unit, f"[variant {self.variant}]") if self.variant else unit
 
     def pos(self, *keys: str | int) -> Position:
         """Position of the field at ``keys`` in the file the user edits, or in the stream."""
@@ -120,6 +126,8 @@ class RenderedObject(K8sObject):
             position = replace(position, source=self.source)
         if self.kustomization and position.kustomization is None:
             position = replace(position, kustomization=self.kustomization)
+        if self.variant and position.variant is None:
+            position = replace(position, variant=self.variant)
         return position
 
 
@@ -132,6 +140,7 @@ def rendered(
     kustomization: str | None = None,
     unit: str | None = None,
     by: str | None = None,
+    variant: str | None = None,
 ) -> RenderedObject:
     """Wrap a loaded object as a :class:`RenderedObject` (keeping its data and positions)
     rendered from ``unit`` (default: the ``kustomization`` built)."""
@@ -146,6 +155,7 @@ def rendered(
         kustomization=kustomization,
         rendered_from=unit or kustomization,
         rendered_by=by or ("kustomization" if kustomization else None),
+        variant=variant or None,
     )
 
 

@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 
 from ..loading import LoadedFile, has_content, load_text, read_text, record_comments
 from ..model import InputError, Notice
+from ..settings import DEFAULT_RELEASE_NAME
 from .bounded import Limits, run_bounded, scrubbed_environment
 from .chartcopy import Skipped, copy_chart
 from .common import RenderError, display_path, error, rendered, split_by_source
 from .helm_schema import check_chart_schemas
 from .locate import TemplateLocator
 
-RELEASE_NAME = "release-name"
+RELEASE_NAME = DEFAULT_RELEASE_NAME
 #: Files left out of a chart's copy are listed one by one up to this many.
 MAX_SKIPPED_NOTICES = 20
 INSTALL_HINT = (
@@ -53,6 +54,10 @@ class HelmOptions:
     kube_version: str = ""
     #: More API versions for ``.Capabilities.APIVersions`` (``--api-versions``: CRD groups).
     api_versions: tuple[str, ...] = ()
+    #: ``.Release.Name`` (the configuration's ``release``).
+    release: str = RELEASE_NAME
+    #: The configured variant rendered (``""``: none), put on every object and position.
+    variant: str = ""
 
     def capabilities(self) -> tuple[str, tuple[str, ...]]:
         """``(KubeVersion as v1.NN.P, API versions)`` of the render (``("", extra)`` without a
@@ -79,15 +84,28 @@ def render_chart(
     """
     skipped: list[Skipped] = []
     sources: dict[str, tuple[str, str]] = {}
+    values: list[tuple[str, str]] = []
+    of_variant = f" (variant {options.variant})" if options.variant else ""
     try:
-        manifests = render_manifests(chart_dir, namespace, options, skipped, sources)
+        manifests = render_manifests(chart_dir, namespace, options, skipped, sources, values)
     except RenderError as exc:
-        out = [error(chart_dir, f"cannot render Helm chart: {exc}")]
+        out = [error(chart_dir, f"cannot render Helm chart{of_variant}: {exc}")]
         if exc.at is not None:  # at the template's line Helm names
             out[0].errors = [InputError(exc.at[0], out[0].errors[0].message, *exc.at[1:])]
     else:
+        placed = _values_data(values)
+        set_keys = frozenset(k for expr in options.set_values for k in _set_keys(expr))
         out = [
-            _load_template(chart_dir, template, text, namespace, sources.get(template))
+            _load_template(
+                chart_dir,
+                template,
+                text,
+                namespace,
+                sources.get(template),
+                options.variant,
+                placed,
+                set_keys,
+            )
             for template, text in sorted(manifests.items())
         ]
     if skipped:
@@ -121,6 +139,7 @@ def render_manifests(
     options: HelmOptions,
     skipped: list[Skipped] | None = None,
     sources: dict[str, tuple[str, str]] | None = None,
+    values_read: list[tuple[str, str]] | None = None,
 ) -> dict[str, str]:
     """``{template name: rendered text}`` for every template that produced output.
 
@@ -153,6 +172,8 @@ def render_manifests(
                 f"the Helm engine could not be loaded ({exc}); {INSTALL_HINT}"
             ) from None
     values = [(path, _read_values(path)) for path in options.values_files]
+    if values_read is not None:
+        values_read.extend(values)
     with tempfile.TemporaryDirectory(prefix="ssrisk-helm-") as tmp:
         private = os.path.join(tmp, "home")
         os.mkdir(private)
@@ -164,7 +185,7 @@ def render_manifests(
         env = scrubbed_environment(private)
         try:
             if helm is not None:
-                argv = [helm, "template", RELEASE_NAME, copy, "-n", namespace]
+                argv = [helm, "template", options.release, copy, "-n", namespace]
                 kube, apis = options.capabilities()
                 if kube:
                     argv += ["--kube-version", kube]
@@ -209,6 +230,32 @@ def _read_values(path: str) -> str:
     return text
 
 
+def _set_keys(expression: str) -> list[str]:
+    """The key paths a ``--set`` expression sets (``a.b=1,c=2`` → ``a.b``, ``c``; helm
+    pkg/strvals: assignments are separated by unescaped commas; a list index ends the path)."""
+    return [
+        re.split(r"[=\[]", part, maxsplit=1)[0]
+        for part in re.split(r"(?<!\\),", expression)
+        if "=" in part
+    ]
+
+
+def _values_data(values: Sequence[tuple[str, str]]) -> list[tuple[str, object]]:
+    """The values files' first documents with positions (those Helm read without error; a
+    file that is not a mapping places nothing)."""
+    from ..yamlpos import load_documents
+
+    out: list[tuple[str, object]] = []
+    for path, text in values:
+        try:
+            data = next(iter(load_documents(text)), (None, []))[0]
+        except Exception:  # Helm read it; a form this reader refuses places nothing
+            continue
+        if isinstance(data, dict):
+            out.append((path, data))
+    return out
+
+
 def _render_with_engine(
     chart: str,
     namespace: str,
@@ -222,7 +269,7 @@ def _render_with_engine(
     request = {
         "chart": chart,
         "namespace": namespace,
-        "release": RELEASE_NAME,
+        "release": options.release,
         "values_files": values,
         "set": list(options.set_values),
         "kube_version": kube,
@@ -386,10 +433,14 @@ def _load_template(
     text: str,
     namespace: str,
     source: tuple[str, str] | None = None,
+    variant: str = "",
+    values: Sequence[tuple[str, object]] = (),
+    set_keys: frozenset[str] = frozenset(),
 ) -> LoadedFile:
     """The objects of one rendered template; ``source`` is the template's file as shown and
     its text, read from the chart's copy (``None``: unknown, positions stay in the
-    rendered text)."""
+    rendered text); ``variant`` the configured variant rendered; ``values`` the user's values
+    files with positions (:class:`.locate.TemplateLocator`)."""
     shown = (
         source[0]
         if source is not None
@@ -415,9 +466,18 @@ def _load_template(
     for obj in lf.objects:
         ordinal = seen.get(obj.kind, 0)
         seen[obj.kind] = ordinal + 1
-        locator = TemplateLocator(body, shown, obj.kind, ordinal) if body else None
+        locator = (
+            TemplateLocator(body, shown, obj.kind, ordinal, values, set_keys) if body else None
+        )
         objects.append(
-            rendered(obj, source=template, locator=locator, unit=chart_shown, by="chart")
+            rendered(
+                obj,
+                source=template,
+                locator=locator,
+                unit=chart_shown,
+                by="chart",
+                variant=variant,
+            )
         )
     lf.objects = list(objects)
     return lf

@@ -24,6 +24,9 @@ from ..model import K8sObject, Position, dig
 _KEY = re.compile(r"^(?P<indent>\s*)(?P<dash>-\s+)?(?P<key>[\"']?[A-Za-z0-9_./-]+[\"']?)\s*:(\s|$)")
 _ITEM = re.compile(r"^(?P<indent>\s*)-(\s|$)")
 _DOC_START = re.compile(r"^---")
+#: A template line whose value is one value of ``.Values`` alone (``replicas: {{
+#: .Values.replicaCount }}``, trim markers allowed): the user sets the field in a values file.
+_VALUE_ONLY = re.compile(r":\s*\{\{-?\s*\.Values\.([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)\s*-?\}\}\s*$")
 #: A line that opens a template comment: ``{{/*`` or ``{{- /*`` (text/template: a comment is
 #: ``{{/* ... */}}``, trim markers allowed, and may span lines).
 _COMMENT_START = re.compile(r"^\s*\{\{-?\s*/\*")
@@ -81,12 +84,28 @@ class TemplateLocator:
 
     ``text`` is the template source; ``path`` the file shown to the user; ``ordinal`` which of
     the template's documents of the same ``kind`` produced the object (0 for the first).
+    ``values``: the user's values files of the render (``[(file as shown, loaded data with
+    positions)]``, in merge order): a field whose template line is one value alone
+    (``replicas: {{ .Values.db.replicas }}``) is placed at that value's line in the last of
+    them that sets it, where the user changes it (else at the template's line); ``set_keys``
+    are the key paths ``--set`` and the configuration's ``set`` give (``a.b``): a value they
+    set, or set a parent of, is not the values files' (it stays at the template's line).
     """
 
-    def __init__(self, text: str, path: str, kind: str, ordinal: int = 0) -> None:
+    def __init__(
+        self,
+        text: str,
+        path: str,
+        kind: str,
+        ordinal: int = 0,
+        values: Sequence[tuple[str, Any]] = (),
+        set_keys: frozenset[str] = frozenset(),
+    ) -> None:
         self.path = path
         pick = _documents_of_kind(text, kind)
         self.lines: list[_Line] = pick[min(ordinal, len(pick) - 1)] if pick else []
+        self.values = values
+        self.set_keys = set_keys
 
     def files(self) -> frozenset[str] | None:
         """The files the object's fields are written in: the template (as shown)."""
@@ -115,7 +134,31 @@ class TemplateLocator:
                 break
             line, col, block = found
             best = Position(self.path, line.number + 1, col + 1)
+        else:
+            if keys and self.values:
+                return self._in_values(line.text) or best
         return best
+
+    def _in_values(self, text: str) -> Position | None:
+        """The position of the value a template line sets alone, in the user's values files."""
+        from ..yamlpos import locate as locate_value
+
+        m = _VALUE_ONLY.search(text)
+        if m is None:
+            return None
+        keys = tuple(m.group(1).split("."))
+        if any(".".join(keys[:n]) in self.set_keys for n in range(1, len(keys) + 1)):
+            return None
+        for shown, data in reversed(self.values):
+            node = data
+            for key in keys:
+                if not isinstance(node, Mapping) or key not in node:
+                    break
+                node = node[key]
+            else:
+                line, col = locate_value(data, keys)
+                return Position(shown, line + 1, col + 1)
+        return None
 
 
 @lru_cache(maxsize=16)

@@ -127,19 +127,34 @@ class HelmCharts(Renderer):
     def render(
         self, units: Sequence[str], settings: Settings, trees: Mapping[str, str]
     ) -> list[LoadedFile]:
+        from dataclasses import replace
+
+        from ..settings import ChartVariant
         from .bounded import Limits
         from .helm import HelmOptions, render_chart
 
-        options = HelmOptions(
-            values_files=tuple(settings.helm_values),
-            set_values=tuple(settings.helm_set),
+        base = HelmOptions(
             limits=Limits(timeout_s=settings.render_timeout_s),
             kube_version=settings.kube_version,
             api_versions=tuple(settings.helm_api_versions),
         )
         loaded: list[LoadedFile] = []
         for chart in units:
-            loaded.extend(render_chart(chart, settings.namespace, options))
+            real = os.path.realpath(chart)
+            variants = settings.charts.get(real) or (ChartVariant(),)
+            only = settings.chart_variants_only.get(real)
+            for variant in variants:
+                if only is not None and variant.name not in only:
+                    continue
+                # the configuration's values, then the command line's (helm merges in order)
+                options = replace(
+                    base,
+                    values_files=(*variant.values, *settings.helm_values),
+                    set_values=(*variant.set_values, *settings.helm_set),
+                    release=variant.release,
+                    variant=variant.name,
+                )
+                loaded.extend(render_chart(chart, variant.namespace or settings.namespace, options))
         return loaded
 
 

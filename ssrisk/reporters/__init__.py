@@ -34,6 +34,12 @@ class Reporter:
         does, rules' explanations are not built). True unless a format says otherwise."""
         return True
 
+    @property
+    def draws_timelines(self) -> bool:
+        """Whether this format draws findings' simulated timelines (``Finding.drawing``,
+        kept by the engine only then)."""
+        return False
+
     def write(self, report: Report, out: TextIO) -> None:
         raise NotImplementedError
 
@@ -61,4 +67,5 @@ def ssrisk_reporters() -> dict[str, Callable[..., Reporter]]:
         "sarif": _Lazy(".sarif", "SarifReporter"),
         "junit": _Lazy(".junit", "JunitReporter"),
         "github": _Lazy(".github", "GithubReporter"),
+        "markdown": _Lazy(".markdown", "MarkdownReporter"),
     }

@@ -31,11 +31,17 @@ class Items:
 
 
 def report_dict(report: Report) -> dict[str, Any]:
-    """The report as JSON-ready data (``findings`` converted as they are written)."""
+    """The report as JSON-ready data (``findings`` converted as they are written; each with
+    ``reference_urls``, the link of each reference or ``None``: :mod:`ssrisk.references`)."""
+    from ..references import reference_urls
+
+    def finding(f: Finding) -> dict[str, Any]:
+        return {**f.to_dict(), "reference_urls": reference_urls(f.references, report.kube_version)}
+
     return {
         "version": __version__,
         "kube_version": report.kube_version,
-        "findings": Items(_with_folded(report), lambda f: f.to_dict()),
+        "findings": Items(_with_folded(report), finding),
         "errors": [e.to_dict() for e in report.errors],
         "notices": [n.to_dict() for n in report.notices],
         "run_notes": [n.to_dict() for n in report.run_notes],

@@ -1,13 +1,14 @@
 """``--format junit``: JUnit XML for GitLab, Jenkins and other CI that read test reports.
 
-One ``<testsuite name="ssrisk">``; one ``<testcase>`` per checked StatefulSet and rule that
-ran, named ``"<rule-id>: StatefulSet <namespace>/<name>"`` with the file as ``classname``
-(plus `` (from <kustomization directory>)`` for an object built by kustomize, since overlays
-of one base give objects of the same name).
-A case with findings has one ``<failure>`` (``type`` is the highest severity; the text lists
-every finding with its position and explanation); a case whose findings are all suppressed
-is ``<skipped>`` with the reason; an unreadable input is a case ``read <path>`` with an
-``<error>``. Findings on another object (a PodDisruptionBudget, say) get a case of their own.
+One ``<testsuite name="ssrisk">``; one ``<testcase>`` per checked StatefulSet, named
+``"StatefulSet <namespace>/<name>"`` with the file as ``classname`` (plus `` (from
+<kustomization directory>)`` for an object built by kustomize, since overlays of one base give
+objects of the same name, and ``variant <name>`` for a configured chart variant), as a test
+report counts tests: a StatefulSet passes or fails.
+A case with findings has one ``<failure>`` (``type`` is the highest severity, ``message`` its
+finding; the text lists every finding with its position and explanation); a case whose
+findings are all suppressed is ``<skipped>`` with the reason; an unreadable input is a case
+``read <path>`` with an ``<error>``.
 Written one case at a time (:func:`write_junit`), in the layout junitparser's pretty output
 had.
 """
@@ -27,12 +28,13 @@ if TYPE_CHECKING:
     from ..model import Finding, ObjectRef, Position
 
 
-#: A test case: rule, object, where the checked StatefulSet starts, its kustomization.
-_Key: TypeAlias = "tuple[str, ObjectRef, Position | None, str | None]"
+#: A test case: the object, where the checked StatefulSet starts, its kustomization and
+#: chart variant (``Position.scope``).
+_Key: TypeAlias = "tuple[ObjectRef, Position | None, str]"
 
 
-def _case_name(rule_id: str, obj: ObjectRef, kustomization: str | None = None) -> str:
-    return printable(f"{rule_id}: {obj}" + (f" (from {kustomization})" if kustomization else ""))
+def _case_name(obj: ObjectRef, scope: str) -> str:
+    return printable(f"{obj}" + (f" (from {scope})" if scope else ""))
 
 
 def _failure_text(findings: list[Finding]) -> str:
@@ -67,30 +69,26 @@ def _element(tag: str, attrs: dict[str, str], text: str | None = None, depth: in
 
 
 class _Cases:
-    """The test cases of one report, each ``(key, file)``: every checked StatefulSet and rule
-    that ran, in report order, then the keys of findings on objects not checked as such (a
-    PodDisruptionBudget, say). Iterated once to count and once to write; nothing per case is
-    kept."""
+    """The test cases of one report, each ``(key, file)``: every checked StatefulSet, in report
+    order, then the keys of findings on objects not checked as such. Iterated once to count
+    and once to write; nothing per case is kept."""
 
     def __init__(self, report: Report) -> None:
         self.report = report
         # Keyed by where the checked StatefulSet starts: two files (or two overlays of one
-        # base) can define objects with the same namespace and name.
-        # (Position equality ignores the kustomization, so the key names it separately.)
+        # base, two variants of one chart) can define objects with the same namespace and
+        # name. (Position equality ignores the kustomization and variant: the key names them.)
         self.by_case: dict[_Key, list[Finding]] = defaultdict(list)
         for f in report.findings:
             at = f.checked_at
-            self.by_case[(f.rule, f.obj, at, at.kustomization if at else None)].append(f)
-        self._checked = {(ref, pos, pos.kustomization) for ref, pos in report.checked}
-        self._rules = set(report.rules_run)
+            self.by_case[(f.obj, at, at.scope() if at else "")].append(f)
+        self._checked = {(ref, pos, pos.scope()) for ref, pos in report.checked}
 
     def __iter__(self) -> Iterator[tuple[_Key, str]]:
         for ref, pos in self.report.checked:
-            for rule_id in self.report.rules_run:
-                yield (rule_id, ref, pos, pos.kustomization), pos.path
+            yield (ref, pos, pos.scope()), pos.path
         for key, found in self.by_case.items():
-            rule_id, ref, start, kustomization = key
-            if rule_id not in self._rules or (ref, start, kustomization) not in self._checked:
+            if key not in self._checked:
                 yield key, found[0].position.path
 
     def outcome(self, key: _Key) -> str:
@@ -132,9 +130,9 @@ def write_junit(report: Report, out: TextIO) -> None:
     head.append("\t\t</properties>\n")
     out.write(safe_lines("".join(head)))
     for key, path in cases:
-        rule_id, ref, _start, kustomization = key
+        ref, _start, scope = key
         attrs = {
-            "name": _case_name(rule_id, ref, kustomization),
+            "name": _case_name(ref, scope),
             "classname": printable(path),
             "time": "0.0",
         }
@@ -142,8 +140,9 @@ def write_junit(report: Report, out: TextIO) -> None:
         active = [f for f in found if not f.suppressed]
         if active:
             worst = max(active, key=lambda f: f.severity)
+            more = f" (and {len(active) - 1} more)" if len(active) > 1 else ""
             failure = {
-                "message": printable(f"{worst.position}: {worst.message}"),
+                "message": printable(f"{worst.position}: {worst.rule} {worst.message}{more}"),
                 "type": str(worst.severity),
             }
             body = _element("failure", failure, _failure_text(active))

@@ -38,6 +38,8 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..model import Finding, Severity
+from ..references import reference_urls
+from ..settings import DEFAULT_KUBE_VERSION
 from . import Reporter
 
 if TYPE_CHECKING:
@@ -182,17 +184,28 @@ def shorten(text: str, limit: int = MAX_DESCRIPTION_CHARS) -> str:
     return cut + "..."
 
 
-def rule_descriptor(rule: Rule, severity: Severity | None = None) -> dict[str, Any]:
+def rule_descriptor(
+    rule: Rule, severity: Severity | None = None, kube_version: str = DEFAULT_KUBE_VERSION
+) -> dict[str, Any]:
     """The SARIF ``reportingDescriptor`` of ``rule`` (its metadata and help page).
 
     ``severity`` is the configured one (``severity:`` in the configuration); without one the
     level is the most severe a finding of the rule can have (:meth:`Rule.levels`: a rule
     that reports some cases as errors is an error rule), and ``properties.severities`` lists
     them all. Each result states its own level. Descriptions and ``help.text`` are plain
-    text; ``help.markdown`` is the page.
+    text; ``help.markdown`` is the page, followed by the rule's references as links at
+    ``kube_version`` (:mod:`ssrisk.references`).
     """
     levels = (severity,) if severity is not None else rule.levels()
     doc = rule.doc()
+    links = [
+        f"- [{r}]({url})" if url else f"- {r}"
+        for r, url in zip(
+            rule.references, reference_urls(rule.references, kube_version), strict=True
+        )
+    ]
+    if links:  # the page's sources, as links a reader can follow
+        doc = doc.rstrip("\n") + "\n\n## Links\n\n" + "\n".join(links) + "\n"
     summary = rule.summary or rule.id
     descriptor: dict[str, Any] = {
         "id": rule.id,
@@ -284,8 +297,8 @@ def _digest(*parts: str) -> str:
 def fingerprint(uri: str, finding: Finding, line_text: str | None, kustomization: str) -> str:
     """``ssriskObjectRule/v2`` without its occurrence: file (``uri``), object and rule (not the
     line number), the kustomization it was built from (overlays of one base share a file) and
-    the text of the line it points at (two findings of one rule on one object point at
-    different fields)."""
+    the chart variant (``#variant=prod`` after it), and the text of the line it points at (two
+    findings of one rule on one object point at different fields)."""
     parts = [uri, str(finding.obj), finding.rule]
     if kustomization:
         parts.append(kustomization)
@@ -328,7 +341,8 @@ class _Log:
     def __init__(self, report: Report, rules: dict[str, Rule]) -> None:
         self.report = report
         self.descriptors: list[dict[str, Any]] = [
-            rule_descriptor(r, report.rule_severity.get(r.id)) for r in rules.values()
+            rule_descriptor(r, report.rule_severity.get(r.id), report.kube_version)
+            for r in rules.values()
         ]
         self.index = {d["id"]: i for i, d in enumerate(self.descriptors)}
         for f in report.findings:  # a rule the caller did not pass: minimal metadata
@@ -416,13 +430,15 @@ class _Log:
             location = where.of(f.position.path)
             k = f.position.kustomization
             kustomization = where.of(k)["uri"] if k else ""
+            if f.position.variant:  # (each variant of a chart is an environment of its own)
+                kustomization += f"#variant={f.position.variant}"
             prints = {
                 "primaryLocationLineHash": _numbered(
                     line_hash(location["uri"], f, kustomization), seen
                 ),
                 FINGERPRINT: _numbered(fingerprint(location["uri"], f, text, kustomization), seen),
             }
-            yield _result(f, self.index[f.rule], location, text, prints)
+            yield _result(f, self.index[f.rule], location, text, prints, self.report.kube_version)
 
 
 def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
@@ -511,6 +527,7 @@ def _result(
     location: dict[str, Any],
     line_text: str | None,
     fingerprints: dict[str, str],
+    kube_version: str = DEFAULT_KUBE_VERSION,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.rule,
@@ -538,7 +555,9 @@ def _result(
             "facts": f.facts_data(),
             "explanation": f.explanation,
             "references": list(f.references),
+            "referenceUrls": reference_urls(f.references, kube_version),
             **({"kustomization": f.position.kustomization} if f.position.kustomization else {}),
+            **({"variant": f.position.variant} if f.position.variant else {}),
         },
     }
     if f.suppressed:

@@ -10,6 +10,7 @@ import textwrap
 from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
+from ..references import reference_urls
 from . import Reporter
 from .escape import printable, safe_lines
 
@@ -85,7 +86,11 @@ class TextReporter(Reporter):
             explanation = f.explanation if self.explain else ""  # built on reading: read once
             if explanation:
                 body = textwrap.indent(_wrap_prose(safe_lines(explanation)), "    ")
-                refs = "".join(f"\n    - {printable(r)}" for r in f.references)
+                urls = reference_urls(f.references, report.kube_version)
+                refs = "".join(
+                    f"\n    - {printable(r)}" + (f" <{url}>" if url else "")
+                    for r, url in zip(f.references, urls, strict=True)
+                )
                 extra = body + ("\n    References:" + refs if refs else "")
             lines.append((printable(text), _STYLE.get(sev, ""), extra))
         for note in report.run_notes:

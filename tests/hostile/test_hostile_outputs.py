@@ -20,7 +20,7 @@ from ssrisk.reporters.escape import printable, printable_block
 HOSTILE = DATA / "hostile"
 GOOD = DATA / "robust" / "good.yaml"
 CONTROL = HOSTILE / "names" / "control-chars.yaml"
-FORMATS = ("text", "json", "sarif", "junit", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
 
 
 def _parse(fmt: str, text: str) -> None:

@@ -1,0 +1,141 @@
+"""Charts configured with their own release, namespace, values and variants (`charts:` in
+.ssrisk.yaml): each variant is rendered and checked on its own, named in every output, and a
+value's finding points at the values file that sets it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import DATA, run_cli
+
+REPO = DATA / "chart-variants"
+STAGING_VALUES = "environments/staging/db-values.yaml"
+PROD_VALUES = "environments/prod/db-values.yaml"
+
+pytest.importorskip("helm_python")  # the charts are rendered with Helm's embedded engine
+
+
+def _json(*args: str, cwd: Path = REPO) -> tuple[int, dict[str, Any]]:
+    run = run_cli("check", "--format", "json", *args, cwd=cwd)
+    assert run.code in (0, 1), run.out + run.err
+    return run.code, run.json()
+
+
+def _shown(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if not f.get("folded_into")]
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO, repo)
+    (repo / ".git").mkdir()
+    return repo
+
+
+def test_each_variant_is_rendered_and_checked_on_its_own() -> None:
+    _code, report = _json(".")
+    sets = {
+        (f["object"]["namespace"], f["object"]["name"], f.get("variant")) for f in _shown(report)
+    }
+    # release `orders` in namespace `data`, once per variant
+    assert {s[:2] for s in sets} == {("data", "orders-db")}
+    assert {s[2] for s in sets} == {"staging", "prod"}
+    assert report["summary"]["statefulsets"] == 2
+    # staging's values file sets one replica: its finding is at that value's line
+    (single,) = [f for f in _shown(report) if f["rule"] == "single-replica"]
+    assert (single["path"], single["line"], single["variant"]) == (STAGING_VALUES, 2, "staging")
+    # the copies in two variants are environments, not two objects of one release
+    assert not [n for n in report["notices"] if "Helm cannot install both" in n["message"]]
+
+
+def test_every_output_names_the_variant(tmp_path: Path) -> None:
+    text = run_cli("check", ".", cwd=REPO).out
+    assert f"{STAGING_VALUES}:2:1: error single-replica" in text
+    assert "(from db/templates/statefulset.yaml, variant staging)" in text
+    sarif, junit = tmp_path / "r.sarif", tmp_path / "r.xml"
+    formats = ("--format", "sarif", "-o", str(sarif), "--format", "junit", "-o", str(junit))
+    assert run_cli("check", *formats, ".", cwd=REPO).code == 1
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    variants = {r["properties"].get("variant") for r in results}
+    assert variants == {"staging", "prod"}
+    # the same template line in two variants: two alerts, told apart by their fingerprints
+    stalls = [r for r in results if r["ruleId"] == "ordered-ready-stall"]
+    assert len(stalls) == 2
+    assert len({json.dumps(r["partialFingerprints"], sort_keys=True) for r in stalls}) == 2
+    names = sorted(c.get("name", "") for c in ET.parse(junit).getroot().iter("testcase"))
+    assert names == [
+        "StatefulSet data/orders-db (from variant prod)",
+        "StatefulSet data/orders-db (from variant staging)",
+    ]
+
+
+def test_a_changed_values_file_checks_its_variant_only(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    values = repo / PROD_VALUES
+    values.write_text(values.read_text().replace("replicas: 3", "replicas: 2"))
+    code, report = _json("--changed", PROD_VALUES, cwd=repo)
+    assert code == 1
+    assert {f.get("variant") for f in report["findings"]} == {"prod"}
+    (quorum,) = [f for f in _shown(report) if f["rule"] == "quorum-replicas"]
+    assert (quorum["path"], quorum["line"], quorum["severity"]) == (PROD_VALUES, 1, "error")
+    assert quorum["facts"]["replicas"] == 2
+
+
+def test_a_changed_configuration_checks_its_whole_tree() -> None:
+    _code, whole = _json(".")
+    _code, changed = _json("--changed", ".ssrisk.yaml")
+    assert changed["summary"] == whole["summary"]
+
+
+def test_a_baseline_records_the_variant(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    run_cli("check", "--write-baseline", "b.json", ".", cwd=repo)
+    entries = json.loads((repo / "b.json").read_text())["findings"]
+    assert {e.get("variant") for e in entries} == {"staging", "prod"}
+    code, report = _json("--baseline", "b.json", ".", cwd=repo)
+    assert code == 0 and report["findings"] == []
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ("charts: {environments: {}}\n", "not a Helm chart directory"),
+        ("charts: {../../..: {}}\n", "outside the checked tree"),
+        ("charts: {charts/db: {values: [../../../../x.yaml]}}\n", "outside the checked tree"),
+        ("charts: {charts/db: {variants: {'-bad': {}}}}\n", "-bad"),
+        ("charts: {charts/db: {release: Orders}}\n", "Orders"),
+        ("charts: {charts/db: {set: {replicas: [1]}}}\n", "replicas"),
+    ],
+)
+def test_configuration_mistakes_are_named(tmp_path: Path, config: str, message: str) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".ssrisk.yaml").write_text(config)
+    run = run_cli("check", ".", cwd=repo)
+    assert run.code == 2 and message in run.err and ".ssrisk.yaml:1:" in run.err, run.err
+
+
+def test_set_values_and_command_line_values_come_after_the_variants(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".ssrisk.yaml").write_text(
+        "charts:\n  charts/db:\n    set: {replicas: 5}\n"
+        "    variants:\n      one: {set: {replicas: 1}}\n      five: {}\n"
+    )
+    (repo / "two.yaml").write_text("replicas: 2\n")
+    _code, report = _json(".", cwd=repo)
+    replicas = {
+        f["variant"]: f["facts"].get("replicas")
+        for f in report["findings"]
+        if f["rule"] in ("single-replica", "ordered-ready-stall")
+    }
+    assert replicas.get("one") == 1
+    # a value `set` gives is not the values files': the finding stays at the template's line
+    (single,) = [f for f in report["findings"] if f["rule"] == "single-replica"]
+    assert single["path"] == "charts/db/templates/statefulset.yaml"
+    _code, report = _json("--set", "replicas=2", ".", cwd=repo)
+    quorum = {f["variant"] for f in report["findings"] if f["rule"] == "quorum-replicas"}
+    assert quorum == {"one", "five"}  # --set replicas=2 wins over both

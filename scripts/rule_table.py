@@ -1,10 +1,11 @@
-"""Write the README's rule table from the rules' metadata (``ssrisk rules --format markdown``).
+"""Write the rule table of docs/rules/index.md from the rules' metadata (``ssrisk rules
+--format markdown``).
 
 Run after adding a rule or changing a rule's summary or severities:
 
     .venv/bin/python scripts/rule_table.py
 
-``tests/rules/test_rule_table.py`` fails while the README's table is not the generated one.
+``tests/rules/test_rule_table.py`` fails while the table is not the generated one.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import re
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "rules" / "index.md"
 START = "<!-- rule table: written by scripts/rule_table.py from the rules' metadata -->"
 END = "<!-- end of rule table -->"
 BLOCK = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.S)
 
 
 def generated() -> str:
-    """The README's rule block as the built-in rules' metadata gives it."""
+    """The rule block as the built-in rules' metadata gives it."""
     from ssrisk.cli import rule_table
     from ssrisk.plugins import collect_rules, plugin_manager
 
@@ -28,11 +29,11 @@ def generated() -> str:
 
 
 def main() -> int:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     if not BLOCK.search(text):
-        print(f"{README}: no {START!r} ... {END!r} block", file=sys.stderr)
+        print(f"{PAGE}: no {START!r} ... {END!r} block", file=sys.stderr)
         return 1
-    README.write_text(BLOCK.sub(lambda _m: generated(), text), encoding="utf-8")
+    PAGE.write_text(BLOCK.sub(lambda _m: generated(), text), encoding="utf-8")
     return 0
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import DATA, ROOT, run_cli
+from conftest import DATA, ROOT, docs_text, run_cli
 
 from ssrisk.model import Finding, Severity
 from ssrisk.rule import CheckContext, Rule
@@ -206,7 +206,7 @@ def test_the_readme_examples_are_valid_configurations(tmp_path: Path) -> None:
 
     from ssrisk.config import load_config
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     yaml_example = re.search(r"```yaml\n(# \.ssrisk\.yaml\n.*?)```", readme, re.S)
     toml_example = re.search(r"```toml\n(# pyproject\.toml\n.*?)```", readme, re.S)
     assert yaml_example and toml_example
@@ -359,3 +359,23 @@ def test_an_alias_that_contains_itself_is_an_error_of_the_file(tmp_path: Path, t
         assert run.code == 2, run.err
         assert ".ssrisk.yaml: nesting deeper than 200 levels" in run.err
         assert "internal error" not in run.err
+
+
+def test_the_readme_configuration_is_valid(tmp_path: Path) -> None:
+    import re
+
+    from ssrisk.config import load_config
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = re.findall(
+        r"```yaml\n(# \.ssrisk\.yaml at the repository root\n.*?)```", readme, re.S
+    )
+    # the repository it describes: the chart and its environments' values files
+    (tmp_path / "charts" / "db").mkdir(parents=True)
+    (tmp_path / "charts" / "db" / "Chart.yaml").write_text("apiVersion: v2\nname: db\nversion: 1\n")
+    (tmp_path / ".ssrisk.yaml").write_text(block, encoding="utf-8")
+    config = load_config(tmp_path / ".ssrisk.yaml")
+    (variants,) = config.charts.values()
+    assert [v.name for v in variants] == ["staging", "prod"]
+    assert variants[1].set_values == ("replicas=3",) and variants[1].release == "db"
+    assert config.kube_version == "1.33" and config.fail_on == Severity.WARNING

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import yaml
-from conftest import DATA, run_cli, run_process
+from conftest import DATA, docs_text, run_cli, run_process
 
 PROFILES = DATA / "profile"
 SEARCH = """\
@@ -161,7 +161,7 @@ def test_profile_nodes_in_the_configuration_are_checked(tmp_path: Path) -> None:
 
 def test_the_readme_commands_make_a_profile(tmp_path: Path) -> None:
     # The README's two lines, with the kubectl output saved in tests/data/profile/.
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     shown = "ssrisk profile nodes.yaml --storage-classes sc.yaml > .ssrisk.yaml"
     assert "kubectl get nodes -o yaml > nodes.yaml" in readme and shown in readme
     (tmp_path / "nodes.yaml").write_bytes((PROFILES / "rack-nodes.yaml").read_bytes())

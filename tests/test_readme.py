@@ -1,4 +1,5 @@
-"""The README shows real output: its samples are compared with what ssrisk prints."""
+"""The README and the docs show real output: their samples are compared with what ssrisk
+prints, and their commands, snippets and workflows are run or parsed as shown."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, docs_text, run_cli
 
 README = ROOT / "README.md"
 #: A finding line as text output prints it: ``path:line:col: severity rule-id message``.
@@ -27,9 +28,7 @@ def _fenced_lines(text: str) -> list[str]:
 
 
 def test_readme_sample_lines_are_real_output_of_the_examples() -> None:
-    samples = [
-        line for line in _fenced_lines(README.read_text("utf-8")) if FINDING_LINE.match(line)
-    ]
+    samples = [line for line in _fenced_lines(docs_text()) if FINDING_LINE.match(line)]
     assert samples, "the README shows no sample finding"
     # the quick start: `ssrisk check examples/` from the repository root, exit 1
     run = run_cli("check", "examples/", cwd=ROOT)
@@ -39,7 +38,7 @@ def test_readme_sample_lines_are_real_output_of_the_examples() -> None:
 
 
 def test_readme_states_the_default_scenario_of_simulate() -> None:
-    text = " ".join(README.read_text("utf-8").split())
+    text = " ".join(docs_text().split())
     stated = re.search(r"By default only the `([a-z-]+)` scenario is simulated", text)
     assert stated is not None
     run = run_cli("simulate", "--format", "json", "examples/postgres.yaml", cwd=ROOT)
@@ -57,15 +56,15 @@ def _blocks(text: str) -> list[tuple[str, str]]:
 def _workflow() -> dict[str, Any]:
     import yaml
 
-    (body,) = [b for lang, b in _blocks(README.read_text("utf-8")) if "# .github/workflows/" in b]
+    (body,) = [b for lang, b in _blocks(docs_text()) if "# .github/workflows/ssrisk-cli.yaml" in b]
     doc: dict[str, Any] = yaml.safe_load(body)
     return doc
 
 
 def _shown_commands() -> list[str]:
-    """The ``ssrisk`` commands of the README's shell blocks and of its workflow, in order."""
+    """The ``ssrisk`` commands of the docs' shell blocks and of the workflow, in order."""
     commands = []
-    for lang, body in _blocks(README.read_text("utf-8")):
+    for lang, body in _blocks(docs_text()):
         if lang == "sh":
             commands += [
                 line.split("  #")[0].strip()
@@ -108,10 +107,10 @@ def test_readme_pre_commit_snippets_name_the_hook_with_valid_arguments() -> None
 
     from ssrisk.cli import build_parser
 
-    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    hooks_of = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     snippets = [
         yaml.safe_load(body)
-        for lang, body in _blocks(README.read_text("utf-8"))
+        for lang, body in _blocks(docs_text())
         if lang == "yaml" and "id: ssrisk" in body
     ]
     hooks: list[dict[str, Any]] = []
@@ -120,7 +119,35 @@ def test_readme_pre_commit_snippets_name_the_hook_with_valid_arguments() -> None
         hooks += entries
     assert len(hooks) >= 3
     for h in hooks:
-        assert h["id"] == hook["id"]
+        hook = hooks_of[h["id"]]
         # the hook runs `entry ARGS FILES`: the README's args must parse
         argv = [*hook["entry"].split()[1:], *h.get("args", []), "deploy/db.yaml"]
         build_parser().parse_args(argv)
+
+
+def test_the_documented_action_workflows_use_the_actions_inputs() -> None:
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    inputs = set(action["inputs"])
+    workflows = [
+        yaml.safe_load(body)
+        for lang, body in _blocks(docs_text())
+        if lang == "yaml" and "# .github/workflows/" in body
+    ]
+    uses = [
+        step
+        for w in workflows
+        for job in w["jobs"].values()
+        for step in job["steps"]
+        if step.get("uses", "").split("@")[0].endswith("/ssrisk")
+    ]
+    assert len(uses) >= 2  # the README's and the CI page's
+    for step in uses:
+        assert set(step.get("with", {})) <= inputs, step
+    # every input is documented, with its default
+    ci = (ROOT / "docs" / "ci.md").read_text("utf-8")
+    for name, spec in action["inputs"].items():
+        default = spec.get("default", "")
+        row = f"| `{name}` | `{default}` |" if default else f"| `{name}` | |"
+        assert "\n" + row in ci, name

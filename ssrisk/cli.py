@@ -359,8 +359,9 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
         metavar="FILE",
-        help="configuration file (default: .ssrisk.yaml or [tool.ssrisk] in pyproject.toml, "
-        "found by walking up from the working directory)",
+        help="configuration file for every PATH (default: each PATH's own .ssrisk.yaml or "
+        "[tool.ssrisk] in pyproject.toml, found by walking up from it, else from the working "
+        "directory)",
     )
     p.add_argument(
         "--context",
@@ -368,7 +369,8 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
         default=[],
         metavar="PATH",
         help="also load PATH for related objects (PDBs, Services, StorageClasses) without "
-        "checking its StatefulSets (repeatable; the pre-commit hook passes the repository)",
+        "checking its StatefulSets (repeatable; for objects kept in other directories, e.g. "
+        "args: [--context, cluster/storage/, --] in the pre-commit hook)",
     )
     p.add_argument(
         "--changed",
@@ -412,10 +414,40 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
         help="worker processes for large inputs (default 0: one per idle core when the first "
         "StatefulSets show that the rest is worth it; 1: none)",
     )
-    p.add_argument("--disable", action="append", default=[], metavar="RULE", help="skip a rule")
+    _add_rule_selection(p)
+
+
+def _add_rule_selection(p: argparse.ArgumentParser) -> None:
+    """``--disable`` and ``--select``."""
     p.add_argument(
-        "--select", action="append", default=[], metavar="RULE", help="run only these rules"
+        "--disable",
+        action=_RuleListAction,
+        default=[],
+        metavar="RULE[,RULE...]",
+        help="skip these rules (repeatable, or comma-separated)",
     )
+    p.add_argument(
+        "--select",
+        action=_RuleListAction,
+        default=[],
+        metavar="RULE[,RULE...]",
+        help="run only these rules (repeatable, or comma-separated)",
+    )
+
+
+class _RuleListAction(argparse.Action):
+    """``--select``/``--disable``: repeatable, each value a rule id or a comma-separated list
+    of them (``--select a,b`` as ruff takes it)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        ids = [part.strip() for part in str(values).split(",") if part.strip()]
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest, []), *ids])
 
 
 def _add_simulate(sub: Any, common: argparse.ArgumentParser) -> None:

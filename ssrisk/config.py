@@ -1,7 +1,8 @@
 """The configuration file: ``.ssrisk.yaml`` or ``[tool.ssrisk]`` in ``pyproject.toml``.
 
-Found by walking up from the working directory (the first directory that has either wins;
-in one directory ``.ssrisk.yaml`` beats ``pyproject.toml``), or named with ``--config FILE``.
+Found by walking up from each checked path, else from the working directory (the first
+directory that has either wins; in one directory ``.ssrisk.yaml`` beats ``pyproject.toml``),
+or named with ``--config FILE``.
 Validated against ``schemas/config.schema.json`` with jsonschema; every problem is a
 :class:`ConfigError` naming the file and the position (``path:line:column`` for YAML, the
 key path for TOML), which the command line turns into exit code 2.

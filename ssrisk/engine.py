@@ -188,7 +188,7 @@ def check(
 
     ``context`` paths are loaded too, but only so that rules see related objects (PDBs,
     Services, StorageClasses) defined there: their StatefulSets are not checked and their
-    unreadable files are not errors (the pre-commit hook passes the repository as context).
+    unreadable files are not errors (`--context cluster/storage/` in a pre-commit hook).
 
     Returns:
         A :class:`Report` with findings sorted by path, line and column; unreadable inputs are

@@ -543,6 +543,8 @@ def load_text(
             # checked.
             del out.errors[errors:]
             templates += 1
+        elif len(out.errors) > errors and chunk.lstrip().startswith(("{", "[")):
+            _json_with_comments(out, chunk, line_offset, errors)
     if templates:
         out.notices.append(
             Notice(
@@ -557,9 +559,88 @@ def load_text(
     return out
 
 
+def jsonc_comment(text: str) -> tuple[int, int, str] | None:
+    """The first comment of a JSON-with-comments text (``//`` or ``/*`` outside a string), as
+    ``(0-based line, 0-based column, text without comments)``, else ``None``."""
+    out: list[str] = []
+    first: int | None = None
+    i, n, in_string = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_string:
+            out.append(c)
+            if c == "\\":
+                out.append(text[i + 1 : i + 2])
+                i += 2
+                continue
+            in_string = c != '"'
+        elif c == '"':
+            in_string = True
+            out.append(c)
+        elif text.startswith("//", i) or text.startswith("/*", i):
+            first = i if first is None else first
+            end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
+            end = n if end < 0 else end + (0 if text[i + 1] == "/" else 2)
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:end]))
+            i = end
+            continue
+        else:
+            out.append(c)
+        i += 1
+    if first is None:
+        return None
+    line = text.count("\n", 0, first)
+    return line, first - (text.rfind("\n", 0, first) + 1), "".join(out)
+
+
+def _json_with_comments(out: LoadedFile, chunk: str, line_offset: int, errors: int) -> None:
+    """A document that did not load and holds ``//`` or ``/* */`` comments: JSON with
+    comments (an editor's ``settings.json``, ``tsconfig.json``), which neither YAML nor
+    kubectl reads. Without ``apiVersion`` and ``kind`` it is no manifest: skipped with a
+    notice. With them, one error at the first comment (where kubectl stops), not the YAML
+    parser's confused one further on."""
+    import json
+
+    found = jsonc_comment(chunk)
+    if found is None:
+        return
+    line, col, stripped = found
+    try:  # (JSON with comments also allows a comma before a closing bracket)
+        data = json.loads(re.sub(r",(\s*[}\]])", r"\1", stripped))
+    except ValueError:
+        data = None
+    del out.errors[errors:]
+    if isinstance(data, (dict, list)) and not _names_a_kind(data):
+        out.notices.append(
+            Notice(
+                out.path,
+                "skipped: JSON with comments (an editor's or tool's settings), not a Kubernetes "
+                "manifest",
+                line_offset + line + 1,
+                col + 1,
+            )
+        )
+        return
+    out.errors.append(
+        InputError(
+            out.path,
+            "a comment: JSON has none, so kubectl cannot read this file (remove the comments, "
+            "or exclude the file)",
+            line_offset + line + 1,
+            col + 1,
+        )
+    )
+
+
+def _names_a_kind(data: Any) -> bool:
+    """Whether JSON data is (or lists) something with ``apiVersion`` and ``kind``."""
+    items = data if isinstance(data, list) else [data]
+    return any(isinstance(i, dict) and "kind" in i and "apiVersion" in i for i in items)
+
+
 def record_comments(lf: LoadedFile, path: str, text: str | None) -> None:
     """Keep the ``ssrisk: ignore`` comments of ``text`` (the file ``path``) in ``lf``."""
-    if text and "ssrisk:" in text:
+    if text and "ssrisk" in text:
         from .suppression import scan_comments
 
         found = scan_comments(text)

@@ -27,6 +27,13 @@ from .names import unknown_rule
 
 IGNORE_ANNOTATION = "ssrisk.io/ignore"
 REASON_ANNOTATION = "ssrisk.io/ignore-reason"
+#: Every annotation ssrisk reads (the catalog's ``ssrisk.io/system`` and ``ssrisk.io/quorum``
+#: too): another whose key names ssrisk is a misspelling, said at its key.
+KNOWN_ANNOTATIONS = (IGNORE_ANNOTATION, REASON_ANNOTATION, "ssrisk.io/system", "ssrisk.io/quorum")
+#: A comment that means to suppress (``# ssrisk:ignore X``, ``# ssrisk ignore[X]``,
+#: ``# ssrisk-disable``) without the form ssrisk reads: said, since it suppresses nothing.
+_LOOKALIKE = re.compile(r"(?:^|\s)#\s*ssrisk\b[\s:_-]*(?:ignore|disable|noqa|skip)", re.I)
+USAGE = "# ssrisk: ignore[RULE-ID] reason"
 
 #: The start of ``# ssrisk: ignore[a,b] reason``; ``#`` starts a YAML comment only at the start
 #: of a line or after whitespace (YAML 1.2, 6.6 Comments), so ``a#b`` in a scalar is not one.
@@ -121,13 +128,15 @@ class IgnoreComment:
     ids: frozenset[str]
     reason: str | None
     target: int
+    #: Meant as a suppression but not in the form ssrisk reads (suppresses nothing).
+    malformed: bool = False
 
 
 def scan_comments(text: str) -> list[IgnoreComment]:
     """Every ``ssrisk: ignore`` comment of a file's text (the loader calls this while it has
     the text, so suppression never reads a file again; a file without ``ssrisk:`` costs one
     substring search)."""
-    if "ssrisk:" not in text:
+    if "ssrisk" not in text:
         return []
     lines = text.splitlines()
     out = []
@@ -136,9 +145,14 @@ def scan_comments(text: str) -> list[IgnoreComment]:
     for i in range(len(lines) - 1, -1, -1):  # (one pass up: a run of comment lines costs once)
         line = lines[i]
         comment_line = line.lstrip().startswith("#")
-        if "ssrisk:" in line:
+        if "ssrisk" in line:
             m = match_comment(line)
-            if m is not None:
+            if m is None:
+                near = _LOOKALIKE.search(line)
+                if near is not None:  # (no ids: it suppresses nothing, and is said)
+                    column = line.index("#", near.start())
+                    out.append(IgnoreComment(i + 1, column + 1, frozenset(), None, i + 1, True))
+            else:
                 target = (below if below is not None else len(lines)) if comment_line else i
                 found.append((i, target, m))
         if not comment_line:
@@ -204,7 +218,8 @@ def apply(
     """
     known_ids, ran_ids = frozenset(known), frozenset(ran)
     annotated: dict[tuple[ObjectRef, Position], tuple[K8sObject, dict[str, Suppression]]] = {}
-    for sts in statefulsets:
+    checked = list(statefulsets)
+    for sts in checked:
         declared = annotation_suppressions(sts)
         if declared:
             annotated[(sts.ref, sts.start())] = (sts, declared)
@@ -232,29 +247,8 @@ def apply(
             finding.suppressed = True
             finding.suppression_kind = found.kind
             finding.suppression_reason = found.reason
-    notices: list[Notice] = []
-    for path, found_comments in files.items():
-        if warn_in is not None and not warn_in(path):
-            continue
-        spans = sorted(unchecked.get(path, ()) if unchecked else ())
-        firsts = [first for first, _last in spans]
-        for c in found_comments:
-            where = (path, c.line, c.column)
-            # (the span starting last at or before the target is the one that may hold it:
-            # spans are where objects are written, so none overlaps the next)
-            i = bisect.bisect_right(firsts, c.target) - 1
-            judged = not (i >= 0 and spans[i][0] <= c.target <= spans[i][1])
-            notices.extend(
-                _unhelpful(
-                    c.ids,
-                    known_ids,
-                    ran_ids if judged else frozenset(),
-                    used,
-                    (path, c.line),
-                    where,
-                    f"line {c.target}",
-                )
-            )
+    notices = _comment_notices(files, known_ids, ran_ids, used, warn_in, unchecked)
+    notices.extend(_misspelt_annotations(checked, warn_in))
     for key, (sts, declared) in annotated.items():
         at = _annotation_position(sts)
         if warn_in is not None and not warn_in(at.path):
@@ -293,6 +287,75 @@ def _unhelpful(
         else:
             continue
         out.append(Notice(where[0], message, where[1], where[2], level="warning"))
+    return out
+
+
+def _comment_notices(
+    files: Mapping[str, Sequence[IgnoreComment]],
+    known_ids: frozenset[str],
+    ran_ids: frozenset[str],
+    used: set[tuple[object, str]],
+    warn_in: Callable[[str], bool] | None,
+    unchecked: Mapping[str, Sequence[tuple[int, int]]] | None,
+) -> list[Notice]:
+    """Warnings for the comments of ``files`` (see :func:`apply`): misspelt ones, and those
+    that name an unknown rule or suppressed nothing."""
+    notices: list[Notice] = []
+    for path, found_comments in files.items():
+        if warn_in is not None and not warn_in(path):
+            continue
+        spans = sorted(unchecked.get(path, ()) if unchecked else ())
+        firsts = [first for first, _last in spans]
+        for c in found_comments:
+            where = (path, c.line, c.column)
+            if c.malformed:
+                message = f"not a suppression ssrisk reads (it suppresses nothing): write {USAGE!r}"
+                notices.append(Notice(path, message, c.line, c.column, level="warning"))
+                continue
+            # (the span starting last at or before the target is the one that may hold it:
+            # spans are where objects are written, so none overlaps the next)
+            i = bisect.bisect_right(firsts, c.target) - 1
+            judged = not (i >= 0 and spans[i][0] <= c.target <= spans[i][1])
+            notices.extend(
+                _unhelpful(
+                    c.ids,
+                    known_ids,
+                    ran_ids if judged else frozenset(),
+                    used,
+                    (path, c.line),
+                    where,
+                    f"line {c.target}",
+                )
+            )
+    return notices
+
+
+def _misspelt_annotations(
+    statefulsets: Iterable[K8sObject], warn_in: Callable[[str], bool] | None
+) -> list[Notice]:
+    """A warning at each annotation key of the StatefulSets (and their pod templates) that
+    names ssrisk but is none it reads (``ssrisk.io/ignored``, ``ssrisk/ignore``): it does
+    nothing, so a user who meant a suppression would not know."""
+    from .names import closest
+
+    out = []
+    for sts in statefulsets:
+        for keys in (("metadata", "annotations"), ("spec", "template", "metadata", "annotations")):
+            annotations = sts.get(*keys)
+            if not isinstance(annotations, Mapping):
+                continue
+            for key in annotations:
+                if not isinstance(key, str) or "ssrisk" not in key.split("/")[0].lower():
+                    continue
+                if key in KNOWN_ANNOTATIONS:
+                    continue
+                at = sts.pos(*keys, key)
+                if warn_in is not None and not warn_in(at.path):
+                    continue
+                near = closest(key, KNOWN_ANNOTATIONS)
+                hint = f"did you mean {near!r}?" if near else f"ssrisk reads {IGNORE_ANNOTATION!r}"
+                message = f"annotation {key!r} is none ssrisk reads ({hint}); it does nothing"
+                out.append(Notice(at.path, message, at.line, at.column, level="warning"))
     return out
 
 

@@ -513,21 +513,23 @@ def validate_object(
         and isinstance(value.get("spec"), dict)
     ):
         problems.extend(_pdb_spec_problems(value["spec"]))
+    # (at the file the position names: a rendered object's field is written in a template,
+    # a patch or a values file, not in the object's own path, which may be a directory)
     for problem in problems[:MAX_PROBLEMS_PER_OBJECT]:
         pos = obj.pos(*problem.path)
         message = f"{where}: {problem.message}"
         if problem.error:
-            result.errors.append(InputError(obj.path, message, pos.line, pos.column))
+            result.errors.append(InputError(pos.path, message, pos.line, pos.column))
         else:
-            result.warnings.append(Notice(obj.path, message, pos.line, pos.column, "warning"))
+            result.warnings.append(Notice(pos.path, message, pos.line, pos.column, "warning"))
     if len(problems) > MAX_PROBLEMS_PER_OBJECT:
         pos = obj.start()
         rest = problems[MAX_PROBLEMS_PER_OBJECT:]
         message = f"{where}: {len(rest)} more schema problem(s)"
         if any(p.error for p in rest):
-            result.errors.append(InputError(obj.path, message, pos.line, pos.column))
+            result.errors.append(InputError(pos.path, message, pos.line, pos.column))
         else:
-            result.warnings.append(Notice(obj.path, message, pos.line, pos.column, "warning"))
+            result.warnings.append(Notice(pos.path, message, pos.line, pos.column, "warning"))
     if not result.errors:
         # Rules and the simulator read what the API server stores: `replicas: 1e9` is the
         # integer 1000000000 there, an anchored `&x true` a boolean.

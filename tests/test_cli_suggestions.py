@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
+
+EXAMPLES = str(ROOT / "examples")
 
 
 def test_a_mistyped_option_names_the_closest_option_of_any_command() -> None:
@@ -20,3 +22,14 @@ def test_a_mistyped_scenario_names_the_closest_scenario() -> None:
     run = run_cli("simulate", "--scenario", "node-los", "examples")
     assert run.code == 2
     assert "unknown scenario 'node-los' (did you mean 'node-loss'?" in run.err
+
+
+def test_select_and_disable_take_comma_separated_rule_ids() -> None:
+    both = run_cli("check", "--format", "json", "--select", "single-replica,pdb-missing", EXAMPLES)
+    assert {f["rule"] for f in both.json()["findings"]} == {"single-replica", "pdb-missing"}
+    typo = run_cli("check", "--select", "single-replica,pdb-misisng", EXAMPLES)
+    assert typo.code == 2 and "unknown rule 'pdb-misisng' (did you mean 'pdb-missing'?)" in typo.err
+    rest = run_cli(
+        "check", "--format", "json", "--disable", "single-replica, pdb-missing", EXAMPLES
+    )
+    assert not {"single-replica", "pdb-missing"} & {f["rule"] for f in rest.json()["findings"]}

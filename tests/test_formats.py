@@ -109,7 +109,10 @@ def test_sarif_rule_metadata_comes_from_the_rules() -> None:
     assert d["name"] == "SingleReplica"
     assert d["shortDescription"]["text"] == rules["single-replica"].summary
     assert d["fullDescription"]["text"]
-    assert d["help"]["markdown"] == rules["single-replica"].doc()
+    # the rule's page, then its references as links
+    page, links = d["help"]["markdown"].split("\n\n## Links\n\n")
+    assert page == rules["single-replica"].doc().rstrip("\n")
+    assert len(links.splitlines()) == len(rules["single-replica"].references)
     assert d["defaultConfiguration"]["level"] == "error"
     # a rule with error and milder cases is an error rule, its severities listed
     quorum = descriptors["quorum-replicas"]

@@ -150,3 +150,16 @@ def test_a_missing_local_reference_is_an_error_at_its_line_once() -> None:
     gone = run_cli("check", "--changed", f"{shown}/base/gone.yaml", cwd=ROOT)
     assert f"{shown}/base/gone.yaml: notice: deleted (not on disk)" in gone.out
     assert next(x for x in gone.out.splitlines() if "error:" in x) == errors[0]
+
+
+def test_helm_charts_in_a_kustomization_are_refused_with_advice(tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: []\nhelmCharts:\n  - name: postgresql\n"
+        "    repo: https://charts.bitnami.com/bitnami\n    version: 12.1.0\n",
+        encoding="utf-8",
+    )
+    run = run_cli("check", "--format", "json", str(tmp_path))
+    (error,) = run.json()["errors"]
+    assert run.code == 2 and (error["line"], error["column"]) == (2, 1)
+    assert error["message"].startswith("helmCharts: kustomize inflates charts only with")
+    assert "kustomize build --enable-helm DIR | ssrisk check -" in error["message"]

@@ -144,3 +144,61 @@ def test_the_transformer_kustomize_runs_last_wins_and_quoted_patches() -> None:
     # end to end: single-replica is reported at that count
     single = _one(_findings(str(FORMS)), "single-replica")
     assert (single["line"], single["column"]) == (replicas.line, replicas.column)
+
+
+REMOVED_BASE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 3
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      terminationGracePeriodSeconds: 60
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            - topologyKey: kubernetes.io/hostname
+              labelSelector:
+                matchLabels: {app: db}
+      containers:
+        - name: db
+          image: nginx
+"""
+REMOVED_OVERLAY = """\
+resources: [../base]
+patches:
+  - target: {kind: StatefulSet, name: db}
+    patch: |-
+      - op: replace
+        path: /spec/template/spec/terminationGracePeriodSeconds
+        value: 30
+      - op: remove
+        path: /spec/template/spec/affinity
+"""
+
+
+def test_a_field_an_inline_json_patch_removes_is_reported_at_the_remove(tmp_path: Path) -> None:
+    for directory in ("base", "prod", ".git"):  # (the repository is the checked tree)
+        (tmp_path / directory).mkdir()
+    (tmp_path / "base" / "sts.yaml").write_text(REMOVED_BASE, encoding="utf-8")
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [sts.yaml]\n")
+    (tmp_path / "prod" / "kustomization.yaml").write_text(REMOVED_OVERLAY, encoding="utf-8")
+    args = ("--format", "json", "--select", "replicas-share-failure-domain")
+    report = run_cli("check", *args, str(tmp_path / "prod")).json()
+    (finding,) = report["findings"]
+    line = REMOVED_OVERLAY.splitlines().index("        path: /spec/template/spec/affinity") + 1
+    assert (finding["path"], finding["line"]) == (
+        str(tmp_path / "prod" / "kustomization.yaml"),
+        line,
+    )
+    assert finding["facts"]["node_loss_takes"] == 3  # nothing keeps replicas apart any more
+    # the base, built alone, keeps its anti-affinity: only zones are left to spread, there
+    (base,) = run_cli("check", *args, str(tmp_path / "base")).json()["findings"]
+    assert "node_loss_takes" not in base["facts"] and base["path"].endswith("base/sts.yaml")

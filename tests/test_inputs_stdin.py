@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 from conftest import DATA, run_process
 
@@ -67,3 +68,33 @@ def test_empty_stdin_is_a_notice_unless_fail_if_empty() -> None:
     run = run_process("check", "--format", "json", "--fail-if-empty", "-", stdin="")
     assert "<stdin>" in [e["path"] for e in json.loads(run.out)["errors"]]
     assert run.code == 2
+
+
+def test_github_and_sarif_place_stream_findings_at_their_template_or_at_no_file(
+    tmp_path: Path,
+) -> None:
+    text = STREAM.read_text(encoding="utf-8")
+    sources = {
+        line.split("# Source: ", 1)[1].strip() for line in text.splitlines() if "# Source: " in line
+    }
+    # the chart the stream was rendered from, checked out below the working directory
+    for source in sources:
+        (tmp_path / "charts" / source).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "charts" / source).write_text("# a template\n", encoding="utf-8")
+    github = run_process("check", "--format", "github", "-", stdin=text, cwd=tmp_path).out
+    annotations = [ln for ln in github.splitlines() if ln.startswith("::")]
+    assert annotations and "<stdin>" not in github and "%3Cstdin%3E" not in github
+    assert all(",line=" not in ln for ln in annotations if "file=charts/" in ln)
+    sarif = json.loads(run_process("check", "--format", "sarif", "-", stdin=text, cwd=tmp_path).out)
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in sarif["runs"][0]["results"]
+        for loc in r["locations"]
+        if "physicalLocation" in loc
+    }
+    assert uris and all(u.startswith("charts/") for u in uris)
+    # without the chart: no file at all, the object only
+    bare = json.loads(run_process("check", "--format", "sarif", "-", stdin=text).out)
+    for result in bare["runs"][0]["results"]:
+        (location,) = result["locations"]
+        assert "physicalLocation" not in location and location["logicalLocations"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import DATA
+from pathlib import Path
+
+from conftest import DATA, run_cli
 
 from ssrisk.loading import discover, load_path, split_documents
 
@@ -148,3 +150,24 @@ def test_legacy_api_versions_are_read() -> None:
     # it was meant to be
     assert [o.kind for o in lf.objects] == ["StatefulSet", "PodDisruptionBudget"]
     assert lf.notices == []
+
+
+def test_json_with_comments_is_skipped_or_pointed_at_its_first_comment(tmp_path: Path) -> None:
+    settings = tmp_path / ".vscode" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        '{\n  // editor settings\n  "editor.tabSize": 2,\n  /* a\n     block */\n'
+        '  "files.exclude": {"**/.git": true},\n}\n'
+    )
+    run = run_cli("check", "--format", "json", str(tmp_path))
+    report = run.json()
+    # an editor's settings are no manifest: a notice at its first comment, not an error
+    assert run.code == 0 and report["errors"] == []
+    (notice,) = [n for n in report["notices"] if "JSON with comments" in n["message"]]
+    assert (notice["line"], notice["column"]) == (2, 3)
+    manifest = tmp_path / "sts.json"
+    manifest.write_text('{\n "apiVersion": "apps/v1", // the API\n "kind": "StatefulSet"\n}\n')
+    run = run_cli("check", "--format", "json", str(manifest))
+    (error,) = run.json()["errors"]
+    assert run.code == 2 and (error["line"], error["column"]) == (2, 27)
+    assert "a comment: JSON has none" in error["message"]

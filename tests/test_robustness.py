@@ -9,6 +9,7 @@ file given beside it is still checked.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -153,6 +154,8 @@ def _errors(fmt: str, out: str) -> list[tuple[str, int | None, str]]:
     if fmt == "junit":
         root = ET.fromstring(out)
         lines = [e.get("message", "") for e in root.iter("error")]
+    if fmt == "markdown":  # a list item each, escaped as Markdown text
+        lines = [html.unescape(x[2:]) for x in lines if x.startswith("- ")]
     for line in lines:
         m = _TEXT_ERROR.match(line)
         if m:
@@ -179,6 +182,8 @@ def _good_file_checked(fmt: str, out: str) -> bool:
         )
     if fmt == "github":
         return any(x.startswith("::warning file=") and "good.yaml" in x for x in out.splitlines())
+    if fmt == "markdown":  # a table row per finding: | warning | `rule` | path:line:col | ...
+        return any(re.match(r"^\| warning \| .*good\.yaml:\d+:\d+ ", x) for x in out.splitlines())
     return any(re.match(r"^.*good\.yaml:\d+:\d+: warning ", x) for x in out.splitlines())
 
 

@@ -219,3 +219,47 @@ def test_a_suppression_of_a_folded_finding_is_used() -> None:
     quorum = [f for f in alone.json()["findings"] if f["rule"] == "pdb-quorum-loss"]
     assert [(f.get("folded_into"), f["suppressed"]) for f in quorum] == [(None, True)]
     assert alone.code == 0
+
+
+MISSPELT = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+  annotations:
+    ssrisk.io/ignored: single-replica
+    ssrisk/ignore: single-replica
+    ssrisk.io/system: postgresql
+spec:
+  serviceName: db
+  # ssrisk:ignore single-replica
+  replicas: 1
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+        - name: db
+          image: postgres:16  # ssrisk ignore[readiness-probe-missing] no probe yet
+"""
+
+
+def test_misspelt_suppressions_are_said_where_they_are(tmp_path: Path) -> None:
+    manifest = tmp_path / "db.yaml"
+    manifest.write_text(MISSPELT, encoding="utf-8")
+    report = run_cli("check", "--format", "json", str(manifest)).json()
+    said = {
+        (n["line"], n["column"]): n["message"] for n in report["notices"] if n["level"] == "warning"
+    }
+    lines = MISSPELT.splitlines()
+    # the annotations: at their keys, with the one they resemble (the catalog's is fine)
+    assert "did you mean 'ssrisk.io/ignore'?" in said[(6, 5)]
+    assert "did you mean 'ssrisk.io/ignore'?" in said[(7, 5)]
+    # the comments: at their '#', with the form ssrisk reads
+    assert said[(11, 3)].startswith("not a suppression ssrisk reads")
+    assert (21, lines[20].index("#") + 1) in said
+    assert len(said) == 4
+    # and they suppress nothing
+    assert not any(f.get("suppressed") for f in report["findings"])

@@ -503,7 +503,12 @@ class _Graph:
             return node
         node.root = True
         try:
-            for entry in kustomization_entries(read_kustomization(kfile)):
+            document = read_kustomization(kfile)
+            charts = _helm_charts(document, kfile)
+            if charts is not None:  # (its other entries are not what stops the build)
+                node.errors.append(charts)
+                return node
+            for entry in kustomization_entries(document):
                 problem, include = _check_entry(entry, kfile, real, root, self.remote_ok, given)
                 if problem is not None:
                     node.errors.append(problem)
@@ -512,6 +517,29 @@ class _Graph:
         except Unreadable as exc:
             node.errors.append(_unreadable(kfile, exc))
         return node
+
+
+#: Why a kustomization with ``helmCharts`` is not built, and what to do instead.
+HELM_CHARTS = (
+    "helmCharts: kustomize inflates charts only with --enable-helm and a helm binary, "
+    "pulling each chart from its repo over the network, which ssrisk does not do; not built. "
+    "Vendor the chart (helm pull REPO/CHART --untar --untardir charts) and check that "
+    "directory as a chart (with charts: in .ssrisk.yaml for its values), or render it "
+    "yourself: kustomize build --enable-helm DIR | ssrisk check -"
+)
+
+
+def _helm_charts(document: Any, kfile: str) -> InputError | None:
+    """An error at the ``helmCharts`` key of a kustomization document, if it has one."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    if not isinstance(document, MappingNode):
+        return None
+    for key, _value in document.value:  # (kustomize reads field names without regard to case)
+        text = _scalar_text(key) if isinstance(key, ScalarNode) else None
+        if text is not None and text.casefold() == "helmcharts":
+            return InputError(kfile, HELM_CHARTS, *_mark(key))
+    return None
 
 
 def _unreadable(kfile: str, exc: Unreadable) -> InputError:

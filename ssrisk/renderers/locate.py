@@ -274,16 +274,30 @@ class JsonPatch:
 
         The last operation wins (RFC 6902 applies them in order). An ``add``/``replace``
         whose ``path`` is the field points at its ``value``; one whose ``path`` is a parent
-        of the field points at the field inside its ``value``; ``copy``/``move`` at ``from``.
+        of the field points at the field inside its ``value``; ``copy``/``move`` at ``from``;
+        a ``remove`` of the field, of a parent of it, or of something inside it (at least two
+        levels down: ``/spec/template/spec/affinity`` for ``spec.template.spec``) at its
+        ``path``.
         """
         wanted = [str(k) for k in keys]
         for op in reversed(self.ops):
-            if not isinstance(op, Mapping) or op.get("op") in ("test", "remove"):
+            if not isinstance(op, Mapping) or op.get("op") == "test":
                 continue
             target = op.get("path")
             if not isinstance(target, str) or not target.startswith("/"):
                 continue
             tokens = [t.replace("~1", "/").replace("~0", "~") for t in target[1:].split("/")]
+            if op.get("op") == "remove":
+                # the field is gone because of this operation (it removed the field or a
+                # parent of it), or the field lacks what it removed (a finding about what
+                # the pod spec no longer has): the user changes it here, not in the base
+                removed = tokens == wanted[: len(tokens)]
+                inside = len(wanted) >= 2 and wanted == tokens[: len(wanted)]
+                lc = getattr(op, "lc", None)
+                if (removed or inside) and lc is not None and "path" in op:
+                    line, col = lc.value("path")
+                    return self.text.place(self.path, int(line), int(col))
+                continue
             if tokens != wanted[: len(tokens)]:
                 continue
             rest = tuple(keys[len(tokens) :])

@@ -64,7 +64,7 @@ class GithubReporter(Reporter):
         return False
 
     def write(self, report: Report, out: TextIO) -> None:
-        from .repository import RepositoryPaths
+        from .repository import RepositoryPaths, stream_source
 
         spelt = RepositoryPaths().spelt  # GitHub maps files relative to the repository root
         lines: list[str] = []
@@ -78,14 +78,25 @@ class GithubReporter(Reporter):
         shown = report.reported()
         for f in shown:
             origin = f.position.rendered_from()  # a Helm template or a kustomization
+            message = f"{f.message} ({f.obj}{f', from {origin}' if origin else ''})"
+            title = f"ssrisk {f.rule}"
+            if f.position.path.startswith("<"):  # standard input: its template, else no file
+                template = stream_source(f.position.path, f.position.source)
+                if template is None:
+                    lines.append(f"::{COMMANDS[f.severity]} title={escape_property(title)}::"
+                                 f"{escape_data(message)}")  # fmt: skip
+                else:
+                    lines.append(command(COMMANDS[f.severity], message, file=spelt(template),
+                                         title=title))  # fmt: skip
+                continue
             lines.append(
                 command(
                     COMMANDS[f.severity],
-                    f"{f.message} ({f.obj}{f', from {origin}' if origin else ''})",
+                    message,
                     file=spelt(f.position.path),
                     line=f.position.line,
                     col=f.position.column,
-                    title=f"ssrisk {f.rule}",
+                    title=title,
                 )
             )
         for note in report.run_notes:  # a fact of the run, not of one file

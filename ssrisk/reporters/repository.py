@@ -66,3 +66,26 @@ def _root_of(directory: str, cwd: str) -> str | None:
     if is_inside(os.path.realpath(directory), cwd) or is_inside(directory, cwd):
         return cwd
     return None
+
+
+#: Directories below the working directory where a chart named by a stream's ``# Source:``
+#: comment is looked for (``helm template x charts/db | ssrisk check -`` names
+#: ``db/templates/sts.yaml``): at most two levels, so the look stays bounded.
+_SOURCE_DEPTH = 2
+
+
+def stream_source(path: str, source: str | None) -> str | None:
+    """For a finding on standard input (``path`` ``<stdin>``): the file of its ``# Source:``
+    template (``source``, ``chart/templates/x.yaml``) below the working directory, as the
+    path of the template there, when exactly one such file exists; else ``None`` (a finding
+    on a stream has no file of its own). ``None`` too for a path that is a file."""
+    if not path.startswith("<") or not source or ".." in source.split("/"):
+        return None
+    import glob
+
+    found: list[str] = []
+    for depth in range(_SOURCE_DEPTH + 1):
+        pattern = os.path.join(*(["*"] * depth), glob.escape(source)) if depth else source
+        found += [p for p in glob.glob(pattern) if os.path.isfile(p)]
+    unique = sorted(set(found))
+    return unique[0] if len(unique) == 1 else None

@@ -41,6 +41,7 @@ from ..model import Finding, Severity
 from ..references import reference_urls
 from ..settings import DEFAULT_KUBE_VERSION
 from . import Reporter
+from .repository import stream_source
 
 if TYPE_CHECKING:
     from ..engine import Report
@@ -427,7 +428,9 @@ class _Log:
         seen: dict[str, int] = {}
         for f in self.report.findings:
             text = lines.line(f.position.path, f.position.line)
-            location = where.of(f.position.path)
+            stream = f.position.path.startswith("<")  # standard input: no file of its own
+            template = stream_source(f.position.path, f.position.source) if stream else None
+            location = where.of(template or f.position.path)
             k = f.position.kustomization
             kustomization = where.of(k)["uri"] if k else ""
             if f.position.variant:  # (each variant of a chart is an environment of its own)
@@ -438,7 +441,13 @@ class _Log:
                 ),
                 FINGERPRINT: _numbered(fingerprint(location["uri"], f, text, kustomization), seen),
             }
-            yield _result(f, self.index[f.rule], location, text, prints, self.report.kube_version)
+            physical = None if stream and template is None else location
+            result = _result(
+                f, self.index[f.rule], physical, text, prints, self.report.kube_version
+            )
+            if template is not None:  # the stream's lines are not the template's
+                del result["locations"][0]["physicalLocation"]["region"]
+            yield result
 
 
 def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
@@ -524,11 +533,18 @@ def _region(f: Finding, line_text: str | None) -> dict[str, int]:
 def _result(
     f: Finding,
     rule_index: int,
-    location: dict[str, Any],
+    location: dict[str, Any] | None,
     line_text: str | None,
     fingerprints: dict[str, str],
     kube_version: str = DEFAULT_KUBE_VERSION,
 ) -> dict[str, Any]:
+    """The SARIF ``result`` of ``f``; without ``location`` (a finding on standard input whose
+    template is not found), a location with the object only (no file)."""
+    physical = (
+        {"physicalLocation": {"artifactLocation": location, "region": _region(f, line_text)}}
+        if location is not None
+        else {}
+    )
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": rule_index,
@@ -536,10 +552,7 @@ def _result(
         "message": {"text": _message(f)},
         "locations": [
             {
-                "physicalLocation": {
-                    "artifactLocation": location,
-                    "region": _region(f, line_text),
-                },
+                **physical,
                 "logicalLocations": [
                     {
                         "name": f.obj.name,

@@ -28,5 +28,16 @@ if [ "${INPUT_SUMMARY:-true}" = "true" ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; t
 fi
 
 code=0
-"$venv/bin/ssrisk" check "${args[@]}" "${outputs[@]}" -- "${paths[@]}" || code=$?
+errors="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/ssrisk-stderr"
+"$venv/bin/ssrisk" check "${args[@]}" "${outputs[@]}" -- "${paths[@]}" 2> >(tee "$errors" >&2) \
+  || code=$?
+wait  # (tee)
+if [ ! -f "${INPUT_SARIF_FILE:-ssrisk.sarif}" ]; then
+  # ssrisk stopped before any report (a configuration or usage error): say why as an
+  # annotation, escaped as a workflow command's data
+  why="$(head -c 2000 "$errors" | tr -d '\r')"
+  why="${why//'%'/'%25'}"
+  why="${why//$'\n'/'%0A'}"
+  echo "::error title=ssrisk could not check::${why:-exit $code, see the log}"
+fi
 echo "exit-code=$code" >>"${GITHUB_OUTPUT:-/dev/null}"

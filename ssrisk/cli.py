@@ -176,10 +176,14 @@ class _Parser(argparse.ArgumentParser):
         prefix = "unrecognized arguments: "
         if message.startswith(prefix):
             known = sorted(_option_strings(self))
+            owners = _option_commands(self)
             hints = []
             for word in message[len(prefix) :].split():
-                near = closest(word.split("=", 1)[0], known) if word.startswith("--") else None
-                if near is not None:
+                option = word.split("=", 1)[0]
+                near = closest(option, known) if word.startswith("--") else None
+                if near == option:  # an option of another command
+                    hints.append(f"{option} is an option of {' and '.join(owners[option])}")
+                elif near is not None:
                     hints.append(f"{word}: did you mean {near}?")
             if hints:
                 message += f" ({'; '.join(hints)})"
@@ -194,6 +198,18 @@ def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 out |= _option_strings(sub)
+    return out
+
+
+def _option_commands(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """Each long option of the commands of ``parser`` -> the commands that take it
+    (``'ssrisk simulate'``)."""
+    out: dict[str, list[str]] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for option in _option_strings(sub):
+                    out.setdefault(option, []).append(f"'ssrisk {name}'")
     return out
 
 
@@ -217,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=["text", "json", "markdown"],
         default="text",
-        help="markdown: a table of id, severities and summary (the README's rule table)",
+        help="markdown: a table of id, severities and summary (docs/rules/index.md has it)",
     )
 
     e = sub.add_parser("explain", allow_abbrev=False, help="print the documentation of a rule")
@@ -386,8 +402,9 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="record today's findings in FILE (findings then do not fail the run)",
     )
-    p.add_argument("--baseline", metavar="FILE", help="report only findings not in FILE")
-    p.add_argument(
+    baselines = p.add_mutually_exclusive_group()
+    baselines.add_argument("--baseline", metavar="FILE", help="report only findings not in FILE")
+    baselines.add_argument(
         "--no-baseline",
         action="store_true",
         help="ignore the configuration's baseline: and report every finding",
@@ -817,7 +834,12 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
             "version": __version__,
             "kube_version": done.kube_version,
             "results": [
-                {**r.to_dict(), "path": at.path, "line": at.line}
+                {
+                    **r.to_dict(),
+                    "path": at.path,
+                    "line": at.line,
+                    **({"variant": at.variant} if at.variant else {}),
+                }
                 for r, at in zip(done.results, done.positions, strict=True)
             ],
             "errors": [e.to_dict() for e in done.errors],
@@ -830,16 +852,21 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         for e in done.errors:
             out.write(safe_lines(f"- {md(str(e))}\n"))
         for r, at in zip(done.results, done.positions, strict=True):
-            head = (
-                f"### {md(r.scenario)}: {md(f'{r.namespace}/{r.name}')} ({md(at.path)}:{at.line})"
+            variant = f", variant {md(at.variant)}" if at.variant else ""
+            place = f"{md(at.path)}:{at.line}{variant}"
+            head = f"### {md(r.scenario)}: {md(f'{r.namespace}/{r.name}')} ({place})"
+            title = f"{r.scenario}: {r.namespace}/{r.name}" + (
+                f" (variant {at.variant})" if at.variant else ""
             )
-            body = f"{head}\n\n{md(r.verdict)}\n\n{mermaid_gantt(drawing_of(r))}\n"
+            drawing = drawing_of(r, f"{title}, simulated")
+            body = f"{head}\n\n{md(r.verdict)}\n\n{mermaid_gantt(drawing)}\n"
             out.write(safe_lines(body))
     else:
         for e in done.errors:
             out.write(safe_lines(f"{printable(str(e))}\n"))
         for r, at in zip(done.results, done.positions, strict=True):
-            out.write(safe_lines(format_result(r, f"{at.path}:{at.line}")))
+            variant = f" (variant {at.variant})" if at.variant else ""
+            out.write(safe_lines(format_result(r, f"{at.path}:{at.line}{variant}")))
     return done.code
 
 

@@ -616,7 +616,7 @@ def _schema_problem(cfg: Config, err: Any, prefix: str) -> _Problem:
     if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
         names = err.schema.get("properties", {})
         extra = sorted(set(err.instance) - set(names))
-        if extra and (not keys or keys[0] == "objectives"):  # point at the unknown key
+        if extra and (not keys or keys[0] in ("objectives", "charts")):  # at the unknown key
             where = _where(cfg, (*keys, extra[0]), prefix)
             if keys:  # "objectives node-loss: unknown key ..."
                 where += ": " + " ".join(str(k) for k in keys)
@@ -691,15 +691,23 @@ def _charts(
         for i, name in enumerate(files):
             path = _config_relative(cfg, name)
             refused = refusal(path, tree)
+            if refused is None and not os.path.isfile(path):
+                refused = "no such file" if not os.path.lexists(path) else "not a file"
             if refused is not None:
                 problem((*keys, "values", i), f"values file {name!r}: {refused}")
             else:
                 kept.append(path)
         return tuple(kept)
 
+    seen: dict[str, str] = {}
     for chart, entry in raw.items():
         keys: tuple[str | int, ...] = ("charts", chart)
         directory = _config_relative(cfg, chart)
+        real = os.path.realpath(directory)
+        if real in seen:
+            problem(keys, f"chart {chart!r} is the directory {seen[real]!r} names too")
+            continue
+        seen[real] = chart
         refused = refusal(directory, tree)
         if refused is not None:
             problem(keys, f"chart {chart!r}: {refused}")

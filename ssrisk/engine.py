@@ -59,6 +59,14 @@ class Report:
     #: (``"an assumed cluster (3 zones × 2 nodes)"``, ``"the profile's nodes (9 nodes in 3
     #: zones)"``: :func:`cluster_description`).
     clusters: list[str] = field(default_factory=list)
+    #: The ids (``id()``) of the reported findings at or above their configuration's
+    #: ``fail-on``: those that fail the run (set by :func:`ssrisk.run.check`; ``None``: not
+    #: judged, every finding counts as failing).
+    failing: frozenset[int] | None = None
+
+    def fails(self, finding: Finding) -> bool:
+        """Whether ``finding`` is one that fails the run (see :attr:`failing`)."""
+        return self.failing is None or id(finding) in self.failing
 
     def keep_folded_of_reported(self) -> None:
         """Drop folded findings whose finding of cause is no longer reported (a baseline
@@ -285,7 +293,7 @@ def prepare(
     context_objects = [o for lf in context for o in lf.objects if o.kind != "StatefulSet"]
     context_objects += [o for lf in related for o in lf.objects]
     for lf in loaded:
-        report.files += 1
+        report.files += lf.read
         report.documents += lf.documents
         report.skipped_documents += lf.skipped_kinds
         report.errors.extend(lf.errors)
@@ -789,11 +797,14 @@ def _draw(findings: Sequence[Finding], ctx: CheckContext) -> None:
     if not results:
         return
     drawings: dict[str, Any] = {}
+    scope = ctx.sts.start().scope()  # (a chart variant, a kustomization: which copy)
     for f in findings:
         quoted = f.facts.get("scenario")
         scenario = quoted if isinstance(quoted, str) and quoted in results else next(iter(results))
         if scenario not in drawings:
-            drawings[scenario] = drawing_of(results[scenario])
+            r = results[scenario]
+            title = f"{scenario}: {r.namespace}/{r.name}" + (f" ({scope})" if scope else "")
+            drawings[scenario] = drawing_of(r, f"{title}, simulated")
         f.drawing = drawings[scenario]
 
 

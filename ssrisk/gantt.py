@@ -122,14 +122,16 @@ def _label(text: str) -> str:
 
 def mermaid_gantt(drawing: Drawing) -> str:
     """The drawing as a fenced Markdown ``mermaid`` gantt block: one section per pod, a bar
-    per state, unresolved states marked ``crit``, times in seconds after the fault
-    (``dateFormat X``)."""
+    per state, unresolved states marked ``crit``. Times are milliseconds after the fault
+    (``dateFormat x``: Mermaid reads ``X`` as seconds in some versions and as milliseconds in
+    others, ``x`` as milliseconds in all), and the axis shows seconds since t=0 (``%s``, which
+    does not depend on the reader's time zone as ``%H:%M`` would)."""
     lines = [
         "```mermaid",
         "gantt",
         f"    title {_label(drawing.title)}",
-        "    dateFormat X",
-        "    axisFormat %H:%M:%S",
+        "    dateFormat x",
+        "    axisFormat %s s",
     ]
     by_pod: dict[str, list[Span]] = {pod: [] for pod in drawing.pods}
     for span in drawing.spans:
@@ -154,5 +156,5 @@ def mermaid_gantt(drawing: Drawing) -> str:
 
 
 def _num(t_s: float) -> str:
-    """Whole seconds (Mermaid's ``X`` format reads Unix seconds)."""
-    return str(round(t_s))
+    """Milliseconds (Mermaid's ``x`` format reads Unix milliseconds)."""
+    return str(round(t_s * 1000))

@@ -91,6 +91,9 @@ class LoadedFile:
     #: ``{path: [(first line, last line)]}``: where objects the API server would reject are
     #: written (not checked, so their suppressions can be neither used nor unused).
     unchecked: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: Whether it is a file the run read (counted in the report's ``files``); ``False`` for
+    #: what carries only the notices of something not read (a link out of the tree).
+    read: bool = True
 
 
 def unchecked_spans(
@@ -119,6 +122,7 @@ def discover(
     excludes: Iterable[ExcludePattern] | Excludes = (),
     skip_files: Iterable[str] = (),
     skip_dirs: Iterable[str] = (),
+    warnings: list[Notice] | None = None,
 ) -> tuple[list[str], list[InputError]]:
     """Expand ``paths`` into the list of files to check, in a stable order.
 
@@ -132,7 +136,9 @@ def discover(
     baseline and output files of the run) are never manifests. A path that does not exist, a
     directory that cannot be listed, and a file whose real path leaves the checked tree or
     enters a ``.git`` directory (:mod:`ssrisk.confine`: a symbolic link to ``/etc/passwd``)
-    are returned as :class:`InputError` values; such a file is never read.
+    are returned as :class:`InputError` values; such a file is never read. A link out of the
+    tree with another name (a directory, a tool's binary) is never read either, and goes to
+    ``warnings``.
 
     Paths are spelt as :func:`ssrisk.paths.tidy` spells them (``.`` joined with ``db.yaml`` is
     ``db.yaml``), the spelling of every output.
@@ -160,6 +166,12 @@ def discover(
             # (a missing file through a link out of the tree reads as an existing one)
             errors.append(InputError(raw, refusal(raw, tree) or "no such file or directory"))
             continue
+        if os.path.isdir(raw) and os.path.islink(raw.rstrip(os.sep) or raw):
+            # a directory named through a link: refused if it leads out, before any listing
+            refused = refusal(raw.rstrip(os.sep) or raw, tree, realpath)
+            if refused is not None:
+                errors.append(InputError(raw, refused))
+                continue
         if os.path.isdir(raw):
 
             def unlistable(exc: OSError, given: str = raw) -> None:
@@ -181,10 +193,12 @@ def discover(
                     if excluded(full):
                         continue
                     if not name.lower().endswith(YAML_SUFFIXES):
-                        # a link out of the tree is refused whatever its name and target (a
-                        # link to a directory, a chart or nothing must read alike)
-                        if os.path.islink(full) and (out := refusal(full, tree, realpath)):
-                            errors.append(InputError(full, out))
+                        # not a manifest's name: never read. A link out of the tree is said,
+                        # whatever it leads to (a directory, a file or nothing reads alike),
+                        # as a warning: nothing of it is checked, and nothing of it fails
+                        out = refusal(full, tree, realpath) if os.path.islink(full) else None
+                        if out is not None and warnings is not None:
+                            warnings.append(Notice(full, out, level="warning"))
                         continue
                     if own.holds(full):
                         continue
@@ -543,7 +557,7 @@ def load_text(
             # checked.
             del out.errors[errors:]
             templates += 1
-        elif len(out.errors) > errors and chunk.lstrip().startswith(("{", "[")):
+        elif len(out.errors) > errors and chunk.lstrip().startswith(("{", "[", "//", "/*")):
             _json_with_comments(out, chunk, line_offset, errors)
     if templates:
         out.notices.append(
@@ -638,9 +652,14 @@ def _names_a_kind(data: Any) -> bool:
     return any(isinstance(i, dict) and "kind" in i and "apiVersion" in i for i in items)
 
 
+#: How a comment naming ssrisk is written (lower, upper or capitalised: a substring search
+#: each, far cheaper than a case-blind one over every file): it may be a suppression.
+NAME_SPELLINGS = ("ssrisk", "SSRISK", "Ssrisk")
+
+
 def record_comments(lf: LoadedFile, path: str, text: str | None) -> None:
     """Keep the ``ssrisk: ignore`` comments of ``text`` (the file ``path``) in ``lf``."""
-    if text and "ssrisk" in text:
+    if text and any(spelling in text for spelling in NAME_SPELLINGS):
         from .suppression import scan_comments
 
         found = scan_comments(text)

@@ -291,6 +291,11 @@ class CheckContext:
         try:
             if self._simulator is None:
                 data = self.sts.data
+                meta = data.get("metadata")
+                if isinstance(meta, Mapping) and meta.get("namespace") != self.sts.namespace:
+                    # the namespace it is applied in (--namespace, a kustomization's, a chart
+                    # variant's), which the manifest need not write
+                    data = {**data, "metadata": {**meta, "namespace": self.sts.namespace}}
                 classes, volumes = self.inventory.storage_inputs(
                     t.class_name for t in self.sts.pod_template().claim_templates
                 )
@@ -315,8 +320,8 @@ class CheckContext:
                 reason = (
                     f"placing its replicas and running its scenarios takes more than the "
                     f"{self.max_steps} simulation steps a StatefulSet may take in this run "
-                    f"({STEP_MEANING}; README, Limits and hostile input), so the placement was "
-                    "not simulated in full and nothing simulated is assumed"
+                    f"({STEP_MEANING}; docs/security.md, Limits and hostile input), so the "
+                    "placement was not simulated in full and nothing simulated is assumed"
                 )
                 return SimulationUnavailable(
                     f"simulation of {scenario} stopped: {reason}", reason, scenario

@@ -165,6 +165,9 @@ def check(request: RunRequest, rules: Sequence[Rule]) -> CheckRun:
     _apply_baselines(report, runs, request)
     # each configuration's fail-on decides for the findings of its inputs
     kept = {id(f) for f in report.findings}
+    report.failing = frozenset(
+        id(f) for s, r in runs for f in r.findings if id(f) in kept and f.severity >= s.fail_on
+    )
     code = max(
         exit_code(Report(r.kube_version, [f for f in r.findings if id(f) in kept]), s.fail_on)
         for s, r in runs
@@ -192,10 +195,12 @@ def _check_group(
         if real is None or all(os.path.realpath(p) != real for p in paths):
             return check_changed(paths, rules, settings, context=request.context)
         assert config is not None
-        tree = os.path.dirname(config) or os.curdir
         from .engine import merge_reports
         from .model import path_below
 
+        tree = os.path.dirname(config) or os.curdir
+        if path_below(os.path.abspath(tree), os.getcwd()):  # shown as the other paths are
+            tree = os.path.relpath(tree)
         rest = [p for p in paths if not path_below(p, tree)]
 
         reports = [check_paths([tree], rules, settings, context=request.context)]

@@ -38,7 +38,7 @@ def normal_kube_version(value: str) -> str:
 
 #: Names of ssrisk's configuration file; never read as manifests.
 CONFIG_NAMES = (".ssrisk.yaml", ".ssrisk.yml")
-#: ssrisk's own files by name (configuration, the baseline's name in the README): never read
+#: ssrisk's own files by name (configuration, the baseline's name in the docs): never read
 #: as manifests, wherever they are and however they are named on the command line.
 OWN_FILE_NAMES = (*CONFIG_NAMES, ".ssrisk-baseline.json")
 

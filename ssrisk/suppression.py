@@ -34,6 +34,8 @@ KNOWN_ANNOTATIONS = (IGNORE_ANNOTATION, REASON_ANNOTATION, "ssrisk.io/system", "
 #: ``# ssrisk-disable``) without the form ssrisk reads: said, since it suppresses nothing.
 _LOOKALIKE = re.compile(r"(?:^|\s)#\s*ssrisk\b[\s:_-]*(?:ignore|disable|noqa|skip)", re.I)
 USAGE = "# ssrisk: ignore[RULE-ID] reason"
+#: ssrisk named in any case (``# SSRISK: IGNORE[x]`` is a misspelling to say, too).
+_NAMED = re.compile("ssrisk", re.I)
 
 #: The start of ``# ssrisk: ignore[a,b] reason``; ``#`` starts a YAML comment only at the start
 #: of a line or after whitespace (YAML 1.2, 6.6 Comments), so ``a#b`` in a scalar is not one.
@@ -136,7 +138,9 @@ def scan_comments(text: str) -> list[IgnoreComment]:
     """Every ``ssrisk: ignore`` comment of a file's text (the loader calls this while it has
     the text, so suppression never reads a file again; a file without ``ssrisk:`` costs one
     substring search)."""
-    if "ssrisk" not in text:
+    from .loading import NAME_SPELLINGS
+
+    if not any(spelling in text for spelling in NAME_SPELLINGS):
         return []
     lines = text.splitlines()
     out = []
@@ -145,7 +149,7 @@ def scan_comments(text: str) -> list[IgnoreComment]:
     for i in range(len(lines) - 1, -1, -1):  # (one pass up: a run of comment lines costs once)
         line = lines[i]
         comment_line = line.lstrip().startswith("#")
-        if "ssrisk" in line:
+        if "ssrisk" in line or _NAMED.search(line) is not None:
             m = match_comment(line)
             if m is None:
                 near = _LOOKALIKE.search(line)

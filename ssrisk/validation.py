@@ -12,7 +12,7 @@ PersistentVolume(Claim), Namespace) is checked once, before any rule sees it:
    or :data:`MAX_DEPTH` levels.
 2. The value is validated with ``jsonschema-rs`` (chosen by measurement: about 0.0015 ms per
    StatefulSet against about 0.34 ms with the pure-Python ``jsonschema`` on the same
-   compiled schema, see README "Limits and hostile input") against the strict JSON schemas
+   compiled schema, see docs/security.md "Limits and hostile input") against the strict JSON schemas
    of the selected Kubernetes minor version shipped by the ``kubernetes-validate`` package
    (generated from the API server's OpenAPI document, with ``additionalProperties: false``).
    Wrong types, missing required fields and unknown fields are reported; unknown fields

@@ -110,6 +110,9 @@ def test_a_baseline_records_the_variant(tmp_path: Path) -> None:
         ("charts: {charts/db: {variants: {'-bad': {}}}}\n", "-bad"),
         ("charts: {charts/db: {release: Orders}}\n", "Orders"),
         ("charts: {charts/db: {set: {replicas: [1]}}}\n", "replicas"),
+        ("charts: {charts/db: {relase: x}}\n", "unknown key 'relase': did you mean 'release'?"),
+        ("charts: {charts/db: {values: [nope.yaml]}}\n", "values file 'nope.yaml': no such file"),
+        ("charts: {charts/db: {}, ./charts/db/: {}}\n", "is the directory 'charts/db' names too"),
     ],
 )
 def test_configuration_mistakes_are_named(tmp_path: Path, config: str, message: str) -> None:
@@ -139,3 +142,23 @@ def test_set_values_and_command_line_values_come_after_the_variants(tmp_path: Pa
     _code, report = _json("--set", "replicas=2", ".", cwd=repo)
     quorum = {f["variant"] for f in report["findings"] if f["rule"] == "quorum-replicas"}
     assert quorum == {"one", "five"}  # --set replicas=2 wins over both
+
+
+def test_simulate_names_the_variant_and_the_namespace_it_is_applied_in(tmp_path: Path) -> None:
+    results = run_cli("simulate", "--format", "json", ".", cwd=REPO).json()["results"]
+    assert [(r["object"]["namespace"], r.get("variant")) for r in results] == [
+        ("data", "staging"),
+        ("data", "prod"),
+    ]
+    text = run_cli("simulate", ".", cwd=REPO).out
+    assert "charts/db/templates/statefulset.yaml:2 (variant prod): data/orders-db" in text
+    # a manifest that names no namespace is simulated in --namespace's, as check reports it
+    manifest = tmp_path / "db.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n"
+        "  serviceName: db\n  selector: {matchLabels: {app: db}}\n"
+        "  template:\n    metadata: {labels: {app: db}}\n"
+        "    spec: {containers: [{name: db, image: nginx}]}\n"
+    )
+    named = run_cli("simulate", "--format", "json", "--namespace", "foo", str(manifest)).json()
+    assert [r["object"]["namespace"] for r in named["results"]] == ["foo"]

@@ -33,3 +33,8 @@ def test_select_and_disable_take_comma_separated_rule_ids() -> None:
         "check", "--format", "json", "--disable", "single-replica, pdb-missing", EXAMPLES
     )
     assert not {"single-replica", "pdb-missing"} & {f["rule"] for f in rest.json()["findings"]}
+
+
+def test_an_option_of_another_command_says_which() -> None:
+    run = run_cli("check", "--scenario", "node-loss", EXAMPLES)
+    assert run.code == 2 and "--scenario is an option of 'ssrisk simulate'" in run.err

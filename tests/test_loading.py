@@ -171,3 +171,8 @@ def test_json_with_comments_is_skipped_or_pointed_at_its_first_comment(tmp_path:
     (error,) = run.json()["errors"]
     assert run.code == 2 and (error["line"], error["column"]) == (2, 27)
     assert "a comment: JSON has none" in error["message"]
+    # a header comment before the object: the same, at the header
+    manifest.write_text('// generated\n{"apiVersion": "apps/v1", "kind": "StatefulSet"}\n')
+    run = run_cli("check", "--format", "json", str(manifest))
+    (error,) = run.json()["errors"]
+    assert run.code == 2 and (error["line"], error["column"]) == (1, 1)

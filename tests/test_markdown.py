@@ -12,6 +12,8 @@ from ssrisk.reporters.markdown import md
 POSTGRES = str(ROOT / "examples" / "postgres.yaml")
 KAFKA = str(ROOT / "examples" / "kafka.yaml")
 BAR = re.compile(r"^    (.+?) :(done|active|crit), (\d+), (\d+)$")
+#: Bars are in milliseconds after the fault (dateFormat x).
+MS = 1000
 
 
 def _bars(text: str) -> dict[str, list[tuple[str, str, int, int]]]:
@@ -42,10 +44,10 @@ def test_the_gantt_draws_the_simulated_states_of_each_ordinal() -> None:
     assert list(bars) == ["postgres-0"]
     (available, not_ready, stuck) = bars["postgres-0"]
     # available until the node lifecycle controller marks the pod not Ready, ...
-    t_not_ready = round(_event_time(timeline, "postgres-0", "pod-not-ready"))
+    t_not_ready = round(_event_time(timeline, "postgres-0", "pod-not-ready") * MS)
     assert available == ("available", "done", 0, t_not_ready)
     # ... which lasts until the taint manager's eviction leaves it Terminating for good
-    t_stuck = round(_event_time(timeline, "postgres-0", "pod-terminating-stuck"))
+    t_stuck = round(_event_time(timeline, "postgres-0", "pod-terminating-stuck") * MS)
     assert not_ready == ("not Ready", "active", t_not_ready, t_stuck)
     assert result["recovered"] is False
     assert stuck[:3] == ("stuck Terminating (not resolved)", "crit", t_stuck)

@@ -177,7 +177,8 @@ def _good_file_checked(fmt: str, out: str) -> bool:
         )
     if fmt == "junit":
         return any(
-            (c.get("classname") or "").endswith("good.yaml") and c.find("failure") is not None
+            (c.get("classname") or "").endswith("good.yaml")
+            and (c.find("failure") is not None or c.find("system-out") is not None)
             for c in ET.fromstring(out).iter("testcase")
         )
     if fmt == "github":

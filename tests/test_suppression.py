@@ -233,7 +233,7 @@ metadata:
 spec:
   serviceName: db
   # ssrisk:ignore single-replica
-  replicas: 1
+  replicas: 1  # SSRISK: IGNORE[single-replica]
   selector:
     matchLabels: {app: db}
   template:
@@ -259,7 +259,8 @@ def test_misspelt_suppressions_are_said_where_they_are(tmp_path: Path) -> None:
     assert "did you mean 'ssrisk.io/ignore'?" in said[(7, 5)]
     # the comments: at their '#', with the form ssrisk reads
     assert said[(11, 3)].startswith("not a suppression ssrisk reads")
+    assert (12, lines[11].index("#") + 1) in said  # in upper case too
     assert (21, lines[20].index("#") + 1) in said
-    assert len(said) == 4
+    assert len(said) == 5
     # and they suppress nothing
     assert not any(f.get("suppressed") for f in report["findings"])

@@ -27,8 +27,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
 from ..confine import refusal, tree_of
-from ..loading import DEFAULT_EXCLUDES, MAX_FILE_BYTES, LoadedFile, decode, discover, read_text
-from ..model import InputError
+from ..loading import (
+    DEFAULT_EXCLUDES,
+    MAX_FILE_BYTES,
+    YAML_SUFFIXES,
+    LoadedFile,
+    decode,
+    discover,
+    read_text,
+)
+from ..model import InputError, Notice
 from ..paths import Excludes, join, tidy
 from ..walk import TooDeep, walk
 from . import units
@@ -52,6 +60,8 @@ class InputPlan:
     units: dict[str, list[str]] = field(default_factory=dict)
     stdin: bool = False
     errors: list[InputError] = field(default_factory=list)
+    #: Links out of the tree that no walk reads (not manifests' names): said, not errors.
+    warnings: list[Notice] = field(default_factory=list)
     #: The checked tree (:func:`ssrisk.confine.tree_of` of the PATH it was found under) of
     #: each chart and kustomization: what a kustomization may reference.
     trees: dict[str, str] = field(default_factory=dict)
@@ -116,7 +126,7 @@ def plan_inputs(
             root = tidy(walked)  # os.walk(".") gives "./sub"
             unit_here = in_unit.pop(root, False)
             if unit_here:  # (elsewhere discovery refuses the links out of the tree)
-                walk_errors.extend(_links_out(root, names, tree, excluded))
+                walk_errors.extend(_links_out(root, names, tree, excluded, plan.warnings))
             dirs[:] = sorted(
                 d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(join(root, d))
             )
@@ -149,25 +159,34 @@ def plan_inputs(
         for unit in renderer.roots(found_units.get(renderer.kind, []), plan.trees):
             plan.add(renderer, unit, plan.trees[unit])
     # Plain files: everything under the given directories except the rendered trees.
-    plan.files, plan.errors = discover(plain_paths, excluded, skip_files, rendered_roots)
+    plan.files, plan.errors = discover(
+        plain_paths, excluded, skip_files, rendered_roots, plan.warnings
+    )
     known = {(e.path, e.message) for e in plan.errors}
     plan.errors.extend(e for e in walk_errors if (e.path, e.message) not in known)
     return plan
 
 
-def _links_out(root: str, names: list[str], tree: str, excluded: Excludes) -> list[InputError]:
+def _links_out(
+    root: str, names: list[str], tree: str, excluded: Excludes, warnings: list[Notice]
+) -> list[InputError]:
     """The refusals of the links of ``root`` that lead out of the tree, whatever they lead to.
 
     Links are names in the walk of :func:`plan_inputs`: nothing is asked of a link's target,
     so a link out of the tree reads the same whether it leads to a directory, a chart, a file
     or nothing. Discovery refuses such links; in a walked kustomization, whose files discovery
-    never reads, this function does."""
+    never reads, this function does: an error for a manifest's name, a warning (in
+    ``warnings``) for any other, which nothing reads."""
     out = []
     for name in sorted(names):
         full = join(root, name)
         refused = refusal(full, tree) if os.path.islink(full) else None
-        if refused is not None and not excluded(full):
+        if refused is None or excluded(full):
+            continue
+        if name.lower().endswith(YAML_SUFFIXES):
             out.append(InputError(full, refused))
+        else:
+            warnings.append(Notice(full, refused, level="warning"))
     return out
 
 
@@ -224,6 +243,10 @@ def load_inputs(
     if kinds is not None:
         for lf in loaded:
             lf.objects = [o for o in lf.objects if o.kind in kinds]
+    if plan.warnings:  # (carried by a file the run did not read)
+        said = LoadedFile(plan.warnings[0].path, read=False)
+        said.notices = list(plan.warnings)
+        loaded.append(said)
     return loaded, plan.errors
 
 

@@ -1,4 +1,4 @@
-"""``--format json``: the machine-readable report (a contract: see README, "JSON report")."""
+"""``--format json``: the machine-readable report (a contract: see docs/usage.md, "JSON report")."""
 
 from __future__ import annotations
 

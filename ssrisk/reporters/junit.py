@@ -5,10 +5,11 @@ One ``<testsuite name="ssrisk">``; one ``<testcase>`` per checked StatefulSet, n
 <kustomization directory>)`` for an object built by kustomize, since overlays of one base give
 objects of the same name, and ``variant <name>`` for a configured chart variant), as a test
 report counts tests: a StatefulSet passes or fails.
-A case with findings has one ``<failure>`` (``type`` is the highest severity, ``message`` its
-finding; the text lists every finding with its position and explanation); a case whose
-findings are all suppressed is ``<skipped>`` with the reason; an unreadable input is a case
-``read <path>`` with an ``<error>``.
+A case with a finding at or above ``fail-on`` has one ``<failure>`` (``type`` is the highest
+severity, ``message`` its finding; the text lists every finding with its position and
+explanation); a case with findings below ``fail-on`` only passes, listing them in
+``<system-out>``; a case whose findings are all suppressed is ``<skipped>`` with the reason;
+an unreadable input is a case ``read <path>`` with an ``<error>``.
 Written one case at a time (:func:`write_junit`), in the layout junitparser's pretty output
 had.
 """
@@ -92,11 +93,15 @@ class _Cases:
                 yield key, found[0].position.path
 
     def outcome(self, key: _Key) -> str:
-        """``failure`` (an unsuppressed finding), ``skipped`` (all suppressed) or ``passed``."""
+        """``failure`` (an unsuppressed finding that fails the run), ``skipped`` (all
+        suppressed) or ``passed`` (none, or only findings below ``fail-on``)."""
         found = self.by_case.get(key)
         if not found:
             return "passed"
-        return "skipped" if all(f.suppressed for f in found) else "failure"
+        if all(f.suppressed for f in found):
+            return "skipped"
+        active = [f for f in found if not f.suppressed]
+        return "failure" if any(self.report.fails(f) for f in active) else "passed"
 
 
 def write_junit(report: Report, out: TextIO) -> None:
@@ -138,6 +143,12 @@ def write_junit(report: Report, out: TextIO) -> None:
         }
         found = cases.by_case.get(key, [])
         active = [f for f in found if not f.suppressed]
+        if active and not any(report.fails(f) for f in active):
+            # findings below fail-on: the case passes, and says what it found
+            out_text = _element("system-out", {}, _failure_text(active))
+            out.write(safe_lines(_element("testcase", attrs, depth=2)[:-3] + ">\n" + out_text))
+            out.write("\t\t</testcase>\n")
+            continue
         if active:
             worst = max(active, key=lambda f: f.severity)
             more = f" (and {len(active) - 1} more)" if len(active) > 1 else ""

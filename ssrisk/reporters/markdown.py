@@ -85,8 +85,10 @@ class MarkdownReporter(Reporter):
             lines.append("")
         top = worst(active)
         if top is not None:
+            scope = top.checked_at.scope() if top.checked_at else ""
             lines += [
-                f"### Worst failover: `{top.rule}` on {md(str(top.obj))}",
+                f"### Worst failover: `{top.rule}` on {md(str(top.obj))}"
+                + (f" ({md(scope)})" if scope else ""),
                 "",
                 f"{md(top.message)}",
                 "",

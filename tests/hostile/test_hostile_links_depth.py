@@ -55,9 +55,13 @@ def test_a_chart_or_kustomization_through_a_link_is_not_rendered(
         assert_clean(run.out, run.err)
         assert CANARY not in run.out + run.err, (args, run.out)
         assert "infra" not in run.out + run.err, (args, run.out)
-        assert run.code == 2, (args, run.out)
+        # named (or changed) through the link: an input error; met in a walk, the link is no
+        # manifest's name and nothing reads it: a warning, which fails nothing
+        walked = args in (["."], ["deploy"])
+        assert run.code == (0 if walked else 2), (args, run.out)
         if fmt == "text":
             assert "a symbolic link that leads outside the checked tree" in run.out, args
+            assert ("warning: a symbolic link" in run.out) == walked, args
 
 
 def test_refusals_read_the_same_for_an_existing_and_a_missing_target(

@@ -162,3 +162,12 @@ def test_simulate_names_the_variant_and_the_namespace_it_is_applied_in(tmp_path:
     )
     named = run_cli("simulate", "--format", "json", "--namespace", "foo", str(manifest)).json()
     assert [r["object"]["namespace"] for r in named["results"]] == ["foo"]
+
+
+def test_a_chart_file_named_on_the_command_line_checks_its_chart() -> None:
+    _code, by_file = _json("charts/db/templates/statefulset.yaml")
+    _code, whole = _json("charts/db")
+    assert by_file["summary"]["statefulsets"] == whole["summary"]["statefulsets"] == 2
+    assert [f["rule"] for f in _shown(by_file)] == [f["rule"] for f in _shown(whole)]
+    (said,) = [n for n in by_file["notices"] if "part of chart" in n["message"]]
+    assert said["message"] == "part of chart charts/db: checked as the chart renders it"

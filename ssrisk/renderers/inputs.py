@@ -40,7 +40,7 @@ from ..model import InputError, Notice
 from ..paths import Excludes, join, tidy
 from ..walk import TooDeep, walk
 from . import units
-from .common import load_stream
+from .common import display_path, load_stream
 from .units import Renderer
 
 if TYPE_CHECKING:
@@ -67,7 +67,9 @@ class InputPlan:
     trees: dict[str, str] = field(default_factory=dict)
 
     def add(self, renderer: Renderer, unit: str, tree: str) -> None:
-        self.units.setdefault(renderer.kind, []).append(unit)
+        planned = self.units.setdefault(renderer.kind, [])
+        if unit not in planned:  # (a chart named twice, or by one of its files)
+            planned.append(unit)
         self.trees[unit] = tree
 
 
@@ -110,7 +112,14 @@ def plan_inputs(
             continue
         raw = tidy(given)
         if not os.path.isdir(raw):
-            plain_paths.append(raw)
+            chart = _enclosing_chart(raw, tree_of(raw)) if os.path.isfile(raw) else None
+            if chart is None:
+                plain_paths.append(raw)
+                continue
+            if chart not in plan.units.get(units.HelmCharts.kind, []):
+                given_unit(chart, tree_of(raw))  # (or refused, with its error)
+            said = f"part of chart {chart}: checked as the chart renders it"
+            plan.warnings.append(Notice(raw, said))
             continue
         tree = tree_of(raw)
         if given_unit(raw, tree):
@@ -165,6 +174,25 @@ def plan_inputs(
     known = {(e.path, e.message) for e in plan.errors}
     plan.errors.extend(e for e in walk_errors if (e.path, e.message) not in known)
     return plan
+
+
+def _enclosing_chart(path: str, tree: str) -> str | None:
+    """The chart (the outermost, for a subchart) a file named on the command line belongs
+    to, looked for from its directory up to its tree's root, shown like ``path``; ``None``
+    when it is in none. A chart's files are not manifests until rendered."""
+    chart_kind = units.HelmCharts.kind
+    here = os.path.dirname(os.path.abspath(path))
+    while True:
+        claimed = units.unit_at(here)
+        if claimed is not None:
+            renderer = claimed[0]
+            if renderer.kind != chart_kind:
+                return None  # (a kustomization's files are manifests)
+            return display_path(renderer.unit_for(here), path)
+        parent = os.path.dirname(here)
+        if parent == here or os.path.realpath(here) == tree:
+            return None
+        here = parent
 
 
 def _links_out(

@@ -260,7 +260,10 @@ def check_changed(
         left_out.notices.append(Notice(path, EXCLUDED))
         gone.append(left_out)
     changed_plain = [p for files in plan.plain.values() for p in files]
-    loaded, errors = load_all(changed_plain, settings) if changed_plain else ([], [])
+    # (plain: --changed found no chart above them, so none is looked for again)
+    loaded, errors = (
+        load_all(changed_plain, settings, chart_files=False) if changed_plain else ([], [])
+    )
     errors = [*plan.refused, *errors]
     loaded += gone
     units = plan.rendered()

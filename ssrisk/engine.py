@@ -146,11 +146,15 @@ def merge_reports(reports: Sequence[Report], labels: Sequence[str] = ()) -> Repo
 
 
 def load_all(
-    paths: Sequence[str], settings: Settings, kinds: frozenset[str] | None = None
+    paths: Sequence[str],
+    settings: Settings,
+    kinds: frozenset[str] | None = None,
+    chart_files: bool = True,
 ) -> tuple[list[LoadedFile], list[InputError]]:
     """Discover and load every input: plain files, Helm charts and kustomizations (rendered)
     and ``-`` (stdin). Errors come back as values, never raised. With ``kinds``, only objects
-    of those kinds are read (:func:`ssrisk.renderers.inputs.load_inputs`).
+    of those kinds are read (:func:`ssrisk.renderers.inputs.load_inputs`); with
+    ``chart_files``, a file named in ``paths`` that lies in a chart checks that chart.
 
     Every loaded object is validated once against the Kubernetes schemas of
     ``settings.kube_version`` (:mod:`ssrisk.validation`): an object with a wrong type or an
@@ -166,7 +170,7 @@ def load_all(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        loaded, errors = load_inputs(paths, settings, kinds=kinds)
+        loaded, errors = load_inputs(paths, settings, kinds=kinds, chart_files=chart_files)
         for lf in loaded:
             if lf.objects:
                 every = lf.objects

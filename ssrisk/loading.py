@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -190,31 +190,15 @@ def discover(
                 )
                 for name in sorted(names):
                     full = join(root, name)
-                    if excluded(full):
+                    if excluded(full) or own.holds(full):
                         continue
-                    if not name.lower().endswith(YAML_SUFFIXES):
-                        # not a manifest's name: never read. A link out of the tree is said,
-                        # whatever it leads to (a directory, a file or nothing reads alike),
-                        # as a warning: nothing of it is checked, and nothing of it fails
-                        out = refusal(full, tree, realpath) if os.path.islink(full) else None
-                        if out is not None and warnings is not None:
-                            warnings.append(Notice(full, out, level="warning"))
-                        continue
-                    if own.holds(full):
-                        continue
-                    # refused first: what lies outside the tree (a directory, a pipe, nothing)
-                    # must not change the message
-                    refused = refusal(full, tree, realpath)
-                    if refused is not None:
-                        errors.append(InputError(full, refused))
-                        continue
-                    if os.path.isdir(full):  # a link to a directory named like a file
-                        continue
-                    special = _special_file(full)
-                    if special is not None:  # reading a FIFO or a device could block forever
-                        errors.append(InputError(full, f"not a regular file ({special}); skipped"))
-                        continue
-                    if full not in seen:
+                    said = _walked_name(full, tree, realpath)
+                    if isinstance(said, Notice):
+                        if warnings is not None:
+                            warnings.append(said)
+                    elif isinstance(said, InputError):
+                        errors.append(said)
+                    elif said and full not in seen:
                         seen.add(full)
                         files.append(full)
         elif raw not in seen and not own.holds(raw):
@@ -227,6 +211,32 @@ def discover(
             seen.add(raw)
             files.append(raw)
     return files, errors
+
+
+def _walked_name(
+    full: str, tree: str, realpath: Callable[[str], str]
+) -> bool | InputError | Notice:
+    """What a walk does with the name ``full`` (not excluded, not ssrisk's own): ``True``,
+    read it; ``False``, leave it; an error or a warning to give instead."""
+    from .confine import refusal
+
+    if not os.path.basename(full).lower().endswith(YAML_SUFFIXES):
+        # not a manifest's name: never read. A link out of the tree is said, whatever it
+        # leads to (a directory, a file or nothing reads alike), as a warning: nothing of it
+        # is checked, and nothing of it fails
+        out = refusal(full, tree, realpath) if os.path.islink(full) else None
+        return Notice(full, out, level="warning") if out is not None else False
+    # refused first: what lies outside the tree (a directory, a pipe, nothing) must not
+    # change the message
+    refused = refusal(full, tree, realpath)
+    if refused is not None:
+        return InputError(full, refused)
+    if os.path.isdir(full):  # a link to a directory named like a file
+        return False
+    special = _special_file(full)
+    if special is not None:  # reading a FIFO or a device could block forever
+        return InputError(full, f"not a regular file ({special}); skipped")
+    return True
 
 
 class _OwnFiles:

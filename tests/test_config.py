@@ -373,6 +373,9 @@ def test_the_readme_configuration_is_valid(tmp_path: Path) -> None:
     # the repository it describes: the chart and its environments' values files
     (tmp_path / "charts" / "db").mkdir(parents=True)
     (tmp_path / "charts" / "db" / "Chart.yaml").write_text("apiVersion: v2\nname: db\nversion: 1\n")
+    for env in ("staging", "prod"):
+        (tmp_path / "environments" / env).mkdir(parents=True)
+        (tmp_path / "environments" / env / "db-values.yaml").write_text("replicas: 3\n")
     (tmp_path / ".ssrisk.yaml").write_text(block, encoding="utf-8")
     config = load_config(tmp_path / ".ssrisk.yaml")
     (variants,) = config.charts.values()

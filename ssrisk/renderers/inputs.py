@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
-from ..confine import refusal, tree_of
+from ..confine import Trees, refusal, tree_of
 from ..loading import (
     DEFAULT_EXCLUDES,
     MAX_FILE_BYTES,
@@ -77,16 +77,21 @@ def plan_inputs(
     paths: Sequence[str],
     excludes: Iterable[ExcludePattern] = (),
     skip_files: frozenset[str] = frozenset(),
+    chart_files: bool = True,
 ) -> InputPlan:
     """Sort ``paths`` into plain files, Helm charts, kustomizations and stdin (``skip_files``:
     real paths of files that are not manifests, see :func:`ssrisk.loading.discover`). Paths
-    are spelt as :func:`ssrisk.paths.tidy` spells them; links are names (:func:`_links_out`)."""
+    are spelt as :func:`ssrisk.paths.tidy` spells them; links are names (:func:`_links_out`).
+    With ``chart_files``, a file named in ``paths`` that lies in a chart plans that chart
+    (:class:`_ChartsOf`) instead of being read as plain YAML."""
     plan = InputPlan()
     rendered_roots: list[str] = []
     found_units: dict[str, list[str]] = {}  # kind -> the units of that kind the walks found
     plain_paths: list[str] = []
     walk_errors: list[InputError] = []
     excluded = Excludes(excludes)
+    trees = Trees()  # (the files of a long list nested deep: each directory looked at once)
+    charts_of = _ChartsOf(trees.realpath)
 
     def excluded_build(d: str, marker: str) -> bool:
         """A chart or kustomization directory ``d`` is excluded like its files: when a glob
@@ -112,14 +117,11 @@ def plan_inputs(
             continue
         raw = tidy(given)
         if not os.path.isdir(raw):
-            chart = _enclosing_chart(raw, tree_of(raw)) if os.path.isfile(raw) else None
+            chart = charts_of(raw, trees(raw)) if chart_files and os.path.isfile(raw) else None
             if chart is None:
                 plain_paths.append(raw)
-                continue
-            if chart not in plan.units.get(units.HelmCharts.kind, []):
-                given_unit(chart, tree_of(raw))  # (or refused, with its error)
-            said = f"part of chart {chart}: checked as the chart renders it"
-            plan.warnings.append(Notice(raw, said))
+            else:
+                _plan_chart_of(raw, chart, plan, given_unit, trees(raw))
             continue
         tree = tree_of(raw)
         if given_unit(raw, tree):
@@ -176,23 +178,58 @@ def plan_inputs(
     return plan
 
 
-def _enclosing_chart(path: str, tree: str) -> str | None:
-    """The chart (the outermost, for a subchart) a file named on the command line belongs
-    to, looked for from its directory up to its tree's root, shown like ``path``; ``None``
-    when it is in none. A chart's files are not manifests until rendered."""
-    chart_kind = units.HelmCharts.kind
-    here = os.path.dirname(os.path.abspath(path))
-    while True:
-        claimed = units.unit_at(here)
-        if claimed is not None:
-            renderer = claimed[0]
-            if renderer.kind != chart_kind:
-                return None  # (a kustomization's files are manifests)
-            return display_path(renderer.unit_for(here), path)
-        parent = os.path.dirname(here)
-        if parent == here or os.path.realpath(here) == tree:
-            return None
-        here = parent
+def _plan_chart_of(
+    path: str,
+    chart: str,
+    plan: InputPlan,
+    plan_unit: Callable[[str, str], bool],
+    tree: str,
+) -> None:
+    """A file of ``chart`` (in ``tree``) named as a PATH: the chart is planned (once;
+    ``plan_unit`` plans or refuses it), and a notice says so."""
+    if chart not in plan.units.get(units.HelmCharts.kind, []):
+        plan_unit(chart, tree)
+    plan.warnings.append(Notice(path, f"part of chart {chart}: checked as the chart renders it"))
+
+
+class _ChartsOf:
+    """The chart (the outermost, for a subchart) each file named on the command line belongs
+    to, found from its directory up to its tree's root; each directory is looked at once (a
+    list of files nested D levels deep costs D looks, not D*D). A chart's files are not
+    manifests until rendered."""
+
+    def __init__(self, realpath: Callable[[str], str] = os.path.realpath) -> None:
+        #: absolute directory -> the chart unit it lies in (absolute), or ``None``
+        self._of: dict[str, str | None] = {}
+        self._realpath = realpath
+
+    def __call__(self, path: str, tree: str) -> str | None:
+        """The chart of ``path`` shown like it, or ``None`` (in none, or in a kustomization,
+        whose files are manifests)."""
+        found = self._directory(os.path.dirname(os.path.abspath(path)), tree)
+        return display_path(found, path) if found is not None else None
+
+    def _directory(self, directory: str, tree: str) -> str | None:
+        chain: list[str] = []
+        here = directory
+        found: str | None = None
+        while here not in self._of:
+            chain.append(here)
+            claimed = units.unit_at(here)
+            if claimed is not None:
+                renderer = claimed[0]
+                if renderer.kind == units.HelmCharts.kind:
+                    found = renderer.unit_for(here)
+                break
+            parent = os.path.dirname(here)
+            if parent == here or self._realpath(here) == tree:
+                break
+            here = parent
+        else:
+            found = self._of[here]
+        for below in chain:
+            self._of[below] = found
+        return found
 
 
 def _links_out(
@@ -239,6 +276,7 @@ def load_inputs(
     settings: Settings,
     stdin: BinaryIO | None = None,
     kinds: frozenset[str] | None = None,
+    chart_files: bool = True,
 ) -> tuple[list[LoadedFile], list[InputError]]:
     """Load every input of ``paths``: plain files, rendered charts and kustomizations, stdin.
     With ``kinds`` (a ``--context`` input), only objects of those kinds are read, and plain
@@ -252,7 +290,7 @@ def load_inputs(
     Returns:
         ``(loaded files, input errors)``; nothing is raised for bad input.
     """
-    plan = plan_inputs(paths, settings.exclude, settings.skip_files)
+    plan = plan_inputs(paths, settings.exclude, settings.skip_files, chart_files)
     namespace = settings.namespace
     loaded: list[LoadedFile] = []
     for path in plan.files:

@@ -47,7 +47,7 @@ from .renderers import units as renderers
 from .renderers.common import RenderedObject, display_path
 from .renderers.units import Renderer, Repository
 from .rule import Rule
-from .settings import OWN_FILE_NAMES, ChartVariant, Settings
+from .settings import OWN_FILE_NAMES, ChartVariant, Settings, values_readers
 
 
 class ChangedError(Exception):
@@ -128,7 +128,7 @@ def plan_changes(
     realpath = tree_of.realpath
     plan = ChangePlan(frozenset(realpath(p) for p in paths), trees=tree_of)
     units = _Units(realpath)
-    readers = _values_readers(charts or {})
+    readers = values_readers(charts or {})
     repo: Repository | None = None  # (what renderers learn of it serves its next files)
     for given in paths:
         if given == "-":
@@ -184,19 +184,6 @@ def plan_changes(
             if whole:
                 plan.whole.add(realpath(build))
     return plan
-
-
-def _values_readers(
-    charts: Mapping[str, Sequence[ChartVariant]],
-) -> dict[str, list[tuple[str, str]]]:
-    """The real path of each configured values file -> ``(real chart path, variant name)``
-    of each render that reads it."""
-    out: dict[str, list[tuple[str, str]]] = {}
-    for chart, variants in charts.items():
-        for variant in variants:
-            for values in variant.values:
-                out.setdefault(os.path.realpath(values), []).append((chart, variant.name))
-    return out
 
 
 class _Units:
@@ -285,7 +272,7 @@ def check_changed(
     neighbours = [
         f
         for directory in plan.plain
-        for f in _manifests_in(directory, settings, excludes, realpath)
+        for f in manifests_in(directory, settings, excludes, realpath)
         if realpath(f) not in seen
     ]
     related = wide + (
@@ -351,7 +338,7 @@ def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[L
             listed = plan.plain.setdefault(directory, [])
             others = [
                 f
-                for f in _manifests_in(directory, settings, excludes, plan.realpath)
+                for f in manifests_in(directory, settings, excludes, plan.realpath)
                 if f not in listed
             ]
             listed.extend(others)
@@ -367,7 +354,7 @@ def _deleted(plan: ChangePlan, settings: Settings, excludes: Excludes) -> list[L
     return out
 
 
-def _manifests_in(
+def manifests_in(
     directory: str, settings: Settings, excludes: Excludes, realpath: RealPaths
 ) -> list[str]:
     """The manifest files of ``directory`` itself (not of its subdirectories) that a walk

@@ -838,6 +838,7 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
                     **r.to_dict(),
                     "path": at.path,
                     "line": at.line,
+                    **({"kustomization": at.kustomization} if at.kustomization else {}),
                     **({"variant": at.variant} if at.variant else {}),
                 }
                 for r, at in zip(done.results, done.positions, strict=True)
@@ -852,11 +853,11 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         for e in done.errors:
             out.write(safe_lines(f"- {md(str(e))}\n"))
         for r, at in zip(done.results, done.positions, strict=True):
-            variant = f", variant {md(at.variant)}" if at.variant else ""
-            place = f"{md(at.path)}:{at.line}{variant}"
+            scope = f", {md(at.scope())}" if at.scope() else ""  # (the overlay, the variant)
+            place = f"{md(at.path)}:{at.line}{scope}"
             head = f"### {md(r.scenario)}: {md(f'{r.namespace}/{r.name}')} ({place})"
             title = f"{r.scenario}: {r.namespace}/{r.name}" + (
-                f" (variant {at.variant})" if at.variant else ""
+                f" ({at.scope()})" if at.scope() else ""
             )
             drawing = drawing_of(r, f"{title}, simulated")
             body = f"{head}\n\n{md(r.verdict)}\n\n{mermaid_gantt(drawing)}\n"
@@ -865,8 +866,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
         for e in done.errors:
             out.write(safe_lines(f"{printable(str(e))}\n"))
         for r, at in zip(done.results, done.positions, strict=True):
-            variant = f" (variant {at.variant})" if at.variant else ""
-            out.write(safe_lines(format_result(r, f"{at.path}:{at.line}{variant}")))
+            scope = f" ({at.scope()})" if at.scope() else ""  # (the overlay, the variant)
+            out.write(safe_lines(format_result(r, f"{at.path}:{at.line}{scope}")))
     return done.code
 
 

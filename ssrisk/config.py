@@ -19,7 +19,7 @@ import re
 import stat
 import sys
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -715,11 +715,32 @@ def _charts(
         if not is_chart(directory):
             problem(keys, f"chart {chart!r}: not a Helm chart directory (no Chart.yaml there)")
             continue
+        holder = os.path.dirname(os.path.abspath(directory))  # (charts/ of a parent chart?)
+        parent = os.path.dirname(holder)
+        if os.path.basename(holder) == "charts" and is_chart(parent):
+            # a subchart renders with its parent, and takes its values from it
+            problem(
+                keys,
+                f"chart {chart!r} is a subchart of {os.path.relpath(parent)!r}, which renders "
+                "it: configure the parent, and the subchart's values under its name there",
+            )
+            continue
+
+        def set_at(at: tuple[str | int, ...], values: Mapping[str, Any]) -> tuple[Any, ...]:
+            """Each ``set`` key's value position, shown as the run's other paths are."""
+            found = ((k, cfg.value_positions.get((*at, "set", k))) for k in values)
+            return tuple(
+                (k, replace(pos, path=_config_relative(cfg, os.path.basename(cfg.path))))
+                for k, pos in found
+                if pos is not None
+            )
+
         base = ChartVariant(
             values=values_files(keys, entry.get("values") or ()),
             set_values=_set_expressions(entry.get("set") or {}),
             release=entry.get("release") or ChartVariant.release,
             namespace=entry.get("namespace"),
+            set_positions=set_at(keys, entry.get("set") or {}),
         )
         variants = entry.get("variants") or {"": {}}
         out[os.path.realpath(directory)] = tuple(
@@ -732,6 +753,10 @@ def _charts(
                 set_values=(*base.set_values, *_set_expressions(v.get("set") or {})),
                 release=v.get("release") or base.release,
                 namespace=v.get("namespace") or base.namespace,
+                set_positions=(
+                    *base.set_positions,
+                    *set_at((*keys, "variants", name), v.get("set") or {}),
+                ),
             )
             for name, v in variants.items()
         )

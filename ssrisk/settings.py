@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .model import Severity
+from .model import Position, Severity
 from .objectives import Objectives
 
 if TYPE_CHECKING:
@@ -65,6 +65,24 @@ class ChartVariant:
     set_values: tuple[str, ...] = ()
     release: str = DEFAULT_RELEASE_NAME
     namespace: str | None = None
+    #: Where the configuration writes each ``set`` value (dotted key -> its position), for
+    #: findings about a field that value sets.
+    set_positions: tuple[tuple[str, Position], ...] = ()
+
+
+def values_readers(
+    charts: Mapping[str, Sequence[ChartVariant]],
+) -> dict[str, list[tuple[str, str]]]:
+    """The real path of each configured values file -> ``(real chart path, variant name)``
+    of each render that reads it (``charts``: :attr:`Settings.charts`)."""
+    import os
+
+    out: dict[str, list[tuple[str, str]]] = {}
+    for chart, variants in charts.items():
+        for variant in variants:
+            for values in variant.values:
+                out.setdefault(os.path.realpath(values), []).append((chart, variant.name))
+    return out
 
 
 @dataclass

@@ -113,10 +113,14 @@ def test_a_baseline_records_the_variant(tmp_path: Path) -> None:
         ("charts: {charts/db: {relase: x}}\n", "unknown key 'relase': did you mean 'release'?"),
         ("charts: {charts/db: {values: [nope.yaml]}}\n", "values file 'nope.yaml': no such file"),
         ("charts: {charts/db: {}, ./charts/db/: {}}\n", "is the directory 'charts/db' names too"),
+        ("charts: {charts/db/charts/sub: {}}\n", "is a subchart of 'charts/db', which renders it"),
     ],
 )
 def test_configuration_mistakes_are_named(tmp_path: Path, config: str, message: str) -> None:
     repo = _repo(tmp_path)
+    sub = repo / "charts" / "db" / "charts" / "sub"
+    sub.mkdir(parents=True)
+    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: sub\nversion: 0.1.0\n")
     (repo / ".ssrisk.yaml").write_text(config)
     run = run_cli("check", ".", cwd=repo)
     assert run.code == 2 and message in run.err and ".ssrisk.yaml:1:" in run.err, run.err
@@ -131,17 +135,21 @@ def test_set_values_and_command_line_values_come_after_the_variants(tmp_path: Pa
     (repo / "two.yaml").write_text("replicas: 2\n")
     _code, report = _json(".", cwd=repo)
     replicas = {
-        f["variant"]: f["facts"].get("replicas")
+        f["variant"]: f["facts"]["replicas"]
         for f in report["findings"]
-        if f["rule"] in ("single-replica", "ordered-ready-stall")
+        if f["rule"] == "single-replica"
     }
-    assert replicas.get("one") == 1
-    # a value `set` gives is not the values files': the finding stays at the template's line
+    assert replicas == {"one": 1}  # the variant's set after the chart's; five keeps 5
+    # a value the configuration's `set` gives is reported at its line there
     (single,) = [f for f in report["findings"] if f["rule"] == "single-replica"]
-    assert single["path"] == "charts/db/templates/statefulset.yaml"
+    config = (repo / ".ssrisk.yaml").read_text().splitlines()
+    line = next(n for n, t in enumerate(config, 1) if "one: {set: {replicas: 1}}" in t)
+    assert (single["path"], single["line"]) == (".ssrisk.yaml", line)
     _code, report = _json("--set", "replicas=2", ".", cwd=repo)
-    quorum = {f["variant"] for f in report["findings"] if f["rule"] == "quorum-replicas"}
-    assert quorum == {"one", "five"}  # --set replicas=2 wins over both
+    quorum = [f for f in report["findings"] if f["rule"] == "quorum-replicas"]
+    assert {f["variant"] for f in quorum} == {"one", "five"}  # --set replicas=2 wins over both
+    # (a value of the command line has no file: the template's line)
+    assert {f["path"] for f in quorum} == {"charts/db/templates/statefulset.yaml"}
 
 
 def test_simulate_names_the_variant_and_the_namespace_it_is_applied_in(tmp_path: Path) -> None:
@@ -171,3 +179,29 @@ def test_a_chart_file_named_on_the_command_line_checks_its_chart() -> None:
     assert [f["rule"] for f in _shown(by_file)] == [f["rule"] for f in _shown(whole)]
     (said,) = [n for n in by_file["notices"] if "part of chart" in n["message"]]
     assert said["message"] == "part of chart charts/db: checked as the chart renders it"
+
+
+def test_a_values_file_named_as_a_path_checks_the_variant_that_reads_it() -> None:
+    _code, report = _json(PROD_VALUES)
+    assert {f.get("variant") for f in report["findings"]} == {"prod"}
+    assert report["summary"]["statefulsets"] == 1
+    (said,) = [n for n in report["notices"] if "values of chart" in n["message"]]
+    assert (
+        said["message"]
+        == "values of chart charts/db, variant prod: checked as that variant renders it"
+    )
+
+
+def test_values_files_are_values_not_manifests(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    values = repo / PROD_VALUES
+    # a values file that is not a mapping: one error, at the file, from its chart's render
+    values.write_text("- a\n- b\n")
+    run = run_cli("check", "--format", "json", ".", cwd=repo)
+    errors = [(e["path"], e["line"]) for e in run.json()["errors"]]
+    assert run.code == 2 and errors == [(PROD_VALUES, 1)]
+    assert "a list, not a mapping of values" in run.json()["errors"][0]["message"]
+    # broken YAML: at its line, once (the walk does not read it as a manifest too)
+    values.write_text("replicas: 3\n  bad: [\n")
+    run = run_cli("check", "--format", "json", ".", cwd=repo)
+    assert [(e["path"], e["line"]) for e in run.json()["errors"]] == [(PROD_VALUES, 2)]

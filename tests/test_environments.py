@@ -77,3 +77,12 @@ def test_a_default_storage_class_covers_its_own_tree_only() -> None:
     # at the top of the tree: the default of every claim below it
     above = _findings("--select", "node-pinned-storage", str(classes / "top"))
     assert len(above) == 1 and "'data'" in above[0]["message"]
+
+
+def test_simulate_names_the_overlay_of_each_result() -> None:
+    text = run_cli("simulate", str(KZ)).out
+    heads = [ln for ln in text.splitlines() if ln.startswith("== ")]
+    overlays = [h.split(" (", 1)[1].split(")", 1)[0].rsplit("/", 1)[-1] for h in heads]
+    assert overlays == ["p1", "p2", "p3", "p4"] and len(set(heads)) == len(heads)
+    results = run_cli("simulate", "--format", "json", str(KZ)).json()["results"]
+    assert [r["kustomization"].rsplit("/", 1)[-1] for r in results] == overlays

@@ -55,6 +55,8 @@ def test_reports_carry_the_links_at_the_checked_version(tmp_path: Path) -> None:
         assert all(
             u.startswith("https://github.com/kubernetes/kubernetes/blob/release-1.31/") for u in k8s
         )
+    (note,) = [n for n in report["run_notes"] if n["rule"] == "no-automatic-failover"]
+    assert len(note["reference_urls"]) == len(note["references"]) and all(note["reference_urls"])
     sarif = tmp_path / "r.sarif"
     run_cli("check", "--format", "sarif", "-o", str(sarif), POSTGRES)
     doc = json.loads(sarif.read_text())

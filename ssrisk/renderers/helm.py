@@ -19,11 +19,11 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..loading import LoadedFile, has_content, load_text, read_text, record_comments
-from ..model import InputError, Notice
+from ..model import InputError, Notice, Position
 from ..settings import DEFAULT_RELEASE_NAME
 from .bounded import Limits, run_bounded, scrubbed_environment
 from .chartcopy import Skipped, copy_chart
@@ -58,6 +58,10 @@ class HelmOptions:
     release: str = RELEASE_NAME
     #: The configured variant rendered (``""``: none), put on every object and position.
     variant: str = ""
+    #: Where the configuration writes its ``set`` values (dotted key -> position).
+    set_positions: tuple[tuple[str, Position], ...] = ()
+    #: How many of ``set_values`` (the last ones) come from the command line's ``--set``.
+    command_line_sets: int = 0
 
     def capabilities(self) -> tuple[str, tuple[str, ...]]:
         """``(KubeVersion as v1.NN.P, API versions)`` of the render (``("", extra)`` without a
@@ -95,6 +99,10 @@ def render_chart(
     else:
         placed = _values_data(values)
         set_keys = frozenset(k for expr in options.set_values for k in _set_keys(expr))
+        # (a key the command line's --set gives too is the command line's: no file line)
+        cli = options.set_values[len(options.set_values) - options.command_line_sets :]
+        cli_keys = {k for expr in cli for k in _set_keys(expr)}
+        set_at = {k: pos for k, pos in options.set_positions if k not in cli_keys}
         out = [
             _load_template(
                 chart_dir,
@@ -105,6 +113,7 @@ def render_chart(
                 options.variant,
                 placed,
                 set_keys,
+                set_at,
             )
             for template, text in sorted(manifests.items())
         ]
@@ -227,7 +236,38 @@ def _read_values(path: str) -> str:
     text, err = read_text(path)
     if err is not None or text is None:
         raise RenderError(f"values file {path}: {err.message if err else 'cannot read'}")
+    _check_values(path, text)
     return text
+
+
+def _check_values(path: str, text: str) -> None:
+    """Refuse a values file Helm would refuse, at the place ssrisk's reader finds the fault
+    (Helm's own message names a line of its JSON conversion, and Go types): a YAML error, or
+    a document that is not a mapping of values.
+
+    Raises:
+        RenderError: ``at`` the file, line and column.
+    """
+    import yaml
+
+    from ..yamlpos import YamlInputError, load_documents
+
+    try:
+        docs = list(load_documents(text))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        raise RenderError(
+            f"values file {path}: YAML syntax: {exc.problem}", (path, line, col)
+        ) from None
+    except (yaml.YAMLError, YamlInputError) as exc:
+        raise RenderError(f"values file {path}: {exc}", (path, None, None)) from None
+    data = docs[0][0] if docs else None
+    if data is not None and not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else "a single value"
+        raise RenderError(
+            f"values file {path}: {kind}, not a mapping of values (key: value)", (path, 1, 1)
+        )
 
 
 def _set_keys(expression: str) -> list[str]:
@@ -436,6 +476,7 @@ def _load_template(
     variant: str = "",
     values: Sequence[tuple[str, object]] = (),
     set_keys: frozenset[str] = frozenset(),
+    set_at: Mapping[str, Position] | None = None,
 ) -> LoadedFile:
     """The objects of one rendered template; ``source`` is the template's file as shown and
     its text, read from the chart's copy (``None``: unknown, positions stay in the
@@ -467,7 +508,9 @@ def _load_template(
         ordinal = seen.get(obj.kind, 0)
         seen[obj.kind] = ordinal + 1
         locator = (
-            TemplateLocator(body, shown, obj.kind, ordinal, values, set_keys) if body else None
+            TemplateLocator(body, shown, obj.kind, ordinal, values, set_keys, set_at)
+            if body
+            else None
         )
         objects.append(
             rendered(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -65,12 +65,24 @@ class InputPlan:
     #: The checked tree (:func:`ssrisk.confine.tree_of` of the PATH it was found under) of
     #: each chart and kustomization: what a kustomization may reference.
     trees: dict[str, str] = field(default_factory=dict)
+    #: real chart path -> the configured variants whose values files were named as PATHs
+    variants: dict[str, set[str]] = field(default_factory=dict)
+    #: real paths of the charts planned otherwise (every variant renders)
+    every_variant: set[str] = field(default_factory=set)
 
-    def add(self, renderer: Renderer, unit: str, tree: str) -> None:
+    def add(self, renderer: Renderer, unit: str, tree: str, *, whole: bool = True) -> None:
+        """Plan ``unit`` (once); ``whole=False``: a chart planned for some variants only."""
         planned = self.units.setdefault(renderer.kind, [])
         if unit not in planned:  # (a chart named twice, or by one of its files)
             planned.append(unit)
         self.trees[unit] = tree
+        if whole and renderer.kind == units.HelmCharts.kind:
+            self.every_variant.add(os.path.realpath(unit))
+
+    def variants_only(self) -> dict[str, frozenset[str]]:
+        """The charts to render for some variants only (``Settings.chart_variants_only``):
+        those planned only because values files of theirs were named."""
+        return {c: frozenset(v) for c, v in self.variants.items() if c not in self.every_variant}
 
 
 def plan_inputs(
@@ -78,12 +90,13 @@ def plan_inputs(
     excludes: Iterable[ExcludePattern] = (),
     skip_files: frozenset[str] = frozenset(),
     chart_files: bool = True,
+    values_of: Mapping[str, Sequence[tuple[str, str]]] | None = None,
 ) -> InputPlan:
     """Sort ``paths`` into plain files, Helm charts, kustomizations and stdin (``skip_files``:
     real paths of files that are not manifests, see :func:`ssrisk.loading.discover`). Paths
     are spelt as :func:`ssrisk.paths.tidy` spells them; links are names (:func:`_links_out`).
     With ``chart_files``, a file named in ``paths`` that lies in a chart plans that chart
-    (:class:`_ChartsOf`) instead of being read as plain YAML."""
+    (:class:`ChartsOf`) instead of being read as plain YAML."""
     plan = InputPlan()
     rendered_roots: list[str] = []
     found_units: dict[str, list[str]] = {}  # kind -> the units of that kind the walks found
@@ -91,7 +104,7 @@ def plan_inputs(
     walk_errors: list[InputError] = []
     excluded = Excludes(excludes)
     trees = Trees()  # (the files of a long list nested deep: each directory looked at once)
-    charts_of = _ChartsOf(trees.realpath)
+    charts_of = ChartsOf(trees.realpath)
 
     def excluded_build(d: str, marker: str) -> bool:
         """A chart or kustomization directory ``d`` is excluded like its files: when a glob
@@ -116,6 +129,10 @@ def plan_inputs(
             plan.stdin = True
             continue
         raw = tidy(given)
+        read_by = values_of.get(os.path.realpath(raw)) if values_of else None
+        if read_by and chart_files and os.path.isfile(raw):
+            _plan_variants_of(raw, read_by, plan, trees(raw), walk_errors)
+            continue
         if not os.path.isdir(raw):
             chart = charts_of(raw, trees(raw)) if chart_files and os.path.isfile(raw) else None
             if chart is None:
@@ -178,6 +195,29 @@ def plan_inputs(
     return plan
 
 
+def _plan_variants_of(
+    path: str,
+    read_by: Sequence[tuple[str, str]],
+    plan: InputPlan,
+    tree: str,
+    errors: list[InputError],
+) -> None:
+    """A values file of configured charts named as a PATH (``read_by``: ``(real chart path,
+    variant)`` of each render reading it): each chart is planned for those variants, and a
+    notice says so. It is no manifest: its findings are its charts'."""
+    charts = units.HelmCharts()
+    for chart, variant in read_by:
+        shown = display_path(chart, path)
+        refused = _refused_unit(shown, tree)
+        if refused is not None:
+            errors.append(refused)
+            continue
+        plan.add(charts, shown, tree, whole=False)
+        plan.variants.setdefault(chart, set()).add(variant)
+        said = f"values of chart {shown}, variant {variant}: checked as that variant renders it"
+        plan.warnings.append(Notice(path, said))
+
+
 def _plan_chart_of(
     path: str,
     chart: str,
@@ -192,7 +232,7 @@ def _plan_chart_of(
     plan.warnings.append(Notice(path, f"part of chart {chart}: checked as the chart renders it"))
 
 
-class _ChartsOf:
+class ChartsOf:
     """The chart (the outermost, for a subchart) each file named on the command line belongs
     to, found from its directory up to its tree's root; each directory is looked at once (a
     list of files nested D levels deep costs D looks, not D*D). A chart's files are not
@@ -290,7 +330,15 @@ def load_inputs(
     Returns:
         ``(loaded files, input errors)``; nothing is raised for bad input.
     """
-    plan = plan_inputs(paths, settings.exclude, settings.skip_files, chart_files)
+    from dataclasses import replace
+
+    from ..settings import values_readers
+
+    values_of = values_readers(settings.charts) if chart_files and settings.charts else None
+    plan = plan_inputs(paths, settings.exclude, settings.skip_files, chart_files, values_of)
+    only = plan.variants_only()
+    if only:  # (values files named as PATHs: their variants only)
+        settings = replace(settings, chart_variants_only={**settings.chart_variants_only, **only})
     namespace = settings.namespace
     loaded: list[LoadedFile] = []
     for path in plan.files:

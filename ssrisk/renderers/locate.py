@@ -89,7 +89,9 @@ class TemplateLocator:
     (``replicas: {{ .Values.db.replicas }}``) is placed at that value's line in the last of
     them that sets it, where the user changes it (else at the template's line); ``set_keys``
     are the key paths ``--set`` and the configuration's ``set`` give (``a.b``): a value they
-    set, or set a parent of, is not the values files' (it stays at the template's line).
+    set, or set a parent of, is not the values files'. ``set_at`` places the values the
+    configuration's ``set`` gives at their lines there; those of ``--set`` stay at the
+    template's line.
     """
 
     def __init__(
@@ -100,12 +102,14 @@ class TemplateLocator:
         ordinal: int = 0,
         values: Sequence[tuple[str, Any]] = (),
         set_keys: frozenset[str] = frozenset(),
+        set_at: Mapping[str, Position] | None = None,
     ) -> None:
         self.path = path
         pick = _documents_of_kind(text, kind)
         self.lines: list[_Line] = pick[min(ordinal, len(pick) - 1)] if pick else []
         self.values = values
         self.set_keys = set_keys
+        self.set_at = set_at or {}
 
     def files(self) -> frozenset[str] | None:
         """The files the object's fields are written in: the template (as shown)."""
@@ -135,7 +139,7 @@ class TemplateLocator:
             line, col, block = found
             best = Position(self.path, line.number + 1, col + 1)
         else:
-            if keys and self.values:
+            if keys and (self.values or self.set_at):
                 return self._in_values(line.text) or best
         return best
 
@@ -147,6 +151,9 @@ class TemplateLocator:
         if m is None:
             return None
         keys = tuple(m.group(1).split("."))
+        dotted = ".".join(keys)
+        if dotted in self.set_at:  # the configuration's set: writes it
+            return self.set_at[dotted]
         if any(".".join(keys[:n]) in self.set_keys for n in range(1, len(keys) + 1)):
             return None
         for shown, data in reversed(self.values):

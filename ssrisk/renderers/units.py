@@ -153,6 +153,8 @@ class HelmCharts(Renderer):
                     set_values=(*variant.set_values, *settings.helm_set),
                     release=variant.release,
                     variant=variant.name,
+                    set_positions=variant.set_positions,
+                    command_line_sets=len(settings.helm_set),
                 )
                 loaded.extend(render_chart(chart, variant.namespace or settings.namespace, options))
         return loaded

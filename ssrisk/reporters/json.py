@@ -44,7 +44,10 @@ def report_dict(report: Report) -> dict[str, Any]:
         "findings": Items(_with_folded(report), finding),
         "errors": [e.to_dict() for e in report.errors],
         "notices": [n.to_dict() for n in report.notices],
-        "run_notes": [n.to_dict() for n in report.run_notes],
+        "run_notes": [
+            {**n.to_dict(), "reference_urls": reference_urls(n.references, report.kube_version)}
+            for n in report.run_notes
+        ],
         "clusters": list(report.clusters),
         "summary": report.summary(),
     }

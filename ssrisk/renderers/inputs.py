@@ -106,12 +106,6 @@ def plan_inputs(
     trees = Trees()  # (the files of a long list nested deep: each directory looked at once)
     charts_of = ChartsOf(trees.realpath)
 
-    def excluded_build(d: str, marker: str) -> bool:
-        """A chart or kustomization directory ``d`` is excluded like its files: when a glob
-        matches the directory or the file that makes it one (``*/p2/*`` and
-        ``*/p2/kustomization.yaml`` as well as ``p2`` and ``*/p2``)."""
-        return excluded(d) or excluded(os.path.join(d, os.path.basename(marker)))
-
     def given_unit(raw: str, tree: str) -> bool:
         """A PATH that is a unit itself: planned (or refused) as it is."""
         claimed = units.unit_at(raw)
@@ -145,44 +139,7 @@ def plan_inputs(
             continue
         plain_paths.append(raw)
 
-        def too_deep(exc: OSError) -> None:
-            if isinstance(exc, TooDeep):  # (discovery reports directories it cannot list)
-                walk_errors.append(InputError(tidy(exc.filename), str(exc.strerror)))
-
-        in_unit: dict[str, bool] = {}  # (in or below a walked kustomization: _links_out)
-        for walked, dirs, names in walk(raw, onerror=too_deep, links_are_names=True):
-            root = tidy(walked)  # os.walk(".") gives "./sub"
-            unit_here = in_unit.pop(root, False)
-            if unit_here:  # (elsewhere discovery refuses the links out of the tree)
-                walk_errors.extend(_links_out(root, names, tree, excluded, plan.warnings))
-            dirs[:] = sorted(
-                d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(join(root, d))
-            )
-            for d in list(dirs):
-                sub = join(root, d)
-                in_unit[sub] = unit_here
-                claimed = units.unit_at(sub)
-                if claimed is None:
-                    continue
-                renderer, marker = claimed
-                rendered_roots.append(sub)  # never read as plain YAML, even if excluded
-                if refusal(sub, tree) is not None:  # refused like a plain file, never read
-                    dirs.remove(d)
-                    if not excluded(sub):
-                        walk_errors.append(InputError(sub, refusal(sub, tree) or ""))
-                    continue
-                if not renderer.walk_below:
-                    dirs.remove(d)
-                if excluded_build(sub, marker):
-                    continue
-                if (refused := _refused_unit(sub, tree)) is not None:
-                    walk_errors.append(refused)
-                    continue
-                found_units.setdefault(renderer.kind, []).append(sub)
-                plan.trees[sub] = tree
-                in_unit[sub] = renderer.walk_below
-                # (below a kustomization the walk goes on: charts and unrelated
-                # kustomizations may sit there)
+        _walk_units(raw, tree, excluded, plan, found_units, rendered_roots, walk_errors)
     for renderer in units.RENDERERS:  # (of those found, the ones each renders on their own)
         for unit in renderer.roots(found_units.get(renderer.kind, []), plan.trees):
             plan.add(renderer, unit, plan.trees[unit])
@@ -193,6 +150,61 @@ def plan_inputs(
     known = {(e.path, e.message) for e in plan.errors}
     plan.errors.extend(e for e in walk_errors if (e.path, e.message) not in known)
     return plan
+
+
+def _walk_units(
+    raw: str,
+    tree: str,
+    excluded: Excludes,
+    plan: InputPlan,
+    found_units: dict[str, list[str]],
+    rendered_roots: list[str],
+    walk_errors: list[InputError],
+) -> None:
+    """Walk the directory ``raw`` (in ``tree``) for charts and kustomizations: each found is
+    added to ``found_units`` (or refused into ``walk_errors``) and to ``rendered_roots``
+    (never read as plain YAML). A chart or kustomization directory is excluded like its files:
+    when a glob matches the directory or the file that makes it one (``*/p2/*`` and
+    ``*/p2/kustomization.yaml`` as well as ``p2`` and ``*/p2``)."""
+
+    def too_deep(exc: OSError) -> None:
+        if isinstance(exc, TooDeep):  # (discovery reports directories it cannot list)
+            walk_errors.append(InputError(tidy(exc.filename), str(exc.strerror)))
+
+    in_unit: dict[str, bool] = {}  # (in or below a walked kustomization: _links_out)
+    for walked, dirs, names in walk(raw, onerror=too_deep, links_are_names=True):
+        root = tidy(walked)  # os.walk(".") gives "./sub"
+        unit_here = in_unit.pop(root, False)
+        if unit_here:  # (elsewhere discovery refuses the links out of the tree)
+            walk_errors.extend(_links_out(root, names, tree, excluded, plan.warnings))
+        dirs[:] = sorted(
+            d for d in dirs if d not in DEFAULT_EXCLUDES and not excluded(join(root, d))
+        )
+        for d in list(dirs):
+            sub = join(root, d)
+            in_unit[sub] = unit_here
+            claimed = units.unit_at(sub)
+            if claimed is None:
+                continue
+            renderer, marker = claimed
+            rendered_roots.append(sub)  # never read as plain YAML, even if excluded
+            if refusal(sub, tree) is not None:  # refused like a plain file, never read
+                dirs.remove(d)
+                if not excluded(sub):
+                    walk_errors.append(InputError(sub, refusal(sub, tree) or ""))
+                continue
+            if not renderer.walk_below:
+                dirs.remove(d)
+            if excluded(sub) or excluded(os.path.join(sub, os.path.basename(marker))):
+                continue
+            if (refused := _refused_unit(sub, tree)) is not None:
+                walk_errors.append(refused)
+                continue
+            found_units.setdefault(renderer.kind, []).append(sub)
+            plan.trees[sub] = tree
+            in_unit[sub] = renderer.walk_below
+            # (below a kustomization the walk goes on: charts and unrelated
+            # kustomizations may sit there)
 
 
 def _plan_variants_of(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import set_spec
@@ -40,6 +41,12 @@ class PartitionBlocksUpdate(Rule):
 
         facts = {"partition": partition, "replicas": n}
         yield self.finding(ctx, ctx.sts.pos(*path), msg, facts=facts)  # (the page explains)
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """Partition 0, the default: every ordinal is updated (a staged rollout lowers it
+        step by step; at ≥ replicas it updates none)."""
+        edit = Edit(("spec", "updateStrategy", "rollingUpdate", "partition"), 0)
+        return (Remedy("set updateStrategy.rollingUpdate.partition to 0", (edit,)),)
 
 
 @hookimpl

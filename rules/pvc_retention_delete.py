@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import STATEFULSET_AUTO_DELETE_PVC, gate_enabled
@@ -92,6 +93,22 @@ caches and replicas that rebuild their data from peers.
 
         facts = {f"{f[4:].lower()}_deletes_claims": f in fields for f in WHAT}
         yield self.finding(ctx, at, msg, explanation, facts=facts)
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        return _retain(ctx)
+
+
+def _retain(ctx: CheckContext) -> Sequence[Remedy]:
+    """Retain for each field set to Delete: the claims (and data) outlive scale-downs and the
+    StatefulSet's deletion, as they do by default."""
+    spec = set_spec(ctx.sts)
+    said = {"whenDeleted": spec.retention_when_deleted, "whenScaled": spec.retention_when_scaled}
+    fields = [f for f in WHAT if said[f] == "Delete"]
+    if not fields:
+        return ()
+    base = ("spec", "persistentVolumeClaimRetentionPolicy")
+    edits = tuple(Edit((*base, f), "Retain") for f in fields)
+    return (Remedy(f"set {' and '.join(fields)} to Retain", edits),)
 
 
 @hookimpl

@@ -16,6 +16,7 @@ from ssrisk.embedded_sim import ClusterShape, ScenarioResult
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, Position, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._cluster import MAX_PODS_SOURCE, max_pods_per_node, min_domains_honoured
@@ -400,6 +401,44 @@ class ReplicasShareFailureDomain(Rule):
 
         yield self.finding(ctx, at, msg, explanation, facts=facts)
 
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """Spread the pods with DoNotSchedule topology spread constraints (maxSkew 1) over
+        zones, hosts, or both, as the finding needs: the scheduler then refuses a second pod
+        in a domain while another has none (podtopologyspread/filtering.go#Filter).
+        Smallest first: the one domain the finding names, then both."""
+        selector = (ctx.sts.data.get("spec") or {}).get("selector") or {}
+        labels = selector.get("matchLabels") if isinstance(selector, Mapping) else None
+        if not isinstance(labels, Mapping) or not labels:
+            return ()  # (a selector by expressions only: nothing simple to copy)
+        pod_spec = ((ctx.sts.data.get("spec") or {}).get("template") or {}).get("spec") or {}
+        existing = (
+            pod_spec.get("topologySpreadConstraints") if isinstance(pod_spec, Mapping) else None
+        )
+        have = list(existing) if isinstance(existing, list) else []
+        path = ("spec", "template", "spec", "topologySpreadConstraints")
+
+        def spread(*keys: str) -> Remedy:
+            items = [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": key,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": dict(labels)},
+                }
+                for key in keys
+            ]
+            words = " and ".join(WORDS[key] for key in keys)
+            summary = (
+                f"spread the pods over {words} (topologySpreadConstraints, maxSkew 1, "
+                "DoNotSchedule)"
+            )
+            return Remedy(summary, (Edit(path, [*have, *items]),))
+
+        zone, host = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+        if "node_loss_takes" not in finding.facts:  # (the hosts are kept apart already)
+            return (spread(zone),)
+        return (spread(host), spread(zone), spread(host, zone))
+
     def _head(
         self,
         ctx: CheckContext,
@@ -530,6 +569,10 @@ replicas in one zone)."""
         )
         blocks = "".join("\n" + timeline_block(ctx, t) for t in timelines)
         return f"{found}\n\n{rules}\n\n{spread}\n\n{sim}\n{blocks}\n{fix}\n"
+
+
+#: How a remedy's summary names a spread's topology key.
+WORDS = {"topology.kubernetes.io/zone": "zones", "kubernetes.io/hostname": "nodes"}
 
 
 @hookimpl

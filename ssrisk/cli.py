@@ -228,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
     _add_check(sub, common)
     _add_simulate(sub, common)
+    _add_fix(sub, common)
     r = sub.add_parser("rules", allow_abbrev=False, help="list the rules")
     r.add_argument(
         "--format",
@@ -415,6 +416,12 @@ def _add_check(sub: Any, common: argparse.ArgumentParser) -> None:
         help="exit 2 when the inputs hold no Kubernetes object ssrisk reads (default: a warning)",
     )
     p.add_argument("--explain", action="store_true", help="print the explanation of each finding")
+    p.add_argument(
+        "--fixes",
+        action="store_true",
+        help="give each finding the smallest manifest change verified to remove it "
+        "(JSON 'fix', SARIF fixes, --explain); 'ssrisk fix' applies them",
+    )
     p.add_argument(
         "--fail-on",
         type=_severity,
@@ -648,6 +655,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return cmd_check(args, sys.stdout)
         if args.command == "simulate":
             return cmd_simulate(args, sys.stdout)
+        if args.command == "fix":
+            return cmd_fix(args, sys.stdout)
         if args.command == "rules":
             return cmd_rules(args, sys.stdout)
         if args.command == "explain":
@@ -664,6 +673,69 @@ def _main(argv: Sequence[str] | None) -> int:
         return ExitCode.ERROR
     parser.error(f"unknown command {args.command}")
     return ExitCode.ERROR  # pragma: no cover
+
+
+def _add_fix(sub: Any, common: argparse.ArgumentParser) -> None:
+    """The ``fix`` command's parser."""
+    f = sub.add_parser(
+        "fix",
+        parents=[common],
+        allow_abbrev=False,
+        help="apply the smallest manifest change verified to remove each finding",
+        description="Check PATHs as 'ssrisk check' does, find for each finding the smallest "
+        "change of its StatefulSet that the rule, run again (with its simulation), no longer "
+        "reports, and make it in the plain YAML files the StatefulSets are written in, "
+        "keeping comments and style. StatefulSets rendered from charts or built by kustomize "
+        "are not written: their fixes are printed.",
+    )
+    f.add_argument("paths", nargs="+", metavar="PATH")
+    f.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
+    f.add_argument("--config", metavar="FILE", help="configuration file for every PATH")
+    _add_rule_selection(f)
+
+
+def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
+    """``ssrisk fix``: 0 when every fix found was applied (or shown with ``--diff``), 1 when
+    some could not be written (rendered StatefulSets), 2 for input errors."""
+    from . import run
+    from .fixer import plan_fixes, unified_diff, write_fixes
+    from .outfile import OutputError
+    from .reporters.escape import printable, safe_lines
+
+    rules = _load_rules()
+    known = {r.id for r in rules}
+    for rid in [*args.disable, *args.select]:
+        if rid not in known:
+            from .names import unknown_rule
+
+            raise UsageError(unknown_rule(rid, known))
+    request = run.RunRequest(
+        paths=tuple(args.paths),
+        config=args.config,
+        inputs=_input_options(args),
+        select=tuple(args.select),
+        disable=tuple(args.disable),
+        fixes=True,
+    )
+    done = run.check(request, rules)
+    fixes = plan_fixes(done.report.findings)
+    for e in done.report.errors:
+        say(f"ssrisk: error: {printable(str(e))}")
+    if args.diff:
+        out.write(safe_lines(unified_diff(fixes)))
+    else:
+        try:
+            write_fixes(fixes)
+        except OutputError as exc:
+            raise UsageError(str(exc)) from None
+        for path, rule, summary in fixes.applied:
+            out.write(safe_lines(printable(f"{path}: {rule}: {summary}") + "\n"))
+    for f, why in fixes.not_applied:
+        text = f"{f.position}: {f.rule}: not applied ({why}): {f.fix.remedy.summary}"
+        out.write(safe_lines(printable(text) + "\n"))
+    if done.report.errors:
+        return ExitCode.ERROR
+    return ExitCode.FINDINGS if fixes.not_applied else ExitCode.OK
 
 
 def _load_rules() -> list[Rule]:
@@ -720,6 +792,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         exit_zero=args.exit_zero,
         explanations=any(w.prints_explanations for _fmt, _dest, w in writers),
         drawings=any(w.draws_timelines for _fmt, _dest, w in writers),
+        fixes=args.fixes,
         outputs=tuple(dest for _fmt, dest, _w in writers if dest is not None),
     )
     refused: tuple[type[Exception], ...] = ()  # (the changed-files planner loads on demand)

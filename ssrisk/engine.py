@@ -769,6 +769,8 @@ def _evaluate_range(
                         pos.column,
                     )
                 )
+        if settings.fixes:
+            _fix(findings[first:], rules, ctx)
         fold(findings[first:], covering, mention=explanations)
         if settings.drawings:
             _draw(findings[first:], ctx)
@@ -790,6 +792,17 @@ def _evaluate_range(
                 )
             )
     return findings, errors, notices, merge_notes(list(run_notes.values()))
+
+
+def _fix(findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext) -> None:
+    """Give each finding the smallest change verified to remove it (:mod:`ssrisk.remedy`)."""
+    from .remedy import find_fix
+
+    by_id = {r.id: r for r in rules}
+    for f in findings:
+        rule = by_id.get(f.rule)
+        if rule is not None and f.obj == ctx.sts.ref:
+            f.fix = find_fix(rule, ctx, f)
 
 
 def _draw(findings: Sequence[Finding], ctx: CheckContext) -> None:

@@ -435,6 +435,10 @@ class Finding:
     #: Where the StatefulSet that was being checked starts (set by the engine); tells apart
     #: findings at one place (a shared PDB, say) about different StatefulSets.
     checked_at: Position | None = None
+    #: Set by the engine when fixes are asked for (``--fixes``, ``ssrisk fix``): the
+    #: smallest change verified to remove this finding (:class:`ssrisk.remedy.Fix`), or
+    #: ``None``.
+    fix: Any = None
     #: Set by the engine when an output draws timelines (``--format markdown``): the
     #: simulated scenario the finding quotes, as each pod's states (:class:`ssrisk.gantt.
     #: Drawing`), else ``None``.
@@ -485,6 +489,7 @@ class Finding:
                 else {}
             ),
             **({"variant": self.position.variant} if self.position.variant else {}),
+            **({"fix": self.fix.to_dict()} if self.fix is not None else {}),
             **({"folded_into": self.folded_into} if self.folded_into else {}),
             **(
                 {

@@ -22,6 +22,7 @@ from .ruleoptions import RuleOption
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
+    from .remedy import Remedy
     from .settings import Settings
 
 
@@ -386,6 +387,12 @@ class Rule:
         """A fact this rule states once per run instead of per StatefulSet (``None``: none
         for ``ctx.sts``). Equal notes of several StatefulSets are merged and counted."""
         return None
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """Candidate changes of ``ctx.sts`` that could remove ``finding``, smallest first
+        (:mod:`ssrisk.remedy`: each is verified by running this rule again on the changed
+        StatefulSet before it is offered). None by default."""
+        return ()
 
     def finding(
         self,

@@ -59,6 +59,8 @@ class RunRequest:
     explanations: bool = False
     #: Whether an output draws simulated timelines (``Settings.drawings``).
     drawings: bool = False
+    #: Whether findings get verified fixes (``Settings.fixes``).
+    fixes: bool = False
     outputs: tuple[str, ...] = ()
 
 
@@ -141,6 +143,7 @@ def settings_by_config(
         )
         settings.explanations = request.explanations
         settings.drawings = request.drawings
+        settings.fixes = request.fixes
         out.append((settings, paths))
     return out
 

@@ -147,6 +147,9 @@ class Settings:
     #: Whether an output draws the simulated timelines of findings (``--format markdown``):
     #: the engine then keeps each finding's scenario as a :class:`ssrisk.gantt.Drawing`.
     drawings: bool = False
+    #: Whether each finding gets the smallest change verified to remove it (``--fixes``,
+    #: ``ssrisk fix``: :mod:`ssrisk.remedy`); off, no candidate is searched (no cost).
+    fixes: bool = False
     #: The configuration file these settings come from, as found (``None``: defaults only);
     #: names the group when one run checks inputs under several.
     config_file: str | None = None

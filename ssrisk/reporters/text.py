@@ -84,6 +84,12 @@ class TextReporter(Reporter):
                 text += f" [suppressed: {f.suppression_reason or 'no reason given'}]"
             extra = ""
             explanation = f.explanation if self.explain else ""  # built on reading: read once
+            if explanation and f.fix is not None:  # (verified: the rule finds nothing after it)
+                edits = "; ".join(f"{e.field}: {e.value}" for e in f.fix.remedy.edits)
+                explanation += (
+                    f"\n\nFix (verified: {f.rule} finds nothing after it): "
+                    f"{f.fix.remedy.summary} ({edits})"
+                )
             if explanation:
                 body = textwrap.indent(_wrap_prose(safe_lines(explanation)), "    ")
                 urls = reference_urls(f.references, report.kube_version)

@@ -1,0 +1,140 @@
+"""Remediations: the smallest manifest change that removes a finding, verified before it is
+offered.
+
+A rule proposes candidate changes for one of its findings (:meth:`ssrisk.rule.Rule.remedies`),
+smallest first, each a :class:`Remedy` of field :class:`Edit` s to the StatefulSet. The engine
+(only when asked: ``ssrisk check --fixes``, ``ssrisk fix``) applies each candidate to a copy
+of the StatefulSet and runs the rule again on it, with the same inventory, cluster profile,
+version and objectives (:func:`verify`): the rule's own simulation runs again on the changed
+manifest. The first candidate after which the rule reports nothing becomes the finding's
+:class:`Fix`, with the facts before and after. A candidate that needs a decision the manifest
+cannot show (adding replicas to a single-writer database) is advice: never verified as a fix
+nor applied.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .model import Finding
+    from .rule import CheckContext, Rule
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON-like data (loaded mappings and lists carry positions; an edit's
+    value is written to files and reports as plain data)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Set the field at ``keys`` of the StatefulSet (``("spec", "updateStrategy", "type")``)
+    to ``value`` (JSON-like, made plain), creating the mappings above it that are missing."""
+
+    keys: tuple[str, ...]
+    value: Any
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value", plain(self.value))
+
+    @property
+    def field(self) -> str:
+        """The field as the API names it: ``spec.updateStrategy.type``."""
+        return ".".join(self.keys)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "value": self.value}
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """A candidate change: ``summary`` says it in one sentence, ``edits`` make it."""
+
+    summary: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A remedy verified on the finding's StatefulSet: the rule reports nothing after it.
+    ``before`` are the finding's facts."""
+
+    remedy: Remedy
+    rule: str
+    before: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "summary": self.remedy.summary,
+            "edits": [e.to_dict() for e in self.remedy.edits],
+            "verified": {
+                "rule": self.rule,
+                "before": dict(self.before),
+                "after": "no finding",
+            },
+        }
+
+
+def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any]:
+    """A deep copy of ``data`` with ``edits`` applied (the mappings above a field created
+    when missing, or replaced when not a mapping)."""
+    out: dict[str, Any] = copy.deepcopy(dict(data))
+    for edit in edits:
+        node: dict[str, Any] = out
+        for key in edit.keys[:-1]:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = node[key] = {}
+            node = child
+        node[edit.keys[-1]] = copy.deepcopy(edit.value)
+    return out
+
+
+def verify(rule: Rule, ctx: CheckContext, finding: Finding, remedy: Remedy) -> Fix | None:
+    """The :class:`Fix` ``remedy`` makes of ``finding``: the rule, run again on the
+    StatefulSet with the edits applied (same inventory, profile, version and objectives; its
+    simulations run anew), reports nothing. ``None`` when it still reports something, or
+    cannot run on the changed object."""
+    from .model import K8sObject
+
+    sts = ctx.sts
+    changed = K8sObject(
+        data=apply_edits(sts.data, remedy.edits),
+        path=sts.path,
+        line_offset=sts.line_offset,
+        namespace=sts.namespace,
+        doc_index=sts.doc_index,
+    )
+    again = replace(
+        ctx,
+        sts=changed,
+        _sim_cache={},
+        _simulator=None,
+        _pdbs=None,
+        _hpa=None,
+        _memo={},
+    )
+    try:
+        left = list(rule.check(again))
+    except Exception:  # a candidate the rule cannot read is no fix
+        return None
+    if left:
+        return None
+    return Fix(remedy, rule.id, dict(finding.facts))
+
+
+def find_fix(rule: Rule, ctx: CheckContext, finding: Finding) -> Fix | None:
+    """The first of the rule's candidates (smallest first) that :func:`verify` confirms."""
+    for remedy in rule.remedies(ctx, finding):
+        fix = verify(rule, ctx, finding, remedy)
+        if fix is not None:
+            return fix
+    return None

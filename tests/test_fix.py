@@ -1,0 +1,143 @@
+"""Verified fixes (``--fixes``, :mod:`ssrisk.remedy`) and ``ssrisk fix`` (:mod:`ssrisk.fixer`):
+the smallest change after which the rule, run again with its simulation, reports nothing;
+applied to plain YAML with comments and style kept, once."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from conftest import DATA, run_cli
+
+from ssrisk.model import Finding, Severity
+from ssrisk.remedy import Edit, Remedy, apply_edits, find_fix
+from ssrisk.rule import CheckContext, Rule
+
+MANIFEST = """\
+# the orders database
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db   # keep this name
+spec:
+  serviceName: db
+  replicas: 3
+  updateStrategy:
+    type: OnDelete   # we roll by hand
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+        - name: db
+          image: "nginx:1.27"
+          readinessProbe: {httpGet: {path: /, port: 80}}
+"""
+FIXED_RULES = "update-strategy-ondelete,replicas-share-failure-domain"
+
+
+def _repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "db.yaml").write_text(MANIFEST, encoding="utf-8")
+    return tmp_path
+
+
+def test_findings_carry_a_verified_fix_only_when_asked(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    plain = run_cli("check", "--format", "json", "db.yaml", cwd=repo).json()
+    assert not any("fix" in f for f in plain["findings"])
+    asked = run_cli("check", "--fixes", "--format", "json", "db.yaml", cwd=repo).json()
+    fixes = {f["rule"]: f["fix"] for f in asked["findings"] if "fix" in f}
+    assert fixes["update-strategy-ondelete"]["edits"] == [
+        {"field": "spec.updateStrategy.type", "value": "RollingUpdate"}
+    ]
+    spread = fixes["replicas-share-failure-domain"]
+    assert spread["verified"]["after"] == "no finding"
+    assert spread["verified"]["before"]["node_loss_takes"] == 3
+    keys = [c["topologyKey"] for c in spread["edits"][0]["value"]]
+    assert keys == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+
+
+def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    shown = run_cli("fix", "--diff", "--select", FIXED_RULES, "db.yaml", cwd=repo)
+    assert shown.code == 0 and shown.out.startswith("--- a/db.yaml\n+++ b/db.yaml\n")
+    assert (repo / "db.yaml").read_text() == MANIFEST  # --diff writes nothing
+    done = run_cli("fix", "--select", FIXED_RULES, "db.yaml", cwd=repo)
+    assert done.code == 0 and "db.yaml: update-strategy-ondelete: set updateStrategy" in done.out
+    new = (repo / "db.yaml").read_text()
+    removed = [ln for ln in MANIFEST.splitlines() if ln not in new.splitlines()]
+    assert removed == ["    type: OnDelete   # we roll by hand"]  # the fixed field's line only
+    assert "    type: RollingUpdate # we roll by hand" in new  # (its comment kept)
+    assert "  name: db   # keep this name" in new and new.startswith("# the orders database\n")
+    again = run_cli("check", "--select", FIXED_RULES, "--format", "json", "db.yaml", cwd=repo)
+    assert again.json()["findings"] == []
+    second = run_cli("fix", "--select", FIXED_RULES, "db.yaml", cwd=repo)
+    assert second.code == 0 and second.out == "" and (repo / "db.yaml").read_text() == new
+
+
+def test_rendered_statefulsets_are_not_written_but_their_fix_is_said(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA / "chart-variants", repo)
+    (repo / ".git").mkdir()
+    template = repo / "charts" / "db" / "templates" / "statefulset.yaml"
+    text = template.read_text()  # (without its spreading: a fix to find)
+    template.write_text(
+        text[: text.index("      affinity:")] + text[text.index("      containers:") :]
+    )
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
+    assert run.code == 1 and "not applied (rendered from a Helm chart" in run.out
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+def test_a_link_is_never_written(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "db.yaml").rename(repo / "real.yaml")
+    (repo / "db.yaml").symlink_to("real.yaml")
+    run = run_cli("fix", "--select", FIXED_RULES, "db.yaml", cwd=repo)
+    assert run.code == 1 and "not a regular file" in run.out
+    assert (repo / "real.yaml").read_text() == MANIFEST
+
+
+class _FewReplicas(Rule):
+    """A rule of the test: a finding below five replicas, with two candidates."""
+
+    id = "few-replicas"
+    severity = Severity.WARNING
+    summary = "fewer than five replicas"
+
+    def check(self, ctx: CheckContext) -> Iterator[Finding]:
+        if ctx.replicas < 5:
+            yield self.finding(ctx, ctx.sts.pos("spec", "replicas"), "few", facts={"n": 1})
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        return (
+            Remedy("four", (Edit(("spec", "replicas"), 4),)),  # not enough: never offered
+            Remedy("five", (Edit(("spec", "replicas"), 5),)),
+        )
+
+
+def test_only_a_candidate_the_rule_no_longer_reports_is_a_fix(tmp_path: Path) -> None:
+    from ssrisk.engine import load_all, prepare
+    from ssrisk.settings import Settings
+
+    repo = _repo(tmp_path)
+    settings = Settings()
+    loaded, errors = load_all([str(repo / "db.yaml")], settings)
+    _report, inventory, (sts,) = prepare(loaded, errors, settings)
+    ctx = CheckContext.of(sts, inventory, settings)
+    rule = _FewReplicas()
+    (finding,) = rule.check(ctx)
+    fix = find_fix(rule, ctx, finding)
+    assert fix is not None and fix.remedy.summary == "five"
+    assert json.loads(json.dumps(fix.to_dict()))["edits"] == [
+        {"field": "spec.replicas", "value": 5}
+    ]
+    # the manifest itself is untouched; edits make copies
+    assert sts.data["spec"]["replicas"] == 3
+    assert apply_edits({"a": 1}, (Edit(("b", "c"), 2),)) == {"a": 1, "b": {"c": 2}}

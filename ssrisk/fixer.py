@@ -196,3 +196,20 @@ def _set(doc: Any, keys: Sequence[str], value: Any) -> None:
         have.extend(value[len(have) :])  # (items added after the user's, which keep comments)
         return
     node[keys[-1]] = value
+
+
+def replacements(old: str, new: str) -> list[dict[str, Any]]:
+    """SARIF ``replacement`` objects that turn ``old`` into ``new``, whole lines at a time:
+    each changed run of lines is a ``deletedRegion`` (1-based lines; an empty region before a
+    line for an insertion) and the ``insertedContent`` that replaces it."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    out: list[dict[str, Any]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if i1 == i2:  # an insertion before line i1 + 1
+            region = {"startLine": i1 + 1, "startColumn": 1, "endLine": i1 + 1, "endColumn": 1}
+        else:  # lines i1 + 1 .. i2, whole, their line breaks included
+            region = {"startLine": i1 + 1, "startColumn": 1, "endLine": i2 + 1, "endColumn": 1}
+        out.append({"deletedRegion": region, "insertedContent": {"text": "".join(b[j1:j2])}})
+    return out

@@ -141,3 +141,32 @@ def test_only_a_candidate_the_rule_no_longer_reports_is_a_fix(tmp_path: Path) ->
     # the manifest itself is untouched; edits make copies
     assert sts.data["spec"]["replicas"] == 3
     assert apply_edits({"a": 1}, (Edit(("b", "c"), 2),)) == {"a": 1, "b": {"c": 2}}
+
+
+def _apply(text: str, replacements: list[dict[str, object]]) -> str:
+    """``text`` with SARIF replacements (whole-line regions) applied, last first."""
+    lines = text.splitlines(keepends=True)
+    for r in sorted(replacements, key=lambda r: -r["deletedRegion"]["startLine"]):  # type: ignore[index]
+        region = r["deletedRegion"]
+        start, end = region["startLine"] - 1, region["endLine"] - 1  # type: ignore[index]
+        lines[start:end] = [r["insertedContent"]["text"]]  # type: ignore[index]
+    return "".join(lines)
+
+
+def test_sarif_fixes_are_the_changes_ssrisk_fix_makes(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    out = repo / "r.sarif"
+    args = ("check", "--fixes", "--select", "update-strategy-ondelete")
+    run_cli(*args, "--format", "sarif", "-o", str(out), "db.yaml", cwd=repo)
+    (result,) = json.loads(out.read_text())["runs"][0]["results"]
+    (fix,) = result["fixes"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "db.yaml"
+    run_cli("fix", "--select", "update-strategy-ondelete", "db.yaml", cwd=repo)
+    assert _apply(MANIFEST, change["replacements"]) == (repo / "db.yaml").read_text()
+    # and the log is valid SARIF 2.1.0 with its fixes
+    import jsonschema
+    from conftest import shared
+
+    schema = json.loads(shared("schemas", "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.validators.validator_for(schema)(schema).validate(json.loads(out.read_text()))

@@ -573,6 +573,10 @@ def _result(
             **({"variant": f.position.variant} if f.position.variant else {}),
         },
     }
+    if f.fix is not None and location is not None:
+        fixes = _fixes(f, location)
+        if fixes:
+            result["fixes"] = fixes
     if f.suppressed:
         suppression: dict[str, Any] = {"kind": "inSource", "status": "accepted"}
         if f.suppression_reason:
@@ -580,6 +584,26 @@ def _result(
         suppression["properties"] = {"ssriskSuppressionKind": f.suppression_kind}
         result["suppressions"] = [suppression]
     return result
+
+
+def _fixes(f: Finding, location: dict[str, Any]) -> list[dict[str, Any]]:
+    """The SARIF ``fixes`` of a finding's verified fix (``--fixes``): the file's
+    replacements, computed as ``ssrisk fix`` would make them (:mod:`ssrisk.fixer`); none for
+    a StatefulSet whose file ``ssrisk fix`` would not write (a chart's, a kustomization's)."""
+    from ..fixer import plan_fixes, replacements
+
+    planned = plan_fixes([f])
+    if not planned.changed or f.checked_at is None or f.checked_at.path != f.position.path:
+        return []
+    ((old, new),) = planned.changed.values()
+    return [
+        {
+            "description": {"text": f.fix.remedy.summary},
+            "artifactChanges": [
+                {"artifactLocation": location, "replacements": replacements(old, new)}
+            ],
+        }
+    ]
 
 
 def _message(f: Finding) -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule, RuleOption
 from ssrisk.timeline import fmt_duration
 
@@ -74,6 +75,16 @@ what a clean shutdown really needs.
         at = ctx.sts.pos("spec", "template", "spec", "terminationGracePeriodSeconds")
         facts = {"grace_period_s": grace, "replicas": n, "rollout_wait_s": worst}
         yield self.finding(ctx, at, msg, explanation, facts=facts)
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """The longest grace the rule accepts: what the system's clean shutdown needs, else
+        the max-grace-period-s option (300 s). A pod that stops sooner is replaced sooner."""
+        found = recognise(ctx)
+        needs = found.system.grace_s if found is not None else None
+        limit = int(self.option(ctx, "max-grace-period-s"))
+        seconds = int(needs) if needs is not None and needs > limit else limit
+        edit = Edit(("spec", "template", "spec", "terminationGracePeriodSeconds"), seconds)
+        return (Remedy(f"set terminationGracePeriodSeconds to {seconds}", (edit,)),)
 
 
 @hookimpl

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import template
@@ -74,6 +75,16 @@ class ShortTerminationGrace(Rule):
             "shutdown_needs_s": needed,
         }
         yield self.finding(ctx, at, msg, explanation, facts=facts)
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """The grace period the system's clean shutdown needs (its catalog entry's
+        shutdown.minimum_s): a bound, not a wait."""
+        needed = finding.facts.get("shutdown_needs_s")
+        if not isinstance(needed, (int, float)):
+            return ()
+        seconds = int(-(-needed // 1))  # (whole seconds, rounded up: the API takes integers)
+        edit = Edit(("spec", "template", "spec", "terminationGracePeriodSeconds"), seconds)
+        return (Remedy(f"set terminationGracePeriodSeconds to {seconds}", (edit,)),)
 
 
 @hookimpl

@@ -799,10 +799,13 @@ def _fix(findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext) 
     from .remedy import find_fix
 
     by_id = {r.id: r for r in rules}
+    before: dict[str, Severity] = {}
+    for f in findings:  # (every finding of the set, before folding)
+        before[f.rule] = max(f.severity, before.get(f.rule, f.severity))
     for f in findings:
         rule = by_id.get(f.rule)
         if rule is not None and f.obj == ctx.sts.ref:
-            f.fix = find_fix(rule, ctx, f)
+            f.fix = find_fix(rule, ctx, f, rules, before)
 
 
 def _draw(findings: Sequence[Finding], ctx: CheckContext) -> None:

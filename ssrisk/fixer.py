@@ -99,44 +99,166 @@ def _not_writable(f: Finding) -> str | None:
     at = f.checked_at
     if at is None or at.path.startswith("<"):
         return "read from standard input: no file to change"
-    if at.source or at.kustomization or at.variant:
-        built = "rendered from a Helm chart" if at.source or at.variant else "built by kustomize"
-        return f"{built}: make the change where the field is written"
+    if at.kustomization:
+        return "built by kustomize: make the change in the overlay"
+    if at.variant or (at.source and _in_chart(at.path)):
+        return "rendered from a Helm chart: make the change where the field is written"
     if os.path.islink(at.path) or not os.path.isfile(at.path):
         return "not a regular file (a link, or gone): not written"
     return None
 
 
-def _edited(path: str, fixes: Sequence[Finding]) -> tuple[str, str]:
-    """``(old text, new text)`` of ``path`` with the edits of ``fixes`` made in the
-    StatefulSets they are about (ruamel.yaml round-trip: comments and style kept)."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+def _in_chart(path: str) -> bool:
+    """Whether ``path`` lies in a Helm chart (a template: not YAML until rendered). A saved
+    ``helm template`` output, with its ``# Source:`` comments, is a plain file."""
+    from .confine import tree_of
+    from .renderers.inputs import ChartsOf
 
+    return ChartsOf()(path, tree_of(path)) is not None
+
+
+def _edited(path: str, fixes: Sequence[Finding]) -> tuple[str, str]:
+    """``(old text, new text)`` of ``path`` with the edits of ``fixes`` made as text patches:
+    a scalar replaced on its line, missing fields and added list items inserted as lines
+    (rendered by ruamel.yaml in the file's indentation). Every other byte is kept, and the
+    result is read back: each StatefulSet must then hold exactly its edits."""
     from .loading import read_text
+    from .remedy import apply_edits, plain
 
     old, err = read_text(path)
     if old is None or err is not None:
         raise _Unfixable(err.message if err is not None else "cannot read")
-    yaml = YAML()  # round-trip
-    yaml.preserve_quotes = True
-    yaml.width = 4096  # (never re-wrap a line the user wrote)
-    mapping, offset = _indentation(old)
-    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
-    try:
-        docs = list(yaml.load_all(old))
-    except YAMLError as exc:
-        raise _Unfixable(f"not read back for editing: {exc}") from None
+    text = old
+    wanted: dict[Any, tuple[Finding, Any]] = {}  # object -> (a finding of it, its data after)
     for f in fixes:
-        doc = _document_of(docs, f)
-        if doc is None:
-            raise _Unfixable(f"{f.obj} not found again in the file")
+        before = wanted[f.obj][1] if f.obj in wanted else plain(_object_in(text, path, f).data)
+        wanted[f.obj] = (f, apply_edits(before, f.fix.remedy.edits))
         for edit in f.fix.remedy.edits:
-            _set(doc, edit.keys, edit.value)
-    out = io.StringIO()
-    yaml.explicit_start = old.lstrip().startswith("---")
-    yaml.dump_all(docs, out)
-    return old, out.getvalue()
+            text = _patch(text, _object_in(text, path, f), edit.keys, edit.value)
+    for f, data in wanted.values():
+        if plain(_object_in(text, path, f).data) != data:
+            raise _Unfixable("the change could not be made without rewriting other lines")
+    return old, text
+
+
+def _object_in(text: str, path: str, f: Finding) -> Any:
+    """The object ``f`` is about, read from ``text`` with positions."""
+    from .loading import load_text
+
+    loaded = load_text(text, path, None)
+    if loaded.errors:
+        raise _Unfixable(f"not read back for editing: {loaded.errors[0].message}")
+    for obj in loaded.objects:
+        if obj.kind == f.obj.kind and obj.name == f.obj.name:
+            namespace = (obj.data.get("metadata") or {}).get("namespace")
+            if namespace is None or namespace == f.obj.namespace:
+                return obj
+    raise _Unfixable(f"{f.obj} not found again in the file")
+
+
+#: ``key: value  # comment`` on one line (block style): the value's text to replace.
+_SCALAR_LINE = (
+    r"^(?P<pre>\s*(?:-\s+)?[\"']?{key}[\"']?\s*:[ \t]+)"
+    r"(?P<val>[^#\s{{\[][^#]*?)(?P<post>[ \t]+#.*)?$"
+)
+
+
+def _patch(text: str, obj: Any, keys: Sequence[str], value: Any) -> str:
+    """``text`` with the field at ``keys`` of ``obj`` set to ``value`` (see :func:`_edited`).
+
+    Raises:
+        _Unfixable: a form this patcher does not change in place (flow style, a value on the
+            next line, a missing top-level field).
+    """
+    import re
+
+    from .model import dig
+
+    lines = text.splitlines(keepends=True)
+    found = 0  # how many of keys exist, as mappings on the way
+    node: Any = obj.data
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            break
+        node = node[key]
+        found += 1
+    if found == len(keys):
+        at = obj.pos(*keys).line - 1
+        if isinstance(node, list) and isinstance(value, list) and value[: len(node)] == node:
+            return _append_items(lines, at, value[len(node) :])
+        if isinstance(node, (dict, list)) or isinstance(value, (dict, list)):
+            raise _Unfixable(f"{'.'.join(keys)} is not a single value to replace")
+        pattern = _SCALAR_LINE.format(key=re.escape(keys[-1]))
+        m = re.match(pattern, lines[at].rstrip("\r\n"))
+        if m is None:
+            raise _Unfixable(f"{'.'.join(keys)} is not written on one line of its own")
+        ending = lines[at][len(lines[at].rstrip("\r\n")) :]
+        lines[at] = m["pre"] + _scalar(value) + (m["post"] or "") + ending
+        return "".join(lines)
+    if found == 0:
+        raise _Unfixable(f"{keys[0]} is missing from the object")
+    parent = obj.pos(*keys[:found]).line - 1
+    if dig(obj.data, *keys[:found]) is None or not lines[parent].rstrip().endswith(":"):
+        raise _Unfixable(f"{'.'.join(keys[:found])} is not a block mapping")
+    subtree: Any = value
+    for key in reversed(keys[found + 1 :]):
+        subtree = {key: subtree}
+    return _insert_block(lines, parent, {keys[found]: subtree})
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _block_end(lines: Sequence[str], start: int) -> int:
+    """The index after the last content line of the block that the line ``start`` opens (its
+    deeper-indented lines; blank and comment lines after the block's end are not its)."""
+    indent = _indent_of(lines[start])
+    end = start + 1
+    for i in range(start + 1, len(lines)):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        # (a sequence at the key's own indentation still belongs to it)
+        at_key = stripped.startswith("- ") and _indent_of(lines[i]) == indent
+        if (stripped.startswith("---") or _indent_of(lines[i]) <= indent) and not at_key:
+            break
+        end = i + 1
+    return end
+
+
+def _insert_block(lines: list[str], parent: int, fragment: dict[str, Any]) -> str:
+    """Insert ``fragment`` (a mapping) as the last keys of the block mapping opened at line
+    ``parent``, indented as its other keys (else one step deeper)."""
+    end = _block_end(lines, parent)
+    children = [
+        ln for ln in lines[parent + 1 : end] if ln.strip() and not ln.strip().startswith("#")
+    ]
+    step, offset = _indentation("".join(lines))
+    indent = _indent_of(children[0]) if children else _indent_of(lines[parent]) + step
+    rendered = _render(fragment, step, offset)
+    block = "".join(" " * indent + ln if ln.strip() else ln for ln in rendered.splitlines(True))
+    if end > 0 and not lines[end - 1].endswith("\n"):
+        lines[end - 1] += "\n"
+    lines[end:end] = [block]
+    return "".join(lines)
+
+
+def _append_items(lines: list[str], at: int, items: Sequence[Any]) -> str:
+    """Append ``items`` to the block sequence whose key is on line ``at``, at its dashes'
+    indentation."""
+    end = _block_end(lines, at)
+    dashes = [ln for ln in lines[at + 1 : end] if ln.lstrip().startswith("- ")]
+    if not dashes:
+        raise _Unfixable("the list is not written in block style")
+    step, _offset = _indentation("".join(lines))
+    indent = _indent_of(dashes[0])
+    rendered = _render(list(items), step, 0)
+    block = "".join(" " * indent + ln if ln.strip() else ln for ln in rendered.splitlines(True))
+    if end > 0 and not lines[end - 1].endswith("\n"):
+        lines[end - 1] += "\n"
+    lines[end:end] = [block]
+    return "".join(lines)
 
 
 def _indentation(text: str) -> tuple[int, int]:
@@ -163,39 +285,33 @@ def _indentation(text: str) -> tuple[int, int]:
     return (mapping or 2, max(0, offset or 0))
 
 
-def _document_of(docs: Sequence[Any], f: Finding) -> Any:
-    """The StatefulSet document of ``docs`` that ``f`` is about (kind, name and namespace)."""
-    for doc in docs:
-        if not isinstance(doc, dict) or doc.get("kind") != f.obj.kind:
-            continue
-        meta = doc.get("metadata") or {}
-        if meta.get("name") != f.obj.name:
-            continue
-        namespace = meta.get("namespace")
-        if namespace is None or namespace == f.obj.namespace:
-            return doc
-    return None
+def _render(data: Any, mapping: int, offset: int) -> str:
+    """``data`` as block YAML at indentation 0 (ruamel.yaml, the file's indentation)."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    yaml.width = 4096
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
 
 
-def _set(doc: Any, keys: Sequence[str], value: Any) -> None:
-    """Set the field at ``keys`` of a round-trip document, creating the mappings missing on
-    the way (appended after the existing keys)."""
-    from ruamel.yaml.comments import CommentedMap
+def _scalar(value: Any) -> str:
+    """A scalar as YAML text on one line (a string quoted when plain YAML would read it as
+    something else)."""
+    import json
+    import re
 
-    from .remedy import plain
-
-    node = doc
-    for key in keys[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            child = CommentedMap()
-            node[key] = child
-        node = child
-    have = node.get(keys[-1])
-    if isinstance(have, list) and isinstance(value, list) and plain(have) == value[: len(have)]:
-        have.extend(value[len(have) :])  # (items added after the user's, which keep comments)
-        return
-    node[keys[-1]] = value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    text = str(value)
+    special = re.fullmatch(r"(?i)(true|false|yes|no|on|off|null|~|[-+.\d].*|)", text)
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9_./-]*", text) and special is None:
+        return text
+    return json.dumps(text)
 
 
 def replacements(old: str, new: str) -> list[dict[str, Any]]:

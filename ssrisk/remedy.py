@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .model import Finding
+    from .model import Finding, Severity
     from .rule import CheckContext, Rule
 
 
@@ -98,12 +98,22 @@ def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any
     return out
 
 
-def verify(rule: Rule, ctx: CheckContext, finding: Finding, remedy: Remedy) -> Fix | None:
+def verify(
+    rule: Rule,
+    ctx: CheckContext,
+    finding: Finding,
+    remedy: Remedy,
+    others: Sequence[Rule] = (),
+    before: Mapping[str, Severity] | None = None,
+) -> Fix | None:
     """The :class:`Fix` ``remedy`` makes of ``finding``: the rule, run again on the
     StatefulSet with the edits applied (same inventory, profile, version and objectives; its
-    simulations run anew), reports nothing. ``None`` when it still reports something, or
-    cannot run on the changed object."""
-    from .model import K8sObject
+    simulations run anew), reports nothing, and none of ``others`` (the run's other rules,
+    ``objective-missed`` among them) reports a warning or error it did not report before
+    (``before``: rule id -> the most severe finding it had on the set), nor more severe.
+    ``None`` when the change does not remove the finding, trades it for another, or cannot be
+    checked."""
+    from .model import K8sObject, Severity
 
     sts = ctx.sts
     changed = K8sObject(
@@ -123,18 +133,32 @@ def verify(rule: Rule, ctx: CheckContext, finding: Finding, remedy: Remedy) -> F
         _memo={},
     )
     try:
-        left = list(rule.check(again))
-    except Exception:  # a candidate the rule cannot read is no fix
-        return None
-    if left:
+        if any(True for _ in rule.check(again)):
+            return None
+        had = before or {}
+        for other in others:
+            if other.id == rule.id:
+                continue
+            for new in other.check(again):
+                if new.severity == Severity.INFO:
+                    continue  # (a fact of the changed set, not a risk traded for)
+                if other.id not in had or new.severity > had[other.id]:
+                    return None  # (the change trades one risk for another)
+    except Exception:  # a candidate a rule cannot read is no fix
         return None
     return Fix(remedy, rule.id, dict(finding.facts))
 
 
-def find_fix(rule: Rule, ctx: CheckContext, finding: Finding) -> Fix | None:
+def find_fix(
+    rule: Rule,
+    ctx: CheckContext,
+    finding: Finding,
+    others: Sequence[Rule] = (),
+    before: Mapping[str, Severity] | None = None,
+) -> Fix | None:
     """The first of the rule's candidates (smallest first) that :func:`verify` confirms."""
     for remedy in rule.remedies(ctx, finding):
-        fix = verify(rule, ctx, finding, remedy)
+        fix = verify(rule, ctx, finding, remedy, others, before)
         if fix is not None:
             return fix
     return None

@@ -9,6 +9,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import pytest
 from conftest import DATA, run_cli
 
 from ssrisk.model import Finding, Severity
@@ -72,7 +73,7 @@ def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> 
     new = (repo / "db.yaml").read_text()
     removed = [ln for ln in MANIFEST.splitlines() if ln not in new.splitlines()]
     assert removed == ["    type: OnDelete   # we roll by hand"]  # the fixed field's line only
-    assert "    type: RollingUpdate # we roll by hand" in new  # (its comment kept)
+    assert "    type: RollingUpdate   # we roll by hand" in new  # (its comment kept)
     assert "  name: db   # keep this name" in new and new.startswith("# the orders database\n")
     again = run_cli("check", "--select", FIXED_RULES, "--format", "json", "db.yaml", cwd=repo)
     assert again.json()["findings"] == []
@@ -170,3 +171,38 @@ def test_sarif_fixes_are_the_changes_ssrisk_fix_makes(tmp_path: Path) -> None:
 
     schema = json.loads(shared("schemas", "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
     jsonschema.validators.validator_for(schema)(schema).validate(json.loads(out.read_text()))
+
+
+@pytest.mark.slow
+def test_every_fix_on_the_corpus_removes_its_finding_and_only_its_fields(tmp_path: Path) -> None:
+    """The shared corpus (real manifests, with comments): each applied fix removes its
+    finding on the next check, the files stay valid for the API server, no line changes but
+    the fixed fields' (additions aside), and a second run changes nothing."""
+    import difflib
+    import re
+
+    from conftest import shared
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(shared("corpus"), corpus)
+    (tmp_path / ".git").mkdir()
+    before = {p: p.read_text(errors="replace") for p in corpus.rglob("*") if p.is_file()}
+    done = run_cli("fix", "corpus", cwd=tmp_path)
+    assert done.code in (0, 1), done.err
+    applied = [ln.split(": ", 2)[:2] for ln in done.out.splitlines() if ": not applied" not in ln]
+    assert len(applied) >= 20
+    report = run_cli("check", "--format", "json", "corpus", cwd=tmp_path).json()
+    assert report["errors"] == []
+    left = {(f["path"], f["rule"]) for f in report["findings"]}
+    assert [a for a in applied if tuple(a) in left] == []
+    fields = re.compile(r"terminationGracePeriodSeconds|type:|partition|when(Deleted|Scaled)")
+    for path, old in before.items():
+        new = path.read_text(errors="replace")
+        removed = [
+            ln
+            for ln in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+            if ln.startswith("-") and not ln.startswith("---")
+        ]
+        assert [ln for ln in removed if not fields.search(ln)] == [], path
+    again = run_cli("fix", "--diff", "corpus", cwd=tmp_path)
+    assert not any(ln.startswith("--- a/") for ln in again.out.splitlines()), again.out

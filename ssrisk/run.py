@@ -221,39 +221,7 @@ def _check_group(
             reports.append(check_changed(rest, rules, settings, context=request.context))
         return merge_reports(reports)
 
-    neighbours = _neighbours(paths, settings)
-    return check_paths(paths, rules, settings, context=(*request.context, *neighbours))
-
-
-def _neighbours(paths: Sequence[str], settings: Settings) -> list[str]:
-    """The other manifests of the directory of each file named in ``paths`` (not a chart's
-    file, which renders its chart): lent to the run for relations, as ``--context`` lends,
-    so that ``ssrisk check db/sts.yaml`` sees the PDB and Service written beside it, as the
-    pre-commit hook and ``ssrisk check db/`` do. Their StatefulSets are not checked."""
-    from .changed import manifests_in
-    from .confine import Trees
-    from .paths import Excludes
-    from .renderers.inputs import ChartsOf
-
-    trees = Trees()
-    charts_of = ChartsOf(trees.realpath)
-    excludes = Excludes(settings.exclude)
-    named = {os.path.realpath(p) for p in paths if p != "-"}
-    out: list[str] = []
-    seen: set[str] = set()
-    for path in paths:
-        if path == "-" or not os.path.isfile(path) or charts_of(path, trees(path)) is not None:
-            continue
-        directory = os.path.dirname(path) or os.curdir
-        if directory in seen:
-            continue
-        seen.add(directory)
-        out += [
-            f
-            for f in manifests_in(directory, settings, excludes, trees.realpath)
-            if trees.realpath(f) not in named
-        ]
-    return out
+    return check_paths(paths, rules, settings, context=request.context)
 
 
 def simulate(

@@ -86,14 +86,3 @@ def test_simulate_names_the_overlay_of_each_result() -> None:
     assert overlays == ["p1", "p2", "p3", "p4"] and len(set(heads)) == len(heads)
     results = run_cli("simulate", "--format", "json", str(KZ)).json()["results"]
     assert [r["kustomization"].rsplit("/", 1)[-1] for r in results] == overlays
-
-
-def test_a_file_named_alone_sees_the_pdb_and_service_beside_it() -> None:
-    kv = DATA / "gate" / "precommit" / "plain" / "kv"
-    report = run_cli("check", "--format", "json", str(kv / "kv.yaml")).json()
-    rules = {f["rule"] for f in report["findings"]}
-    # kv-pdb.yaml and kv-service.yaml select its pods: lent for relations, not checked
-    assert not rules & {"pdb-missing", "headless-service-missing"}
-    assert report["summary"]["files"] == 1 and report["summary"]["statefulsets"] == 1
-    alone = run_cli("check", "--format", "json", "--exclude", "kv-*.yaml", str(kv / "kv.yaml"))
-    assert "pdb-missing" in {f["rule"] for f in alone.json()["findings"]}

@@ -98,3 +98,14 @@ def test_github_and_sarif_place_stream_findings_at_their_template_or_at_no_file(
     for result in bare["runs"][0]["results"]:
         (location,) = result["locations"]
         assert "physicalLocation" not in location and location["logicalLocations"]
+
+
+def test_stream_input_errors_name_no_file_in_github_and_sarif() -> None:
+    bad = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: x}\nspec:\n  replicas: abc\n"
+    github = run_process("check", "--format", "github", "-", stdin=bad).out
+    (error,) = [ln for ln in github.splitlines() if ln.startswith("::error")]
+    assert "file=" not in error and "<stdin>:5: StatefulSet x: spec.replicas" in error
+    sarif = json.loads(run_process("check", "--format", "sarif", "-", stdin=bad).out)
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    (note,) = [n for n in notes if n["level"] == "error"]
+    assert "locations" not in note and note["message"]["text"].startswith("<stdin>:5: ")

@@ -68,12 +68,16 @@ class GithubReporter(Reporter):
 
         spelt = RepositoryPaths().spelt  # GitHub maps files relative to the repository root
         lines: list[str] = []
-        for e in report.errors:
-            lines.append(command("error", e.message, file=spelt(e.path), line=e.line, col=e.column))
-        for n in report.notices:
-            if n.level == "warning":
+        for level, items in (("error", report.errors), ("warning", report.notices)):
+            for e in items:
+                if level == "warning" and getattr(e, "level", "") != "warning":
+                    continue
+                if e.path.startswith("<"):  # standard input: no file (its lines are the stream's)
+                    where = f"{e.path}:{e.line}: " if e.line is not None else f"{e.path}: "
+                    lines.append(f"::{level} title=ssrisk::{escape_data(where + e.message)}")
+                    continue
                 lines.append(
-                    command("warning", n.message, file=spelt(n.path), line=n.line, col=n.column)
+                    command(level, e.message, file=spelt(e.path), line=e.line, col=e.column)
                 )
         shown = report.reported()
         for f in shown:

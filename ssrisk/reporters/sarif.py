@@ -616,6 +616,9 @@ def _message(f: Finding) -> str:
 def _notification(
     where: Locations, level: str, message: str, path: str, line: int | None, column: int | None
 ) -> dict[str, Any]:
+    if path.startswith("<"):  # standard input: no file; the stream's line in the message
+        shown = f"{path}:{line}: {message}" if line is not None else f"{path}: {message}"
+        return {"level": level, "message": {"text": shown}}
     location: dict[str, Any] = {"artifactLocation": where.of(path)}
     if line is not None:
         region: dict[str, Any] = {"startLine": line}

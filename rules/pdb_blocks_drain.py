@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import cast
 
 from ssrisk.embedded_sim.disruption import DisruptionBudget
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, K8sObject, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import MAX_PDBS, CheckContext, Rule
 
 from ._cluster import PDB_UNHEALTHY_POD_EVICTION_POLICY, gate_enabled
@@ -90,6 +91,36 @@ class PdbBlocksDrain(Rule):
                 f = self._unhealthy_policy(ctx, pdb, b.model)
                 if f is not None:
                     yield f
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """For a budget that allows no eviction: one that allows one (minAvailable one below
+        the replicas, keeping the field; else maxUnavailable 1). For drains that broken pods
+        hang: unhealthyPodEvictionPolicy AlwaysAllow (evict pods that are not Ready whatever
+        the budget: disruption.go, KEP-3017). Several budgets on one set, or one replica,
+        need a decision the manifest cannot show: no candidate."""
+        n = ctx.replicas
+        pdbs = [p for p in ctx.pdbs() if p.name == finding.facts.get("pdb")]
+        if n < 2 or len(pdbs) != 1:
+            return ()
+        (pdb,) = pdbs
+        ref, at = pdb.ref, pdb.start()
+
+        def edit(key: str, value: object = None, remove: bool = False) -> Edit:
+            return Edit(("spec", key), value, remove=remove, obj=ref, at=at)
+
+        if "unhealthy_pod_eviction_policy" in finding.facts:
+            policy = edit("unhealthyPodEvictionPolicy", "AlwaysAllow")
+            return (Remedy("set unhealthyPodEvictionPolicy to AlwaysAllow", (policy,)),)
+        spec = pdb.data.get("spec")
+        one = Remedy("set maxUnavailable to 1", (edit("maxUnavailable", 1),))
+        if not isinstance(spec, dict) or "minAvailable" not in spec:
+            return (one,)
+        keep = Remedy(f"set minAvailable to {n - 1}", (edit("minAvailable", n - 1),))
+        swap = Remedy(
+            "replace minAvailable with maxUnavailable: 1",
+            (edit("minAvailable", remove=True), edit("maxUnavailable", 1)),
+        )
+        return (keep, swap)
 
     def _never(
         self,

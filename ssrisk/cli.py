@@ -694,6 +694,11 @@ def _add_fix(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_rule_selection(f)
 
 
+#: How many times ``ssrisk fix`` checks again after writing fixes (each round fixes what the
+#: previous one left; the findings of a round are the fixes' own, so few rounds suffice).
+FIX_ROUNDS = 3
+
+
 def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     """``ssrisk fix``: 0 when every fix found was applied (or shown with ``--diff``), 1 when
     some could not be written (rendered StatefulSets), 2 for input errors."""
@@ -717,19 +722,24 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
         disable=tuple(args.disable),
         fixes=True,
     )
-    done = run.check(request, rules)
-    fixes = plan_fixes(done.report.findings)
-    for e in done.report.errors:
-        say(f"ssrisk: error: {printable(str(e))}")
-    if args.diff:
-        out.write(safe_lines(unified_diff(fixes)))
-    else:
+    # A fix can leave a milder finding that has a fix of its own (a budget that now allows
+    # one eviction, without an unhealthy-pod policy): written fixes are checked again until
+    # nothing more is fixed, so a second 'ssrisk fix' changes nothing.
+    for _round in range(FIX_ROUNDS):
+        done = run.check(request, rules)
+        fixes = plan_fixes(done.report.findings)
+        if args.diff or not fixes.changed:
+            break
         try:
             write_fixes(fixes)
         except OutputError as exc:
             raise UsageError(str(exc)) from None
         for path, rule, summary in fixes.applied:
             out.write(safe_lines(printable(f"{path}: {rule}: {summary}") + "\n"))
+    for e in done.report.errors:
+        say(f"ssrisk: error: {printable(str(e))}")
+    if args.diff:
+        out.write(safe_lines(unified_diff(fixes)))
     for f, why in fixes.not_applied:
         text = f"{f.position}: {f.rule}: not applied ({why}): {f.fix.remedy.summary}"
         out.write(safe_lines(printable(text) + "\n"))

@@ -36,28 +36,48 @@ class FixRun:
 def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     """The new text of each plain file the fixes of ``findings`` concern (nothing written).
 
-    A finding without a fix is left out; one whose StatefulSet is rendered, or whose file
-    cannot be read or parsed as it was checked, is in ``not_applied`` with the reason."""
+    A finding without a fix is left out; one whose fix changes an object that is rendered,
+    or whose file cannot be read or edited as it was checked, is in ``not_applied`` with the
+    reason (none of its edits is made)."""
     run = FixRun()
-    by_file: dict[str, list[Finding]] = {}
+    by_file: dict[str, list[tuple[Finding, Any, list[Any]]]] = {}
     for f in findings:
         if f.fix is None or f.suppressed:
             continue
-        why = _not_writable(f)
+        targets: dict[tuple[str, Any], list[Any]] = {}
+        why = None
+        for edit in f.fix.remedy.edits:
+            at = edit.at if edit.at is not None else f.checked_at
+            why = why or _not_writable(at)
+            if at is not None:
+                targets.setdefault((at.path, edit.obj or f.obj), []).append(edit)
         if why is not None:
             run.not_applied.append((f, why))
             continue
-        assert f.checked_at is not None
-        by_file.setdefault(f.checked_at.path, []).append(f)
-    for path, fixes in by_file.items():
+        for (path, ref), edits in targets.items():
+            by_file.setdefault(path, []).append((f, ref, edits))
+    failed: dict[int, str] = {}
+    for path, items in by_file.items():
         try:
-            old, new = _edited(path, fixes)
+            old, new = _edited(path, items)
         except _Unfixable as exc:
-            run.not_applied.extend((f, str(exc)) for f in fixes)
+            failed.update((id(f), str(exc)) for f, _ref, _edits in items)
             continue
         if new != old:
             run.changed[path] = (old, new)
-            run.applied += [(path, f.rule, f.fix.remedy.summary) for f in fixes]
+    for path, items in list(by_file.items()):  # (a fix is made whole, or not at all)
+        if any(id(f) in failed for f, _ref, _edits in items) and path in run.changed:
+            del run.changed[path]
+    seen: set[int] = set()
+    for path, items in by_file.items():
+        for f, _ref, _edits in items:
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            if id(f) in failed:
+                run.not_applied.append((f, failed[id(f)]))
+            elif path in run.changed:
+                run.applied.append((path, f.rule, f.fix.remedy.summary))
     return run
 
 
@@ -94,9 +114,9 @@ class _Unfixable(Exception):
     """A file whose fixes cannot be applied (the reason)."""
 
 
-def _not_writable(f: Finding) -> str | None:
-    """Why the file of ``f``'s StatefulSet is not written, or ``None``."""
-    at = f.checked_at
+def _not_writable(at: Any) -> str | None:
+    """Why the file of an object that starts at ``at`` (a position) is not written, or
+    ``None``."""
     if at is None or at.path.startswith("<"):
         return "read from standard input: no file to change"
     if at.kustomization:
@@ -117,11 +137,12 @@ def _in_chart(path: str) -> bool:
     return ChartsOf()(path, tree_of(path)) is not None
 
 
-def _edited(path: str, fixes: Sequence[Finding]) -> tuple[str, str]:
-    """``(old text, new text)`` of ``path`` with the edits of ``fixes`` made as text patches:
-    a scalar replaced on its line, missing fields and added list items inserted as lines
-    (rendered by ruamel.yaml in the file's indentation). Every other byte is kept, and the
-    result is read back: each StatefulSet must then hold exactly its edits."""
+def _edited(path: str, items: Sequence[tuple[Finding, Any, Sequence[Any]]]) -> tuple[str, str]:
+    """``(old text, new text)`` of ``path`` with the edits of ``items`` (``(finding, object
+    ref, edits)``) made as text patches: a scalar replaced on its line, a field removed with
+    its line, missing fields and added list items inserted as lines (rendered by ruamel.yaml
+    in the file's indentation). Every other byte is kept, and the result is read back: each
+    object must then hold exactly its edits."""
     from .loading import read_text
     from .remedy import apply_edits, plain
 
@@ -129,31 +150,33 @@ def _edited(path: str, fixes: Sequence[Finding]) -> tuple[str, str]:
     if old is None or err is not None:
         raise _Unfixable(err.message if err is not None else "cannot read")
     text = old
-    wanted: dict[Any, tuple[Finding, Any]] = {}  # object -> (a finding of it, its data after)
-    for f in fixes:
-        before = wanted[f.obj][1] if f.obj in wanted else plain(_object_in(text, path, f).data)
-        wanted[f.obj] = (f, apply_edits(before, f.fix.remedy.edits))
-        for edit in f.fix.remedy.edits:
-            text = _patch(text, _object_in(text, path, f), edit.keys, edit.value)
-    for f, data in wanted.values():
-        if plain(_object_in(text, path, f).data) != data:
+    wanted: dict[Any, Any] = {}  # object ref -> its data after every edit
+    for _f, ref, edits in items:
+        before = wanted[ref] if ref in wanted else plain(_object_in(text, path, ref).data)
+        wanted[ref] = apply_edits(before, edits)
+        for edit in edits:
+            obj = _object_in(text, path, ref)
+            text = _patch(text, obj, edit.keys, edit.value, edit.remove)
+    for ref, data in wanted.items():
+        if plain(_object_in(text, path, ref).data) != data:
             raise _Unfixable("the change could not be made without rewriting other lines")
     return old, text
 
 
-def _object_in(text: str, path: str, f: Finding) -> Any:
-    """The object ``f`` is about, read from ``text`` with positions."""
+def _object_in(text: str, path: str, ref: Any) -> Any:
+    """The object ``ref`` (an :class:`~ssrisk.model.ObjectRef`), read from ``text`` with
+    positions."""
     from .loading import load_text
 
     loaded = load_text(text, path, None)
     if loaded.errors:
         raise _Unfixable(f"not read back for editing: {loaded.errors[0].message}")
     for obj in loaded.objects:
-        if obj.kind == f.obj.kind and obj.name == f.obj.name:
+        if obj.kind == ref.kind and obj.name == ref.name:
             namespace = (obj.data.get("metadata") or {}).get("namespace")
-            if namespace is None or namespace == f.obj.namespace:
+            if namespace is None or namespace == ref.namespace:
                 return obj
-    raise _Unfixable(f"{f.obj} not found again in the file")
+    raise _Unfixable(f"{ref} not found again in the file")
 
 
 #: ``key: value  # comment`` on one line (block style): the value's text to replace.
@@ -163,7 +186,7 @@ _SCALAR_LINE = (
 )
 
 
-def _patch(text: str, obj: Any, keys: Sequence[str], value: Any) -> str:
+def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = False) -> str:
     """``text`` with the field at ``keys`` of ``obj`` set to ``value`` (see :func:`_edited`).
 
     Raises:
@@ -182,6 +205,15 @@ def _patch(text: str, obj: Any, keys: Sequence[str], value: Any) -> str:
             break
         node = node[key]
         found += 1
+    if remove:
+        if found != len(keys):
+            return text  # (not there: nothing to remove)
+        at = obj.pos(*keys).line - 1
+        pattern = _SCALAR_LINE.format(key=re.escape(keys[-1]))
+        if isinstance(node, (dict, list)) or re.match(pattern, lines[at].rstrip("\r\n")) is None:
+            raise _Unfixable(f"{'.'.join(keys)} is not written on one line of its own")
+        del lines[at]
+        return "".join(lines)
     if found == len(keys):
         at = obj.pos(*keys).line - 1
         if isinstance(node, list) and isinstance(value, list) and value[: len(node)] == node:

@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .model import ObjectRef, Position
+
 if TYPE_CHECKING:
-    from .model import Finding, Severity
+    from .model import Finding, K8sObject, Severity
     from .rule import CheckContext, Rule
 
 
@@ -36,11 +38,16 @@ def plain(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Edit:
-    """Set the field at ``keys`` of the StatefulSet (``("spec", "updateStrategy", "type")``)
-    to ``value`` (JSON-like, made plain), creating the mappings above it that are missing."""
+    """Set the field at ``keys`` (``("spec", "updateStrategy", "type")``) to ``value``
+    (JSON-like, made plain), creating the mappings above it that are missing, or with
+    ``remove`` unset it. The object is the StatefulSet, or ``obj`` (a PodDisruptionBudget of
+    it), written where ``at`` says."""
 
     keys: tuple[str, ...]
-    value: Any
+    value: Any = None
+    remove: bool = False
+    obj: ObjectRef | None = None
+    at: Position | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", plain(self.value))
@@ -51,7 +58,12 @@ class Edit:
         return ".".join(self.keys)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "value": self.value}
+        target = {"object": str(self.obj)} if self.obj is not None else {}
+        return {
+            **target,
+            "field": self.field,
+            **({"remove": True} if self.remove else {"value": self.value}),
+        }
 
 
 @dataclass(frozen=True)
@@ -85,7 +97,7 @@ class Fix:
 
 def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any]:
     """A deep copy of ``data`` with ``edits`` applied (the mappings above a field created
-    when missing, or replaced when not a mapping)."""
+    when missing, or replaced when not a mapping; a removed field's mapping kept)."""
     out: dict[str, Any] = copy.deepcopy(dict(data))
     for edit in edits:
         node: dict[str, Any] = out
@@ -94,7 +106,10 @@ def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any
             if not isinstance(child, dict):
                 child = node[key] = {}
             node = child
-        node[edit.keys[-1]] = copy.deepcopy(edit.value)
+        if edit.remove:
+            node.pop(edit.keys[-1], None)
+        else:
+            node[edit.keys[-1]] = copy.deepcopy(edit.value)
     return out
 
 
@@ -108,32 +123,40 @@ def verify(
 ) -> Fix | None:
     """The :class:`Fix` ``remedy`` makes of ``finding``: the rule, run again on the
     StatefulSet with the edits applied (same inventory, profile, version and objectives; its
-    simulations run anew), reports nothing, and none of ``others`` (the run's other rules,
-    ``objective-missed`` among them) reports a warning or error it did not report before
+    simulations run anew), reports nothing as severe as ``finding``, and none of ``others``
+    (the run's other rules, ``objective-missed`` among them) reports a warning or error it
+    did not report before
     (``before``: rule id -> the most severe finding it had on the set), nor more severe.
     ``None`` when the change does not remove the finding, trades it for another, or cannot be
     checked."""
     from .model import K8sObject, Severity
 
-    sts = ctx.sts
-    changed = K8sObject(
-        data=apply_edits(sts.data, remedy.edits),
-        path=sts.path,
-        line_offset=sts.line_offset,
-        namespace=sts.namespace,
-        doc_index=sts.doc_index,
-    )
+    def changed(obj: K8sObject, edits: Sequence[Edit]) -> K8sObject:
+        if not edits:
+            return obj
+        return K8sObject(
+            data=apply_edits(obj.data, edits),
+            path=obj.path,
+            line_offset=obj.line_offset,
+            namespace=obj.namespace,
+            doc_index=obj.doc_index,
+        )
+
+    sts_edits = [e for e in remedy.edits if e.obj is None]
+    pdbs = [changed(p, [e for e in remedy.edits if e.obj == p.ref]) for p in ctx.pdbs()]
     again = replace(
         ctx,
-        sts=changed,
+        sts=changed(ctx.sts, sts_edits),
         _sim_cache={},
         _simulator=None,
-        _pdbs=None,
+        _pdbs=pdbs,
         _hpa=None,
         _memo={},
     )
     try:
-        if any(True for _ in rule.check(again)):
+        # the finding is gone: the rule reports nothing as severe on the changed set (a
+        # milder finding of it may remain: a budget that now allows one eviction is noted)
+        if any(left.severity >= finding.severity for left in rule.check(again)):
             return None
         had = before or {}
         for other in others:

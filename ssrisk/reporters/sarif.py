@@ -443,7 +443,7 @@ class _Log:
             }
             physical = None if stream and template is None else location
             result = _result(
-                f, self.index[f.rule], physical, text, prints, self.report.kube_version
+                f, self.index[f.rule], physical, text, prints, self.report.kube_version, where
             )
             if template is not None:  # the stream's lines are not the template's
                 del result["locations"][0]["physicalLocation"]["region"]
@@ -537,6 +537,7 @@ def _result(
     line_text: str | None,
     fingerprints: dict[str, str],
     kube_version: str = DEFAULT_KUBE_VERSION,
+    where: Locations | None = None,
 ) -> dict[str, Any]:
     """The SARIF ``result`` of ``f``; without ``location`` (a finding on standard input whose
     template is not found), a location with the object only (no file)."""
@@ -573,8 +574,8 @@ def _result(
             **({"variant": f.position.variant} if f.position.variant else {}),
         },
     }
-    if f.fix is not None and location is not None:
-        fixes = _fixes(f, location)
+    if f.fix is not None and where is not None:
+        fixes = _fixes(f, where)
         if fixes:
             result["fixes"] = fixes
     if f.suppressed:
@@ -586,24 +587,20 @@ def _result(
     return result
 
 
-def _fixes(f: Finding, location: dict[str, Any]) -> list[dict[str, Any]]:
-    """The SARIF ``fixes`` of a finding's verified fix (``--fixes``): the file's
+def _fixes(f: Finding, where: Locations) -> list[dict[str, Any]]:
+    """The SARIF ``fixes`` of a finding's verified fix (``--fixes``): each changed file's
     replacements, computed as ``ssrisk fix`` would make them (:mod:`ssrisk.fixer`); none for
-    a StatefulSet whose file ``ssrisk fix`` would not write (a chart's, a kustomization's)."""
+    a fix ``ssrisk fix`` would not make (a chart's or a kustomization's objects)."""
     from ..fixer import plan_fixes, replacements
 
     planned = plan_fixes([f])
-    if not planned.changed or f.checked_at is None or f.checked_at.path != f.position.path:
+    if not planned.changed:
         return []
-    ((old, new),) = planned.changed.values()
-    return [
-        {
-            "description": {"text": f.fix.remedy.summary},
-            "artifactChanges": [
-                {"artifactLocation": location, "replacements": replacements(old, new)}
-            ],
-        }
+    changes = [
+        {"artifactLocation": where.of(path), "replacements": replacements(old, new)}
+        for path, (old, new) in planned.changed.items()
     ]
+    return [{"description": {"text": f.fix.remedy.summary}, "artifactChanges": changes}]
 
 
 def _message(f: Finding) -> str:

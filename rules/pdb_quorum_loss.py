@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.inventory import pdb_selects
 from ssrisk.model import Finding, K8sObject, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._group import group_of
@@ -118,6 +119,32 @@ class PdbQuorumLoss(Rule):
                 "majority_tolerates": limit,
             },
         )
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        return _keep_quorum(ctx, finding)
+
+
+def _keep_quorum(ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+    """A budget that lets at most what the majority tolerates go (``majority_tolerates``):
+    the budget's own field kept (maxUnavailable that many, or minAvailable all but them),
+    else the other. None when the majority tolerates no loss (a single replica or a quorum of
+    two: more replicas, a decision the manifest cannot show)."""
+    facts = finding.facts
+    limit, n, field = facts.get("majority_tolerates"), facts.get("replicas"), facts.get("field")
+    pdbs = [p for p in ctx.pdbs() if p.name == facts.get("pdb")]
+    if not isinstance(limit, int) or not isinstance(n, int) or limit < 1 or len(pdbs) != 1:
+        return ()
+    (pdb,) = pdbs
+
+    def edit(key: str, value: object = None, remove: bool = False) -> Edit:
+        return Edit(("spec", key), value, remove=remove, obj=pdb.ref, at=pdb.start())
+
+    by_max = Remedy(f"set maxUnavailable to {limit}", (edit("maxUnavailable", limit),))
+    by_min = Remedy(f"set minAvailable to {n - limit}", (edit("minAvailable", n - limit),))
+    if field == "minAvailable":
+        swap = (edit("minAvailable", remove=True), edit("maxUnavailable", limit))
+        return (by_min, Remedy(f"replace minAvailable with maxUnavailable: {limit}", swap))
+    return (by_max,)
 
 
 def _selected_members(ctx: CheckContext, pdb: K8sObject) -> tuple[int, list[str]]:

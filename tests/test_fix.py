@@ -263,3 +263,49 @@ def test_a_budget_that_blocks_drains_is_fixed_in_its_own_file(tmp_path: Path) ->
     assert (repo / "db.yaml").read_text() == MANIFEST  # (the StatefulSet is not touched)
     after = run_cli("check", "--format", "json", "--select", "pdb-blocks-drain", ".", cwd=repo)
     assert after.json()["findings"] == []
+
+
+ETCD = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: etcd
+spec:
+  serviceName: etcd
+  replicas: 5
+  selector:
+    matchLabels: {app: etcd}
+  template:
+    metadata:
+      labels: {app: etcd}
+    spec:
+      containers:
+        - name: etcd
+          image: quay.io/coreos/etcd:v3.5.9
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: etcd
+spec:
+  maxUnavailable: 3   # fast upgrades
+  selector:
+    matchLabels: {app: etcd}
+"""
+
+
+def test_a_budget_that_lets_a_majority_go_keeps_the_quorum_after_the_fix(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "etcd.yaml").write_text(ETCD, encoding="utf-8")
+    args = ("--select", "pdb-quorum-loss")
+    found = run_cli("check", "--fixes", "--format", "json", *args, ".", cwd=tmp_path).json()
+    (finding,) = found["findings"]
+    assert finding["facts"]["majority_tolerates"] == 2
+    assert finding["fix"]["summary"] == "set maxUnavailable to 2"
+    summary = run_cli("check", "--fixes", "--format", "markdown", *args, ".", cwd=tmp_path).out
+    assert "Fix: set maxUnavailable to 2. |" in summary  # (the job summary suggests it)
+    run_cli("fix", *args, ".", cwd=tmp_path)
+    assert (tmp_path / "etcd.yaml").read_text() == ETCD.replace(
+        "maxUnavailable: 3", "maxUnavailable: 2"
+    )
+    assert run_cli("check", "--format", "json", *args, ".", cwd=tmp_path).json()["findings"] == []

@@ -73,8 +73,10 @@ class MarkdownReporter(Reporter):
             for f in active[:MAX_ROWS]:
                 origin = f.position.rendered_from()
                 where = md(str(f.position)) + (f" (from {md(origin)})" if origin else "")
+                fix = f" Fix: {md(f.fix.remedy.summary)}." if f.fix is not None else ""
                 lines.append(
-                    f"| {f.severity} | `{f.rule}` | {where} | {md(f.message)} ({md(str(f.obj))}) |"
+                    f"| {f.severity} | `{f.rule}` | {where} | {md(f.message)} ({md(str(f.obj))})"
+                    f"{fix} |"
                 )
             if len(active) > MAX_ROWS:
                 lines.append(f"\n{len(active) - MAX_ROWS} more finding(s): see the other outputs.")

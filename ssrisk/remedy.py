@@ -82,6 +82,9 @@ class Fix:
     remedy: Remedy
     rule: str
     before: Mapping[str, Any] = field(default_factory=dict)
+    #: Each scenario simulated both before and after the change: ``(name, before, after)``,
+    #: each an :class:`Outcome`.
+    simulated: tuple[tuple[str, Outcome, Outcome], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,8 +94,42 @@ class Fix:
                 "rule": self.rule,
                 "before": dict(self.before),
                 "after": "no finding",
+                "simulated": [
+                    {"scenario": name, "before": b.to_dict(), "after": a.to_dict()}
+                    for name, b, a in self.simulated
+                ],
             },
         }
+
+    def numbers(self) -> str:
+        """The simulated scenarios whose outcome the change alters, one clause each:
+        ``"zone-loss: 3 of 3 down, not back → 1 of 3 down, back in 6m12s"`` (``""``: none)."""
+        return "; ".join(f"{name}: {b} → {a}" for name, b, a in self.simulated if str(b) != str(a))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a simulated scenario came to: the most replicas down at once, of how many, and
+    when the set was back (seconds after the fault; ``None``: not back)."""
+
+    down: int
+    replicas: int
+    back_s: float | None
+
+    @classmethod
+    def of(cls, result: Any) -> Outcome:
+        """The outcome of an ``embedded_sim`` ScenarioResult."""
+        back = result.time_to_recovery_s if result.recovered else None
+        return cls(int(result.max_unavailable), int(result.replicas), back)
+
+    def __str__(self) -> str:
+        from .timeline import fmt_duration
+
+        back = f"back in {fmt_duration(self.back_s)}" if self.back_s is not None else "not back"
+        return f"{self.down} of {self.replicas} down, {back}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"max_unavailable": self.down, "replicas": self.replicas, "recovery_s": self.back_s}
 
 
 def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any]:
@@ -169,7 +206,14 @@ def verify(
                     return None  # (the change trades one risk for another)
     except Exception:  # a candidate a rule cannot read is no fix
         return None
-    return Fix(remedy, rule.id, dict(finding.facts))
+    before_runs = ctx.simulated_results()
+    after_runs = again.simulated_results()
+    simulated = tuple(
+        (name, Outcome.of(before_runs[name]), Outcome.of(after_runs[name]))
+        for name in before_runs
+        if name in after_runs
+    )
+    return Fix(remedy, rule.id, dict(finding.facts), simulated)
 
 
 def find_fix(

@@ -62,6 +62,10 @@ def test_findings_carry_a_verified_fix_only_when_asked(tmp_path: Path) -> None:
     assert spread["verified"]["before"]["node_loss_takes"] == 3
     keys = [c["topologyKey"] for c in spread["edits"][0]["value"]]
     assert keys == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+    # the simulation run again on the changed set: a node loss takes one replica, not three
+    (node_loss,) = [s for s in spread["verified"]["simulated"] if s["scenario"] == "node-loss"]
+    assert node_loss["before"]["max_unavailable"] == 3
+    assert node_loss["after"]["max_unavailable"] == 1
 
 
 def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None:

@@ -73,7 +73,11 @@ class MarkdownReporter(Reporter):
             for f in active[:MAX_ROWS]:
                 origin = f.position.rendered_from()
                 where = md(str(f.position)) + (f" (from {md(origin)})" if origin else "")
-                fix = f" Fix: {md(f.fix.remedy.summary)}." if f.fix is not None else ""
+                fix = ""
+                if f.fix is not None:
+                    numbers = f.fix.numbers()
+                    simulated = f" (simulated: {md(numbers)})" if numbers else ""
+                    fix = f" Fix: {md(f.fix.remedy.summary)}{simulated}."
                 lines.append(
                     f"| {f.severity} | `{f.rule}` | {where} | {md(f.message)} ({md(str(f.obj))})"
                     f"{fix} |"

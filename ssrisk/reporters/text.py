@@ -5,6 +5,7 @@ Coloured with rich on a terminal; plain when piped or when ``NO_COLOR`` is set.
 
 from __future__ import annotations
 
+import json
 import os
 import textwrap
 from collections import Counter
@@ -85,10 +86,15 @@ class TextReporter(Reporter):
             extra = ""
             explanation = f.explanation if self.explain else ""  # built on reading: read once
             if explanation and f.fix is not None:  # (verified: the rule finds nothing after it)
-                edits = "; ".join(f"{e.field}: {e.value}" for e in f.fix.remedy.edits)
+                edits = "; ".join(
+                    f"{e.field}: {json.dumps(e.value, separators=(', ', ': '))}"
+                    for e in f.fix.remedy.edits
+                )
+                numbers = f.fix.numbers()
                 explanation += (
                     f"\n\nFix (verified: {f.rule} finds nothing after it): "
                     f"{f.fix.remedy.summary} ({edits})"
+                    + (f". Simulated: {numbers}" if numbers else "")
                 )
             if explanation:
                 body = textwrap.indent(_wrap_prose(safe_lines(explanation)), "    ")

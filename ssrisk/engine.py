@@ -796,7 +796,7 @@ def _evaluate_range(
 
 def _fix(findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext) -> None:
     """Give each finding the smallest change verified to remove it (:mod:`ssrisk.remedy`)."""
-    from .remedy import find_fix
+    from .remedy import find_fix, placed_in_values
 
     by_id = {r.id: r for r in rules}
     before: dict[str, Severity] = {}
@@ -806,6 +806,8 @@ def _fix(findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext) 
         rule = by_id.get(f.rule)
         if rule is not None and f.obj == ctx.sts.ref:
             f.fix = find_fix(rule, ctx, f, rules, before)
+            if f.fix is not None and getattr(ctx.sts, "rendered_by", None) == "chart":
+                f.fix = placed_in_values(f.fix, ctx.sts)
 
 
 def _draw(findings: Sequence[Finding], ctx: CheckContext) -> None:

@@ -41,8 +41,19 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     reason (none of its edits is made)."""
     run = FixRun()
     by_file: dict[str, list[tuple[Finding, Any, list[Any]]]] = {}
+    values: dict[str, list[tuple[Finding, Any]]] = {}  # values file -> (finding, edit)
     for f in findings:
         if f.fix is None or f.suppressed:
+            continue
+        edits = f.fix.remedy.edits
+        if edits and all(e.value_at is not None for e in edits):
+            # a chart's field written from one value: the values line changes
+            why = next((w for e in edits if (w := _file_not_writable(e.value_at.path))), None)
+            if why is not None:
+                run.not_applied.append((f, why))
+                continue
+            for e in edits:
+                values.setdefault(e.value_at.path, []).append((f, e))
             continue
         targets: dict[tuple[str, Any], list[Any]] = {}
         why = None
@@ -57,6 +68,16 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
         for (path, ref), edits in targets.items():
             by_file.setdefault(path, []).append((f, ref, edits))
     failed: dict[int, str] = {}
+    for path, placed in values.items():
+        try:
+            run.changed[path] = _values_edited(path, [e for _f, e in placed])
+        except _Unfixable as exc:
+            failed.update((id(f), str(exc)) for f, _e in placed)
+        for f, _e in placed:
+            if id(f) in failed:
+                run.not_applied.append((f, failed[id(f)]))
+            elif (path, f.rule, f.fix.remedy.summary) not in run.applied:
+                run.applied.append((path, f.rule, f.fix.remedy.summary))
     for path, items in by_file.items():
         try:
             old, new = _edited(path, items)
@@ -114,6 +135,13 @@ class _Unfixable(Exception):
     """A file whose fixes cannot be applied (the reason)."""
 
 
+def _file_not_writable(path: str) -> str | None:
+    """Why the file ``path`` is not written (a link, not a regular file), or ``None``."""
+    if os.path.islink(path) or not os.path.isfile(path):
+        return "not a regular file (a link, or gone): not written"
+    return None
+
+
 def _not_writable(at: Any) -> str | None:
     """Why the file of an object that starts at ``at`` (a position) is not written, or
     ``None``."""
@@ -161,6 +189,33 @@ def _edited(path: str, items: Sequence[tuple[Finding, Any, Sequence[Any]]]) -> t
         if plain(_object_in(text, path, ref).data) != data:
             raise _Unfixable("the change could not be made without rewriting other lines")
     return old, text
+
+
+def _values_edited(path: str, edits: Sequence[Any]) -> tuple[str, str]:
+    """``(old, new)`` text of a values file with the value on each edit's line (its
+    ``value_at``) replaced, comment and spacing kept; the file must still read as YAML."""
+    import re
+
+    from .loading import read_text
+    from .yamlpos import load_documents
+
+    old, err = read_text(path)
+    if old is None or err is not None:
+        raise _Unfixable(err.message if err is not None else "cannot read")
+    lines = old.splitlines(keepends=True)
+    for e in edits:
+        at = e.value_at.line - 1
+        body = lines[at].rstrip("\r\n")
+        m = re.match(r"^(\s*(?:-\s+)?[^:#\s][^:#]*:[ \t]+)([^#\s{\[][^#]*?)([ \t]+#.*)?$", body)
+        if m is None:
+            raise _Unfixable(f"{path}:{at + 1}: the value is not written on one line of its own")
+        lines[at] = m[1] + _scalar(e.value) + (m[3] or "") + lines[at][len(body) :]
+    new = "".join(lines)
+    try:
+        list(load_documents(new))
+    except Exception:
+        raise _Unfixable(f"{path}: the changed values would not read as YAML") from None
+    return old, new
 
 
 def _object_in(text: str, path: str, ref: Any) -> Any:

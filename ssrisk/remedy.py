@@ -48,6 +48,10 @@ class Edit:
     remove: bool = False
     obj: ObjectRef | None = None
     at: Position | None = None
+    #: For a StatefulSet rendered from a chart: the line of the user's values file (or of
+    #: the configuration's ``set:``) whose value alone the field's template line writes
+    #: (``replicas: {{ .Values.replicas }}``), where ``ssrisk fix`` changes it; else ``None``.
+    value_at: Position | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", plain(self.value))
@@ -214,6 +218,26 @@ def verify(
         if name in after_runs
     )
     return Fix(remedy, rule.id, dict(finding.facts), simulated)
+
+
+def placed_in_values(fix: Fix, sts: Any) -> Fix:
+    """``fix`` with each StatefulSet edit of a chart-rendered ``sts`` placed at the values
+    line that writes its field (:attr:`Edit.value_at`), when the chart's template writes that
+    field from one value alone (the positions :class:`ssrisk.renderers.locate.TemplateLocator`
+    gives); a field the template writes otherwise keeps ``None``."""
+    from .model import dig
+
+    locator = getattr(sts, "locator", None)
+    template = getattr(locator, "path", None)
+    if template is None:
+        return fix
+    edits = []
+    for e in fix.remedy.edits:
+        here = dig(sts.data, *e.keys) if e.obj is None and not e.remove else None
+        scalar = here is not None and not isinstance(here, (dict, list))
+        at = sts.pos(*e.keys) if scalar and not isinstance(e.value, (dict, list)) else None
+        edits.append(replace(e, value_at=at) if at is not None and at.path != template else e)
+    return replace(fix, remedy=replace(fix.remedy, edits=tuple(edits)))
 
 
 def find_fix(

@@ -313,3 +313,27 @@ def test_a_budget_that_lets_a_majority_go_keeps_the_quorum_after_the_fix(tmp_pat
         "maxUnavailable: 3", "maxUnavailable: 2"
     )
     assert run_cli("check", "--format", "json", *args, ".", cwd=tmp_path).json()["findings"] == []
+
+
+def test_a_chart_field_written_from_one_value_is_fixed_in_the_values_file(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA / "chart-variants", repo)
+    (repo / ".git").mkdir()
+    template = repo / "charts" / "db" / "templates" / "statefulset.yaml"
+    text = template.read_text().replace(
+        "\nspec:\n", "\nspec:\n  updateStrategy:\n    type: {{ .Values.updateStrategy }}\n", 1
+    )
+    template.write_text(text)
+    prod = repo / "environments" / "prod" / "db-values.yaml"
+    prod.write_text("replicas: 3\nupdateStrategy: OnDelete   # manual rolls\n")
+    staging = repo / "environments" / "staging" / "db-values.yaml"
+    staging.write_text(staging.read_text() + "updateStrategy: OnDelete\n")
+    args = ("--select", "update-strategy-ondelete")
+    done = run_cli("fix", *args, ".", cwd=repo)
+    assert done.code == 0, done.out
+    assert prod.read_text() == "replicas: 3\nupdateStrategy: RollingUpdate   # manual rolls\n"
+    assert staging.read_text().endswith("updateStrategy: RollingUpdate\n")
+    assert template.read_text() == text  # (the vendor's template is not touched)
+    assert run_cli("check", "--format", "json", *args, ".", cwd=repo).json()["findings"] == []

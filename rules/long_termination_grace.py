@@ -77,12 +77,14 @@ what a clean shutdown really needs.
         yield self.finding(ctx, at, msg, explanation, facts=facts)
 
     def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
-        """The longest grace the rule accepts: what the system's clean shutdown needs, else
-        the max-grace-period-s option (300 s). A pod that stops sooner is replaced sooner."""
+        """The grace the system's clean shutdown needs (its catalog entry's, with a source);
+        without one, shortening the grace is advice, not a fix: a shutdown cut short (a
+        Cassandra drain) costs more than the wait."""
         found = recognise(ctx)
         needs = found.system.grace_s if found is not None else None
-        limit = int(self.option(ctx, "max-grace-period-s"))
-        seconds = int(needs) if needs is not None and needs > limit else limit
+        if needs is None:
+            return ()  # (without a sourced shutdown time, shortening it is advice, not a fix)
+        seconds = int(needs)
         edit = Edit(("spec", "template", "spec", "terminationGracePeriodSeconds"), seconds)
         return (Remedy(f"set terminationGracePeriodSeconds to {seconds}", (edit,)),)
 

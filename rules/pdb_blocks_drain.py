@@ -100,8 +100,8 @@ class PdbBlocksDrain(Rule):
         need a decision the manifest cannot show: no candidate."""
         n = ctx.replicas
         pdbs = [p for p in ctx.pdbs() if p.name == finding.facts.get("pdb")]
-        if n < 2 or len(pdbs) != 1:
-            return ()
+        if n < 2 or len(pdbs) != 1 or pdbs[0].api_version != "policy/v1":
+            return ()  # (a budget in an API version no longer served: its version first)
         (pdb,) = pdbs
         ref, at = pdb.ref, pdb.start()
 
@@ -109,12 +109,23 @@ class PdbBlocksDrain(Rule):
             return Edit(("spec", key), value, remove=remove, obj=ref, at=at)
 
         if "unhealthy_pod_eviction_policy" in finding.facts:
+            if quorum_system(ctx) is not None:
+                # a member that is only catching up is not Ready but still votes: evicting
+                # it whatever the budget can take the majority (advice, not a fix)
+                return ()
             policy = edit("unhealthyPodEvictionPolicy", "AlwaysAllow")
             return (Remedy("set unhealthyPodEvictionPolicy to AlwaysAllow", (policy,)),)
         spec = pdb.data.get("spec")
         one = Remedy("set maxUnavailable to 1", (edit("maxUnavailable", 1),))
         if not isinstance(spec, dict) or "minAvailable" not in spec:
             return (one,)
+        if not isinstance(spec.get("minAvailable"), int):  # a percentage: keep it relative
+            return (
+                Remedy(
+                    "replace minAvailable with maxUnavailable: 1",
+                    (edit("minAvailable", remove=True), edit("maxUnavailable", 1)),
+                ),
+            )
         keep = Remedy(f"set minAvailable to {n - 1}", (edit("minAvailable", n - 1),))
         swap = Remedy(
             "replace minAvailable with maxUnavailable: 1",

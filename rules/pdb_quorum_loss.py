@@ -125,10 +125,11 @@ class PdbQuorumLoss(Rule):
 
 
 def _keep_quorum(ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
-    """A budget that lets at most what the majority tolerates go (``majority_tolerates``):
-    the budget's own field kept (maxUnavailable that many, or minAvailable all but them),
-    else the other. None when the majority tolerates no loss (a single replica or a quorum of
-    two: more replicas, a decision the manifest cannot show)."""
+    """A budget that lets one member go at a time (maxUnavailable 1, in place of minAvailable
+    when that is the field): a planned eviction and an unplanned failure then still leave the
+    majority. None when the majority tolerates no loss (a single replica or a quorum of two:
+    more replicas, a decision the manifest cannot show), or for a budget in an API version no
+    longer served."""
     facts = finding.facts
     limit, n, field = facts.get("majority_tolerates"), facts.get("replicas"), facts.get("field")
     pdbs = [p for p in ctx.pdbs() if p.name == facts.get("pdb")]
@@ -139,12 +140,15 @@ def _keep_quorum(ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
     def edit(key: str, value: object = None, remove: bool = False) -> Edit:
         return Edit(("spec", key), value, remove=remove, obj=pdb.ref, at=pdb.start())
 
-    by_max = Remedy(f"set maxUnavailable to {limit}", (edit("maxUnavailable", limit),))
-    by_min = Remedy(f"set minAvailable to {n - limit}", (edit("minAvailable", n - limit),))
+    if pdb.api_version != "policy/v1":
+        return ()  # (a budget in an API version no longer served: its version first)
+    # one planned eviction at a time: with the minority's worth, planned evictions and one
+    # unplanned failure together could still take the majority
+    one = Remedy("set maxUnavailable to 1", (edit("maxUnavailable", 1),))
     if field == "minAvailable":
-        swap = (edit("minAvailable", remove=True), edit("maxUnavailable", limit))
-        return (by_min, Remedy(f"replace minAvailable with maxUnavailable: {limit}", swap))
-    return (by_max,)
+        swap = (edit("minAvailable", remove=True), edit("maxUnavailable", 1))
+        return (Remedy("replace minAvailable with maxUnavailable: 1", swap),)
+    return (one,)
 
 
 def _selected_members(ctx: CheckContext, pdb: K8sObject) -> tuple[int, list[str]]:

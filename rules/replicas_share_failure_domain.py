@@ -432,11 +432,18 @@ class ReplicasShareFailureDomain(Rule):
                 f"spread the pods over {words} (topologySpreadConstraints, maxSkew 1, "
                 "DoNotSchedule)"
             )
-            return Remedy(summary, (Edit(path, [*have, *items]),))
+            caution = (
+                "a pod template change: every pod is replaced once, in a rolling update; a "
+                "pod whose volume is pinned to a zone the new spread refuses stays Pending, "
+                "so check where the pods and their volumes are before applying it"
+            )
+            return Remedy(summary, (Edit(path, [*have, *items]),), caution)
 
         zone, host = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+        if is_quorum(ctx):  # (a quorum store keeps members apart on every cluster shape)
+            return (spread(host, zone),)
         if "node_loss_takes" not in finding.facts:  # (the hosts are kept apart already)
-            return (spread(zone),)
+            return (spread(zone), spread(host, zone))
         return (spread(host), spread(zone), spread(host, zone))
 
     def _head(

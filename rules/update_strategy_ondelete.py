@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
-from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import set_spec
@@ -34,12 +33,6 @@ class UpdateStrategyOnDelete(Rule):
         )
         at = ctx.sts.pos("spec", "updateStrategy", "type")
         yield self.finding(ctx, at, msg, facts={"update_strategy": "OnDelete"})  # (page's text)
-
-    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
-        """RollingUpdate, the API server's default: the controller rolls template changes
-        out itself (stateful_set_control.go#updateStatefulSet)."""
-        edit = Edit(("spec", "updateStrategy", "type"), "RollingUpdate")
-        return (Remedy("set updateStrategy.type to RollingUpdate", (edit,)),)
 
 
 @hookimpl

@@ -798,6 +798,9 @@ def _fix(findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext) 
     """Give each finding the smallest change verified to remove it (:mod:`ssrisk.remedy`)."""
     from .remedy import find_fix, placed_in_values
 
+    meta = ctx.sts.data.get("metadata")
+    if isinstance(meta, dict) and meta.get("ownerReferences"):
+        return  # an operator owns the set and would revert a change: its resource is changed
     by_id = {r.id: r for r in rules}
     before: dict[str, Severity] = {}
     for f in findings:  # (every finding of the set, before folding)

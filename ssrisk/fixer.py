@@ -122,12 +122,13 @@ def unified_diff(run: FixRun) -> str:
     """The changes of ``run`` as one unified diff (``a/PATH``, ``b/PATH``)."""
     parts: list[str] = []
     for path, (old, new) in run.changed.items():
-        parts += difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=f"a/{path}",
-            tofile=f"b/{path}",
-        )
+        # (git apply and patch: a/ b/ for a relative path, the path itself for an absolute
+        # one; a last line without a line break is marked as diff marks it)
+        a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+        for line in difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=a, tofile=b
+        ):
+            parts.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(parts)
 
 

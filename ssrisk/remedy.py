@@ -72,10 +72,13 @@ class Edit:
 
 @dataclass(frozen=True)
 class Remedy:
-    """A candidate change: ``summary`` says it in one sentence, ``edits`` make it."""
+    """A candidate change: ``summary`` says it in one sentence, ``edits`` make it;
+    ``caution`` says what applying it does that the simulation does not show (a rollout of
+    every pod, a precondition to check first), ``""`` when nothing."""
 
     summary: str
     edits: tuple[Edit, ...]
+    caution: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ class Fix:
     def to_dict(self) -> dict[str, Any]:
         return {
             "summary": self.remedy.summary,
+            **({"caution": self.remedy.caution} if self.remedy.caution else {}),
             "edits": [e.to_dict() for e in self.remedy.edits],
             "verified": {
                 "rule": self.rule,
@@ -126,6 +130,14 @@ class Outcome:
         back = result.time_to_recovery_s if result.recovered else None
         return cls(int(result.max_unavailable), int(result.replicas), back)
 
+    def worse_than(self, before: Outcome) -> bool:
+        """More replicas down at once, or not back (or later back) where it was back."""
+        if self.down > before.down:
+            return True
+        if before.back_s is None:
+            return False
+        return self.back_s is None or self.back_s > before.back_s + 1.0
+
     def __str__(self) -> str:
         from .timeline import fmt_duration
 
@@ -152,6 +164,14 @@ def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any
         else:
             node[edit.keys[-1]] = copy.deepcopy(edit.value)
     return out
+
+
+#: The scenarios that a fix may not make worse: faults and maintenance. A change of how
+#: updates roll (a partition, a strategy) changes rollouts by design, and is judged by its
+#: rule and by the other rules' findings instead.
+FAULTS = frozenset(
+    {"node-loss", "node-loss-out-of-service", "node-deleted", "zone-loss", "node-drain"}
+)
 
 
 def verify(
@@ -217,6 +237,8 @@ def verify(
         for name in before_runs
         if name in after_runs
     )
+    if any(after.worse_than(before) for name, before, after in simulated if name in FAULTS):
+        return None  # (a failure the rules simulated does worse after the change)
     return Fix(remedy, rule.id, dict(finding.facts), simulated)
 
 

@@ -27,7 +27,8 @@ spec:
   serviceName: db
   replicas: 3
   updateStrategy:
-    type: OnDelete   # we roll by hand
+    rollingUpdate:
+      partition: 5   # staged rollout
   selector:
     matchLabels: {app: db}
   template:
@@ -39,7 +40,7 @@ spec:
           image: "nginx:1.27"
           readinessProbe: {httpGet: {path: /, port: 80}}
 """
-FIXED_RULES = "update-strategy-ondelete,replicas-share-failure-domain"
+FIXED_RULES = "partition-blocks-update,replicas-share-failure-domain"
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -54,8 +55,8 @@ def test_findings_carry_a_verified_fix_only_when_asked(tmp_path: Path) -> None:
     assert not any("fix" in f for f in plain["findings"])
     asked = run_cli("check", "--fixes", "--format", "json", "db.yaml", cwd=repo).json()
     fixes = {f["rule"]: f["fix"] for f in asked["findings"] if "fix" in f}
-    assert fixes["update-strategy-ondelete"]["edits"] == [
-        {"field": "spec.updateStrategy.type", "value": "RollingUpdate"}
+    assert fixes["partition-blocks-update"]["edits"] == [
+        {"field": "spec.updateStrategy.rollingUpdate.partition", "value": 0}
     ]
     spread = fixes["replicas-share-failure-domain"]
     assert spread["verified"]["after"] == "no finding"
@@ -74,11 +75,11 @@ def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> 
     assert shown.code == 0 and shown.out.startswith("--- a/db.yaml\n+++ b/db.yaml\n")
     assert (repo / "db.yaml").read_text() == MANIFEST  # --diff writes nothing
     done = run_cli("fix", "--select", FIXED_RULES, "db.yaml", cwd=repo)
-    assert done.code == 0 and "db.yaml: update-strategy-ondelete: set updateStrategy" in done.out
+    assert done.code == 0 and "db.yaml: partition-blocks-update: set updateStrategy" in done.out
     new = (repo / "db.yaml").read_text()
     removed = [ln for ln in MANIFEST.splitlines() if ln not in new.splitlines()]
-    assert removed == ["    type: OnDelete   # we roll by hand"]  # the fixed field's line only
-    assert "    type: RollingUpdate   # we roll by hand" in new  # (its comment kept)
+    assert removed == ["      partition: 5   # staged rollout"]  # the fixed field's line only
+    assert "      partition: 0   # staged rollout" in new  # (its comment kept)
     assert "  name: db   # keep this name" in new and new.startswith("# the orders database\n")
     again = run_cli("check", "--select", FIXED_RULES, "--format", "json", "db.yaml", cwd=repo)
     assert again.json()["findings"] == []
@@ -162,13 +163,13 @@ def _apply(text: str, replacements: list[dict[str, object]]) -> str:
 def test_sarif_fixes_are_the_changes_ssrisk_fix_makes(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     out = repo / "r.sarif"
-    args = ("check", "--fixes", "--select", "update-strategy-ondelete")
+    args = ("check", "--fixes", "--select", "partition-blocks-update")
     run_cli(*args, "--format", "sarif", "-o", str(out), "db.yaml", cwd=repo)
     (result,) = json.loads(out.read_text())["runs"][0]["results"]
     (fix,) = result["fixes"]
     (change,) = fix["artifactChanges"]
     assert change["artifactLocation"]["uri"] == "db.yaml"
-    run_cli("fix", "--select", "update-strategy-ondelete", "db.yaml", cwd=repo)
+    run_cli("fix", "--select", "partition-blocks-update", "db.yaml", cwd=repo)
     assert _apply(MANIFEST, change["replacements"]) == (repo / "db.yaml").read_text()
     # and the log is valid SARIF 2.1.0 with its fixes
     import jsonschema
@@ -305,12 +306,14 @@ def test_a_budget_that_lets_a_majority_go_keeps_the_quorum_after_the_fix(tmp_pat
     found = run_cli("check", "--fixes", "--format", "json", *args, ".", cwd=tmp_path).json()
     (finding,) = found["findings"]
     assert finding["facts"]["majority_tolerates"] == 2
-    assert finding["fix"]["summary"] == "set maxUnavailable to 2"
+    # one planned eviction at a time (not the whole minority): with a failure on top, the
+    # majority still stands
+    assert finding["fix"]["summary"] == "set maxUnavailable to 1"
     summary = run_cli("check", "--fixes", "--format", "markdown", *args, ".", cwd=tmp_path).out
-    assert "Fix: set maxUnavailable to 2. |" in summary  # (the job summary suggests it)
+    assert "Fix: set maxUnavailable to 1. |" in summary  # (the job summary suggests it)
     run_cli("fix", *args, ".", cwd=tmp_path)
     assert (tmp_path / "etcd.yaml").read_text() == ETCD.replace(
-        "maxUnavailable: 3", "maxUnavailable: 2"
+        "maxUnavailable: 3", "maxUnavailable: 1"
     )
     assert run_cli("check", "--format", "json", *args, ".", cwd=tmp_path).json()["findings"] == []
 
@@ -323,17 +326,20 @@ def test_a_chart_field_written_from_one_value_is_fixed_in_the_values_file(
     (repo / ".git").mkdir()
     template = repo / "charts" / "db" / "templates" / "statefulset.yaml"
     text = template.read_text().replace(
-        "\nspec:\n", "\nspec:\n  updateStrategy:\n    type: {{ .Values.updateStrategy }}\n", 1
+        "\nspec:\n",
+        "\nspec:\n  updateStrategy:\n    rollingUpdate:\n"
+        "      partition: {{ .Values.partition }}\n",
+        1,
     )
     template.write_text(text)
     prod = repo / "environments" / "prod" / "db-values.yaml"
-    prod.write_text("replicas: 3\nupdateStrategy: OnDelete   # manual rolls\n")
+    prod.write_text("replicas: 3\npartition: 3   # staged rollout\n")
     staging = repo / "environments" / "staging" / "db-values.yaml"
-    staging.write_text(staging.read_text() + "updateStrategy: OnDelete\n")
-    args = ("--select", "update-strategy-ondelete")
+    staging.write_text(staging.read_text() + "partition: 1\n")
+    args = ("--select", "partition-blocks-update")
     done = run_cli("fix", *args, ".", cwd=repo)
     assert done.code == 0, done.out
-    assert prod.read_text() == "replicas: 3\nupdateStrategy: RollingUpdate   # manual rolls\n"
-    assert staging.read_text().endswith("updateStrategy: RollingUpdate\n")
+    assert prod.read_text() == "replicas: 3\npartition: 0   # staged rollout\n"
+    assert staging.read_text().endswith("partition: 0\n")
     assert template.read_text() == text  # (the vendor's template is not touched)
     assert run_cli("check", "--format", "json", *args, ".", cwd=repo).json()["findings"] == []

@@ -95,6 +95,11 @@ class TextReporter(Reporter):
                     f"\n\nFix (verified: {f.rule} finds nothing after it): "
                     f"{f.fix.remedy.summary} ({edits})"
                     + (f". Simulated: {numbers}" if numbers else "")
+                    + (
+                        f". Before applying it: {f.fix.remedy.caution}"
+                        if f.fix.remedy.caution
+                        else ""
+                    )
                 )
             if explanation:
                 body = textwrap.indent(_wrap_prose(safe_lines(explanation)), "    ")

@@ -343,3 +343,30 @@ def test_a_chart_field_written_from_one_value_is_fixed_in_the_values_file(
     assert staging.read_text().endswith("partition: 0\n")
     assert template.read_text() == text  # (the vendor's template is not touched)
     assert run_cli("check", "--format", "json", *args, ".", cwd=repo).json()["findings"] == []
+
+
+def test_fixes_an_sre_would_not_merge_are_not_offered(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    # a quorum store's budget allowing one eviction: no AlwaysAllow (a member catching up
+    # still votes); one an operator owns: no fix at all (the operator would revert it)
+    quorum = ETCD.replace("maxUnavailable: 3", "maxUnavailable: 1").replace(
+        "replicas: 5", "replicas: 3"
+    )
+    (tmp_path / "etcd.yaml").write_text(quorum, encoding="utf-8")
+    owned = MANIFEST.replace(
+        "  name: db   # keep this name\n",
+        "  name: db   # keep this name\n  ownerReferences:\n"
+        "    - {apiVersion: x.io/v1, kind: Database, name: db, uid: 1}\n",
+    )
+    (tmp_path / "db.yaml").write_text(owned, encoding="utf-8")
+    report = run_cli("check", "--fixes", "--format", "json", ".", cwd=tmp_path).json()
+    unhealthy = [f for f in report["findings"] if "unhealthy_pod_eviction_policy" in f["facts"]]
+    assert unhealthy and not any("fix" in f for f in unhealthy)
+    assert not any("fix" in f for f in report["findings"] if f["object"]["name"] == "db")
+
+
+def test_a_diff_marks_a_last_line_without_a_line_break(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "db.yaml").write_text(MANIFEST.rstrip("\n"), encoding="utf-8")
+    shown = run_cli("fix", "--diff", "--select", FIXED_RULES, "db.yaml", cwd=repo).out
+    assert "\\ No newline at end of file\n" in shown

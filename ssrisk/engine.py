@@ -770,7 +770,7 @@ def _evaluate_range(
                     )
                 )
         if settings.fixes:
-            _fix(findings[first:], rules, ctx)
+            _fix(findings[first:], rules, ctx, cluster_description(settings))
         fold(findings[first:], covering, mention=explanations)
         if settings.drawings:
             _draw(findings[first:], ctx)
@@ -794,8 +794,11 @@ def _evaluate_range(
     return findings, errors, notices, merge_notes(list(run_notes.values()))
 
 
-def _fix(findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext) -> None:
-    """Give each finding the smallest change verified to remove it (:mod:`ssrisk.remedy`)."""
+def _fix(
+    findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext, cluster: str
+) -> None:
+    """Give each finding the smallest change verified to remove it (:mod:`ssrisk.remedy`),
+    saying the cluster it was verified on (``cluster``: :func:`cluster_description`)."""
     from .remedy import find_fix, placed_in_values
 
     meta = ctx.sts.data.get("metadata")
@@ -809,6 +812,8 @@ def _fix(findings: Sequence[Finding], rules: Sequence[Rule], ctx: CheckContext) 
         rule = by_id.get(f.rule)
         if rule is not None and f.obj == ctx.sts.ref:
             f.fix = find_fix(rule, ctx, f, rules, before)
+            if f.fix is not None:
+                f.fix = replace(f.fix, cluster=cluster)
             if f.fix is not None and getattr(ctx.sts, "rendered_by", None) == "chart":
                 f.fix = placed_in_values(f.fix, ctx.sts)
 

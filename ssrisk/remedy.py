@@ -92,6 +92,9 @@ class Fix:
     #: Each scenario simulated both before and after the change: ``(name, before, after)``,
     #: each an :class:`Outcome`.
     simulated: tuple[tuple[str, Outcome, Outcome], ...] = ()
+    #: The cluster the rules simulated on (``"an assumed cluster (3 zones × 2 nodes)"``, a
+    #: profile's): a fix holds for that cluster.
+    cluster: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +105,7 @@ class Fix:
                 "rule": self.rule,
                 "before": dict(self.before),
                 "after": "no finding",
+                **({"cluster": self.cluster} if self.cluster else {}),
                 "simulated": [
                     {"scenario": name, "before": b.to_dict(), "after": a.to_dict()}
                     for name, b, a in self.simulated

@@ -67,6 +67,8 @@ def test_findings_carry_a_verified_fix_only_when_asked(tmp_path: Path) -> None:
     (node_loss,) = [s for s in spread["verified"]["simulated"] if s["scenario"] == "node-loss"]
     assert node_loss["before"]["max_unavailable"] == 3
     assert node_loss["after"]["max_unavailable"] == 1
+    # and it says the cluster it holds for
+    assert spread["verified"]["cluster"] == "an assumed cluster (3 zones × 2 nodes)"
 
 
 def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None:

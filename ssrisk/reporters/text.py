@@ -94,7 +94,12 @@ class TextReporter(Reporter):
                 explanation += (
                     f"\n\nFix (verified: {f.rule} finds nothing after it): "
                     f"{f.fix.remedy.summary} ({edits})"
-                    + (f". Simulated: {numbers}" if numbers else "")
+                    + (
+                        f". Simulated on {f.fix.cluster}: {numbers}"
+                        if numbers and f.fix.cluster
+                        else ""
+                    )
+                    + (f". Simulated: {numbers}" if numbers and not f.fix.cluster else "")
                     + (
                         f". Before applying it: {f.fix.remedy.caution}"
                         if f.fix.remedy.caution

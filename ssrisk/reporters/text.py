@@ -17,6 +17,7 @@ from .escape import printable, safe_lines
 
 if TYPE_CHECKING:
     from ..engine import Report
+    from ..model import Finding
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "suppressed": "dim"}
 
@@ -86,26 +87,7 @@ class TextReporter(Reporter):
             extra = ""
             explanation = f.explanation if self.explain else ""  # built on reading: read once
             if explanation and f.fix is not None:  # (verified: the rule finds nothing after it)
-                edits = "; ".join(
-                    f"{e.field}: {json.dumps(e.value, separators=(', ', ': '))}"
-                    for e in f.fix.remedy.edits
-                )
-                numbers = f.fix.numbers()
-                explanation += (
-                    f"\n\nFix (verified: {f.rule} finds nothing after it): "
-                    f"{f.fix.remedy.summary} ({edits})"
-                    + (
-                        f". Simulated on {f.fix.cluster}: {numbers}"
-                        if numbers and f.fix.cluster
-                        else ""
-                    )
-                    + (f". Simulated: {numbers}" if numbers and not f.fix.cluster else "")
-                    + (
-                        f". Before applying it: {f.fix.remedy.caution}"
-                        if f.fix.remedy.caution
-                        else ""
-                    )
-                )
+                explanation += "\n\n" + _fix_text(f)
             if explanation:
                 body = textwrap.indent(_wrap_prose(safe_lines(explanation)), "    ")
                 urls = reference_urls(f.references, report.kube_version)
@@ -155,3 +137,20 @@ class TextReporter(Reporter):
                 if extra:
                     out.write(extra + "\n")
             out.write(summary + "\n")
+
+
+def _fix_text(f: Finding) -> str:
+    """The paragraph ``--explain`` ends a finding with when it has a verified fix."""
+    fix = f.fix
+    edits = "; ".join(
+        f"{e.field}: {json.dumps(e.value, separators=(', ', ': '))}" for e in fix.remedy.edits
+    )
+    text = f"Fix (verified: {f.rule} finds nothing after it): {fix.remedy.summary} ({edits})"
+    numbers = fix.numbers()
+    if numbers:
+        text += (
+            f". Simulated on {fix.cluster}: {numbers}" if fix.cluster else f". Simulated: {numbers}"
+        )
+    if fix.remedy.caution:
+        text += f". Before applying it: {fix.remedy.caution}"
+    return text

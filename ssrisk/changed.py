@@ -45,7 +45,7 @@ from .model import InputError, K8sObject, Notice
 from .paths import Excludes, join, tidy
 from .renderers import units as renderers
 from .renderers.common import RenderedObject, display_path
-from .renderers.units import Renderer, Repository
+from .renderers.units import Repository
 from .rule import Rule
 from .settings import OWN_FILE_NAMES, ChartVariant, Settings, values_readers
 
@@ -127,7 +127,7 @@ def plan_changes(
     tree_of = Trees()  # (each directory above the changed files looked at once)
     realpath = tree_of.realpath
     plan = ChangePlan(frozenset(realpath(p) for p in paths), trees=tree_of)
-    units = _Units(realpath)
+    units = renderers.EnclosingUnits(realpath)
     readers = values_readers(charts or {})
     repo: Repository | None = None  # (what renderers learn of it serves its next files)
     for given in paths:
@@ -184,46 +184,6 @@ def plan_changes(
             if whole:
                 plan.whole.add(realpath(build))
     return plan
-
-
-class _Units:
-    """The unit enclosing each changed file, each directory looked at once: the changed files
-    of a tree nested D levels deep cost D looks, not D*D."""
-
-    def __init__(self, realpath: RealPaths) -> None:
-        self.realpath = realpath
-        #: (tree, absolute directory) -> (the renderer that claims the nearest unit, the
-        #: unit it renders for it), or (None, "") for a plain file
-        self._nearest: dict[tuple[str, str], tuple[Renderer | None, str]] = {}
-
-    def enclosing(self, path: str, root: str) -> tuple[Renderer | None, str]:
-        """The renderer and unit of ``path``: the nearest directory at or above the file, not
-        above the tree ``root``, that a renderer claims (:func:`unit_at`), as the unit that
-        renders for it (``Renderer.unit_for``: a subchart's outermost chart), shown like
-        ``path``; ``(None, "")`` for a plain file."""
-        renderer, unit = self._of(os.path.dirname(os.path.abspath(path)), root)
-        return renderer, display_path(unit, path) if unit else ""
-
-    def _of(self, directory: str, root: str) -> tuple[Renderer | None, str]:
-        chain: list[str] = []
-        here = directory
-        found: tuple[Renderer | None, str]
-        while (root, here) not in self._nearest:
-            chain.append(here)
-            claimed = renderers.unit_at(here)
-            if claimed is not None:
-                found = (claimed[0], claimed[0].unit_for(here))
-                break
-            parent = os.path.dirname(here)
-            if parent == here or self.realpath(here) == root:
-                found = (None, "")
-                break
-            here = parent
-        else:
-            found = self._nearest[(root, here)]
-        for below in chain:
-            self._nearest[(root, below)] = found
-        return found
 
 
 def check_changed(

@@ -743,6 +743,7 @@ def _evaluate_range(
     run_notes: dict[tuple[str, str], RunNote] = {}  # merged as they come (merge_notes)
     explanations = settings.explanations
     covering = frozenset(r.id for r in rules if r.covers_all)
+    cluster = cluster_description(settings) if settings.fixes else ""  # (once per run)
     for sts in statefulsets:
         start = sts.start()
         ctx = CheckContext.of(sts, inventory, settings)
@@ -770,7 +771,7 @@ def _evaluate_range(
                     )
                 )
         if settings.fixes:
-            _fix(findings[first:], rules, ctx, cluster_description(settings))
+            _fix(findings[first:], rules, ctx, cluster)
         fold(findings[first:], covering, mention=explanations)
         if settings.drawings:
             _draw(findings[first:], ctx)

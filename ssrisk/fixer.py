@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -152,9 +153,7 @@ def _not_writable(at: Any) -> str | None:
         return "built by kustomize: make the change in the overlay"
     if at.variant or (at.source and _in_chart(at.path)):
         return "rendered from a Helm chart: make the change where the field is written"
-    if os.path.islink(at.path) or not os.path.isfile(at.path):
-        return "not a regular file (a link, or gone): not written"
-    return None
+    return _file_not_writable(at.path)
 
 
 def _in_chart(path: str) -> bool:
@@ -195,7 +194,6 @@ def _edited(path: str, items: Sequence[tuple[Finding, Any, Sequence[Any]]]) -> t
 def _values_edited(path: str, edits: Sequence[Any]) -> tuple[str, str]:
     """``(old, new)`` text of a values file with the value on each edit's line (its
     ``value_at``) replaced, comment and spacing kept; the file must still read as YAML."""
-    import re
 
     from .loading import read_text
     from .yamlpos import load_documents
@@ -206,11 +204,10 @@ def _values_edited(path: str, edits: Sequence[Any]) -> tuple[str, str]:
     lines = old.splitlines(keepends=True)
     for e in edits:
         at = e.value_at.line - 1
-        body = lines[at].rstrip("\r\n")
-        m = re.match(r"^(\s*(?:-\s+)?[^:#\s][^:#]*:[ \t]+)([^#\s{\[][^#]*?)([ \t]+#.*)?$", body)
-        if m is None:
+        changed = _replaced(lines[at], e.value)
+        if changed is None:
             raise _Unfixable(f"{path}:{at + 1}: the value is not written on one line of its own")
-        lines[at] = m[1] + _scalar(e.value) + (m[3] or "") + lines[at][len(body) :]
+        lines[at] = changed
     new = "".join(lines)
     try:
         list(load_documents(new))
@@ -240,6 +237,25 @@ _SCALAR_LINE = (
     r"^(?P<pre>\s*(?:-\s+)?[\"']?{key}[\"']?\s*:[ \t]+)"
     r"(?P<val>[^#\s{{\[][^#]*?)(?P<post>[ \t]+#.*)?$"
 )
+#: Any key, for a values line found by its position (its key is the values file's own).
+_ANY_KEY = r"[^:#\s\"'][^:#]*?"
+
+
+def _scalar_line(line: str, key: str | None = None) -> re.Match[str] | None:
+    """The parts of ``line`` when it is ``key: value  # comment`` (block style, one line),
+    ``key`` ``None`` for any key."""
+    name = re.escape(key) if key is not None else _ANY_KEY
+    return re.match(_SCALAR_LINE.format(key=name), line.rstrip("\r\n"))
+
+
+def _replaced(line: str, value: Any, key: str | None = None) -> str | None:
+    """``line`` with its value replaced by ``value`` (comment, spacing and line break kept),
+    or ``None`` when it is not one key and one value (:func:`_scalar_line`)."""
+    m = _scalar_line(line, key)
+    if m is None:
+        return None
+    ending = line[len(line.rstrip("\r\n")) :]
+    return m["pre"] + _scalar(value) + (m["post"] or "") + ending
 
 
 def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = False) -> str:
@@ -249,8 +265,6 @@ def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = 
         _Unfixable: a form this patcher does not change in place (flow style, a value on the
             next line, a missing top-level field).
     """
-    import re
-
     from .model import dig
 
     lines = text.splitlines(keepends=True)
@@ -265,8 +279,7 @@ def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = 
         if found != len(keys):
             return text  # (not there: nothing to remove)
         at = obj.pos(*keys).line - 1
-        pattern = _SCALAR_LINE.format(key=re.escape(keys[-1]))
-        if isinstance(node, (dict, list)) or re.match(pattern, lines[at].rstrip("\r\n")) is None:
+        if isinstance(node, (dict, list)) or _scalar_line(lines[at], keys[-1]) is None:
             raise _Unfixable(f"{'.'.join(keys)} is not written on one line of its own")
         del lines[at]
         return "".join(lines)
@@ -276,12 +289,10 @@ def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = 
             return _append_items(lines, at, value[len(node) :])
         if isinstance(node, (dict, list)) or isinstance(value, (dict, list)):
             raise _Unfixable(f"{'.'.join(keys)} is not a single value to replace")
-        pattern = _SCALAR_LINE.format(key=re.escape(keys[-1]))
-        m = re.match(pattern, lines[at].rstrip("\r\n"))
-        if m is None:
+        changed = _replaced(lines[at], value, keys[-1])
+        if changed is None:
             raise _Unfixable(f"{'.'.join(keys)} is not written on one line of its own")
-        ending = lines[at][len(lines[at].rstrip("\r\n")) :]
-        lines[at] = m["pre"] + _scalar(value) + (m["post"] or "") + ending
+        lines[at] = changed
         return "".join(lines)
     if found == 0:
         raise _Unfixable(f"{keys[0]} is missing from the object")
@@ -353,15 +364,13 @@ def _indentation(text: str) -> tuple[int, int]:
     """``(mapping indent, sequence dash offset)`` the file is written with (``containers:``
     then ``  - name:`` is an offset of 2; ``- name:`` under it, 0), read from its first nested
     mapping and its first block sequence; ``(2, 0)`` when it shows none."""
-    import re
-
     mapping = offset = None
     previous: tuple[int, bool] | None = None  # (indent, ends with ':') of the line before
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        indent = len(line) - len(line.lstrip(" "))
+        indent = _indent_of(line)
         if previous is not None and previous[1]:
             if stripped.startswith("- ") and offset is None:
                 offset = indent - previous[0]
@@ -389,7 +398,6 @@ def _scalar(value: Any) -> str:
     """A scalar as YAML text on one line (a string quoted when plain YAML would read it as
     something else)."""
     import json
-    import re
 
     if isinstance(value, bool):
         return "true" if value else "false"

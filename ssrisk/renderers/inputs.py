@@ -246,42 +246,16 @@ def _plan_chart_of(
 
 class ChartsOf:
     """The chart (the outermost, for a subchart) each file named on the command line belongs
-    to, found from its directory up to its tree's root; each directory is looked at once (a
-    list of files nested D levels deep costs D looks, not D*D). A chart's files are not
-    manifests until rendered."""
+    to (:class:`~ssrisk.renderers.units.EnclosingUnits`: each directory looked at once). A
+    chart's files are not manifests until rendered; a kustomization's are."""
 
     def __init__(self, realpath: Callable[[str], str] = os.path.realpath) -> None:
-        #: absolute directory -> the chart unit it lies in (absolute), or ``None``
-        self._of: dict[str, str | None] = {}
-        self._realpath = realpath
+        self._units = units.EnclosingUnits(realpath)
 
     def __call__(self, path: str, tree: str) -> str | None:
-        """The chart of ``path`` shown like it, or ``None`` (in none, or in a kustomization,
-        whose files are manifests)."""
-        found = self._directory(os.path.dirname(os.path.abspath(path)), tree)
-        return display_path(found, path) if found is not None else None
-
-    def _directory(self, directory: str, tree: str) -> str | None:
-        chain: list[str] = []
-        here = directory
-        found: str | None = None
-        while here not in self._of:
-            chain.append(here)
-            claimed = units.unit_at(here)
-            if claimed is not None:
-                renderer = claimed[0]
-                if renderer.kind == units.HelmCharts.kind:
-                    found = renderer.unit_for(here)
-                break
-            parent = os.path.dirname(here)
-            if parent == here or self._realpath(here) == tree:
-                break
-            here = parent
-        else:
-            found = self._of[here]
-        for below in chain:
-            self._of[below] = found
-        return found
+        """The chart of ``path`` shown like it, or ``None`` (in none, or in a kustomization)."""
+        renderer, unit = self._units.enclosing(path, tree)
+        return unit if renderer is not None and renderer.kind == units.HelmCharts.kind else None
 
 
 def _links_out(

@@ -234,3 +234,44 @@ def unit_at(directory: str) -> tuple[Renderer, str] | None:
         if marker is not None:
             return renderer, marker
     return None
+
+
+class EnclosingUnits:
+    """The unit enclosing each file (the changed files of a commit, a chart's file named as a
+    PATH), each directory looked at once: files of a tree nested D levels deep cost D looks,
+    not D*D."""
+
+    def __init__(self, realpath: Callable[[str], str] = os.path.realpath) -> None:
+        self.realpath = realpath
+        #: (tree, absolute directory) -> (the renderer that claims the nearest unit, the
+        #: unit it renders for it), or (None, "") for a plain file
+        self._nearest: dict[tuple[str, str], tuple[Renderer | None, str]] = {}
+
+    def enclosing(self, path: str, root: str) -> tuple[Renderer | None, str]:
+        """The renderer and unit of ``path``: the nearest directory at or above the file, not
+        above the tree ``root``, that a renderer claims (:func:`unit_at`), as the unit that
+        renders for it (``Renderer.unit_for``: a subchart's outermost chart), shown like
+        ``path``; ``(None, "")`` for a plain file."""
+        renderer, unit = self._of(os.path.dirname(os.path.abspath(path)), root)
+        return renderer, display_path(unit, path) if unit else ""
+
+    def _of(self, directory: str, root: str) -> tuple[Renderer | None, str]:
+        chain: list[str] = []
+        here = directory
+        found: tuple[Renderer | None, str]
+        while (root, here) not in self._nearest:
+            chain.append(here)
+            claimed = unit_at(here)
+            if claimed is not None:
+                found = (claimed[0], claimed[0].unit_for(here))
+                break
+            parent = os.path.dirname(here)
+            if parent == here or self.realpath(here) == root:
+                found = (None, "")
+                break
+            here = parent
+        else:
+            found = self._nearest[(root, here)]
+        for below in chain:
+            self._nearest[(root, below)] = found
+        return found

@@ -68,6 +68,9 @@ class System:
     args: tuple[re.Pattern[str], ...] = ()
     clients: tuple[re.Pattern[str], ...] = ()
     ports: frozenset[int] = frozenset()
+    #: The same ports in the catalog's order: the one clients connect to first (a readiness
+    #: probe the fixes add checks the first of them the container declares).
+    port_order: tuple[int, ...] = ()
     #: ``quorum``, ``primary-replica``, ``sharded``, ``independent`` or ``single-instance``.
     model: str = "single-instance"
     automatic_promotion: bool | None = None
@@ -143,6 +146,7 @@ def parse_entry(raw: Mapping[str, Any], origin: str) -> System:
         env=frozenset(rec.get("env", ())),
         args=_patterns(rec.get("args", ())),
         ports=frozenset(int(p) for p in rec.get("ports", ())),
+        port_order=tuple(int(p) for p in rec.get("ports", ())),
         clients=_patterns(rec.get("clients", ())),
         model=str(rep.get("model") or "single-instance"),
         automatic_promotion=rep.get("automatic_promotion"),
@@ -213,6 +217,12 @@ def _builtin_entries() -> dict[str, dict[str, Any]]:
     return out
 
 
+#: Ports that web servers, application frameworks and metrics exporters listen on by
+#: convention (HTTP 80/443 and their 8000-range alternates, Prometheus 9090, node exporter
+#: 9100, Node.js 3000, Flask 5000): on its own such a port recognises no system.
+GENERIC_PORTS = frozenset({80, 443, 3000, 5000, 8000, 8008, 8080, 8081, 8443, 8888, 9090, 9100})
+
+
 class Catalog:
     """Systems by id, with the indexes recognition reads (built once per set of extra
     entries: the configuration's and plugins')."""
@@ -227,8 +237,14 @@ class Catalog:
         for s in self.systems.values():
             for port in s.ports:
                 by_port.setdefault(port, []).append(s)
-        #: ports that only one system's server listens on (Redis Cluster's bus, 16379)
-        self._unique_port = {p: found[0] for p, found in by_port.items() if len(found) == 1}
+        #: ports that only one system's server listens on (Redis Cluster's bus, 16379), and
+        #: that generic web and metrics servers do not use too (CockroachDB's 8080 is any web
+        #: application's: a port like that names no system on its own)
+        self._unique_port = {
+            p: found[0]
+            for p, found in by_port.items()
+            if len(found) == 1 and p not in GENERIC_PORTS
+        }
         for s in self.systems.values():
             for image in s.images:
                 self._by_image.setdefault(image, []).append(s)

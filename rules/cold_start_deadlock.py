@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import set_spec
@@ -99,6 +100,18 @@ class ColdStartDeadlock(Rule):
             "system": system.id if system is not None else "",
         }
         yield self.finding(ctx, at, msg, explanation, facts=facts)
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """podManagementPolicy Parallel: the controller creates every missing pod without
+        waiting for its predecessors to be Ready (stateful_set_control.go#updateStatefulSet),
+        so the members start together. The field is immutable
+        (validation.go#ValidateStatefulSetUpdate): the caution says how to change it."""
+        edit = Edit(("spec", "podManagementPolicy"), "Parallel")
+        caution = (
+            "podManagementPolicy cannot be changed on an existing StatefulSet: delete it with "
+            "kubectl delete --cascade=orphan (its pods and volumes stay) and create it again"
+        )
+        return (Remedy("set podManagementPolicy to Parallel", (edit,), caution),)
 
 
 @hookimpl

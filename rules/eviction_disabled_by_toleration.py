@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.embedded_sim import ScenarioResult
 from ssrisk.embedded_sim.podtemplate import Toleration
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule, RuleOption
 from ssrisk.timeline import fmt_duration
 
@@ -42,6 +43,7 @@ SOURCES = (
 class EvictionDisabledByToleration(Rule):
     id = "eviction-disabled-by-toleration"
     severity = Severity.WARNING
+    fix_scenarios = ("node-loss",)
     other_severities = (Severity.INFO,)
     summary = (
         "a toleration for node.kubernetes.io/unreachable or not-ready (or a catch-all one) "
@@ -71,6 +73,44 @@ class EvictionDisabledByToleration(Rule):
                 reported.add(ev.index)
                 yield self._disabled(ctx, ev)
         yield from self._noschedule_only(ctx)
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """tolerationSeconds on each toleration of the unreachable and not-ready taints that
+        keeps pods for ever or very long: the DefaultTolerationSeconds admission default (300 s
+        unless the profile says otherwise; admission.go#Admit), after which the taint eviction
+        controller deletes the pod (taint_eviction.go#processPodOnNode). Only a toleration
+        of that key with effect NoExecute: the API server accepts tolerationSeconds on no other
+        (validation.go#ValidateTolerations), and a catch-all toleration is a choice the
+        manifest does not explain (advice, not a fix)."""
+        if finding.severity < Severity.WARNING:
+            return ()
+        long_s = self.option(ctx, "long-toleration-s")
+        tols = tolerations(ctx.sts)
+        edits: dict[int, Edit] = {}
+        for taint in (UNREACHABLE, NOT_READY):
+            ev = eviction_for(ctx.sts, taint, default_toleration_s(ctx, taint))
+            if ev.after_s is not None and ev.after_s < long_s:
+                continue
+            if ev.index is None or ev.index >= len(tols):
+                return ()
+            tol = tols[ev.index]
+            if tol.key != taint or tol.effect != "NoExecute":
+                return ()
+            default = default_toleration_s(ctx, taint)
+            value = int(default) if float(default).is_integer() else default
+            keys = (*POD, "tolerations", ev.index, "tolerationSeconds")
+            edits[ev.index] = Edit(keys, value)
+        if not edits:
+            return ()
+        seconds_set = sorted({e.value for e in edits.values()})
+        summary = f"set tolerationSeconds to {' and '.join(map(str, seconds_set))} on " + (
+            "the node-failure tolerations" if len(edits) > 1 else "the node-failure toleration"
+        )
+        caution = (
+            "a pod template change: every pod is replaced once, in a rolling update; the pods "
+            "then leave a failed node after that time, as pods without the toleration do"
+        )
+        return (Remedy(summary, tuple(edits.values()), caution),)
 
     def _disabled(self, ctx: CheckContext, ev: Eviction) -> Finding:
         tols = tolerations(ctx.sts)

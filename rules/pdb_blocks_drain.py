@@ -58,6 +58,7 @@ def _cause(ctx: CheckContext, pdb: K8sObject) -> tuple[str, ...]:
 class PdbBlocksDrain(Rule):
     id = "pdb-blocks-drain"
     severity = Severity.ERROR
+    fix_scenarios = ("node-drain",)
     other_severities = (Severity.INFO,)
     summary = (
         "a PodDisruptionBudget that never allows an eviction (maxUnavailable 0, minAvailable ≥ "

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, Severity
+from ssrisk.model import Finding, ObjectRef, Severity
+from ssrisk.remedy import Edit, Remedy, plain
 from ssrisk.rule import CheckContext, Rule
+
+from ._quorum import quorum_system
 
 
 class PdbMissing(Rule):
     id = "pdb-missing"
     severity = Severity.WARNING
+    fix_scenarios = ("node-drain",)
     summary = (
         "replicas ≥ 2 and no PodDisruptionBudget selects the pods: drains and autoscaler "
         "scale-downs may evict several replicas at once"
@@ -46,6 +51,47 @@ with maxUnavailable: 1 (or minAvailable set to the quorum), and
 unhealthyPodEvictionPolicy: AlwaysAllow.
 """
         yield self.finding(ctx, ctx.replicas_at(), msg, explanation, facts={"replicas": n})
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """A new policy/v1 PodDisruptionBudget, in the StatefulSet's namespace, selecting what
+        its own selector selects (the pods it owns: the API server requires the selector to
+        match the template's labels), that lets one pod go at a time (maxUnavailable 1), and
+        evicts pods that are not Ready whatever the budget (unhealthyPodEvictionPolicy
+        AlwaysAllow, KEP-3017) except for a quorum system, whose member catching up still
+        votes. Named as the set, else ``<set>-pdb``; none when both names are taken or the
+        set has no selector to copy."""
+        selector = ctx.sts.get("spec", "selector")
+        if not isinstance(selector, dict) or not (
+            selector.get("matchLabels") or selector.get("matchExpressions")
+        ):
+            return ()
+        ns = ctx.sts.namespace
+        name = next(
+            (
+                candidate
+                for candidate in (ctx.sts.name, f"{ctx.sts.name}-pdb")
+                if ctx.inventory.named("PodDisruptionBudget", ns, candidate) is None
+            ),
+            None,
+        )
+        if name is None:
+            return ()
+        spec: dict[str, Any] = {"maxUnavailable": 1, "selector": plain(selector)}
+        if quorum_system(ctx) is None:
+            spec["unhealthyPodEvictionPolicy"] = "AlwaysAllow"
+        written_ns = ctx.sts.metadata.get("namespace")
+        meta: dict[str, Any] = {"name": name}
+        if isinstance(written_ns, str):
+            meta["namespace"] = written_ns
+        pdb = {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": meta,
+            "spec": spec,
+        }
+        ref = ObjectRef("policy/v1", "PodDisruptionBudget", ns, name)
+        new = Edit((), pdb, obj=ref, at=ctx.sts.start(), create=True)
+        return (Remedy(f"add PodDisruptionBudget {name} with maxUnavailable 1", (new,)),)
 
 
 @hookimpl

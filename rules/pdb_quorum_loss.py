@@ -20,6 +20,7 @@ from ._workload import nothing_at_stake
 class PdbQuorumLoss(Rule):
     id = "pdb-quorum-loss"
     severity = Severity.WARNING
+    fix_scenarios = ("node-drain",)
     other_severities = (Severity.ERROR, Severity.INFO)
     summary = (
         "a PodDisruptionBudget whose maxUnavailable or minAvailable lets evictions take a "

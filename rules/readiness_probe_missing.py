@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import FactValue, Finding, Severity
+from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import containers
+from ._systems import recognise
 from ._workload import serves
 
 WHY = """
@@ -82,6 +84,36 @@ class ReadinessProbeMissing(Rule):
         }
         yield self.finding(
             ctx, ctx.sts.pos(*main[0].path), msg, explanation, severity=severity, facts=facts
+        )
+
+    def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
+        """A TCP readiness probe on the main container's client port (of the ports it declares,
+        the first in its system's catalog entry, else the first declared): the kubelet
+        reports the container Ready once the port accepts a connection
+        (pkg/probe/tcp/tcp.go#DoTCPProbe), a check of this member alone, so it cannot hold a
+        cold start waiting for peers. None for a container that declares no TCP port (what
+        to probe is the application's to say: advice)."""
+        found = [c for c in containers(ctx.sts) if c.field == "containers"]
+        if not found:
+            return ()
+        main = found[0]
+        ports = [p.container_port for p in main.ports if p.protocol == "TCP" and p.container_port]
+        if not ports:
+            return ()
+        found_system = recognise(ctx)
+        if found_system is not None and found_system.container in (None, main):
+            order = found_system.system.port_order
+            ports.sort(key=lambda p: order.index(p) if p in order else len(order))
+        probe = {"tcpSocket": {"port": ports[0]}, "periodSeconds": 10}
+        caution = (
+            "a pod template change: every pod is replaced once, in a rolling update; a TCP "
+            "check says the process listens, not that it has caught up: a probe of the "
+            "system's own health command says more"
+        )
+        edit = Edit((*main.path, "readinessProbe"), probe)
+        name = main.name or "the main container"
+        return (
+            Remedy(f"add a TCP readiness probe on port {ports[0]} to {name}", (edit,), caution),
         )
 
 

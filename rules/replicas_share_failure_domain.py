@@ -288,6 +288,7 @@ def _other_key_anti(ctx: CheckContext, labels: Mapping[str, Any]) -> _OtherKey |
 class ReplicasShareFailureDomain(Rule):
     id = "replicas-share-failure-domain"
     severity = Severity.WARNING
+    fix_scenarios = ("node-loss", "zone-loss")
     summary = (
         "no required pod anti-affinity or DoNotSchedule topology spread on kubernetes.io/hostname "
         "(and on zones from 3 replicas): one node or zone failure can take several replicas"
@@ -417,34 +418,58 @@ class ReplicasShareFailureDomain(Rule):
         have = list(existing) if isinstance(existing, list) else []
         path = ("spec", "template", "spec", "topologySpreadConstraints")
 
-        def spread(*keys: str) -> Remedy:
-            items = [
-                {
-                    "maxSkew": 1,
-                    "topologyKey": key,
-                    "whenUnsatisfiable": "DoNotSchedule",
-                    "labelSelector": {"matchLabels": dict(labels)},
-                }
-                for key in keys
-            ]
+        def spread(*keys: str) -> Remedy | None:
+            # a constraint of the domain that is only preferred becomes required; else one is
+            # added (the API server refuses two of one topologyKey and whenUnsatisfiable:
+            # validation.go#validateTopologySpreadConstraints)
+            added, required = [], []
+            for key in keys:
+                same = [
+                    i
+                    for i, c in enumerate(have)
+                    if isinstance(c, Mapping) and c.get("topologyKey") == key
+                ]
+                if not same:
+                    added.append(
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": key,
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchLabels": dict(labels)},
+                        }
+                    )
+                elif have[same[0]].get("whenUnsatisfiable") == "ScheduleAnyway":
+                    required.append(Edit((*path, same[0], "whenUnsatisfiable"), "DoNotSchedule"))
+                # (else required already: the shape's other domains are the change)
+            if not added and not required:
+                return None
             words = " and ".join(WORDS[key] for key in keys)
-            summary = (
-                f"spread the pods over {words} (topologySpreadConstraints, maxSkew 1, "
-                "DoNotSchedule)"
-            )
+            if required and not added:
+                summary = (
+                    f"make the spread over {words} required (whenUnsatisfiable: DoNotSchedule)"
+                )
+            else:
+                summary = (
+                    f"spread the pods over {words} (topologySpreadConstraints, maxSkew 1, "
+                    "DoNotSchedule)"
+                )
             caution = (
                 "a pod template change: every pod is replaced once, in a rolling update; a "
                 "pod whose volume is pinned to a zone the new spread refuses stays Pending, "
                 "so check where the pods and their volumes are before applying it"
             )
-            return Remedy(summary, (Edit(path, [*have, *items]),), caution)
+            # (the list is appended to first: an item's index names the list as written)
+            appended = (Edit(path, [*have, *added]),) if added else ()
+            return Remedy(summary, (*appended, *required), caution)
 
         zone, host = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
         if is_quorum(ctx):  # (a quorum store keeps members apart on every cluster shape)
-            return (spread(host, zone),)
-        if "node_loss_takes" not in finding.facts:  # (the hosts are kept apart already)
-            return (spread(zone), spread(host, zone))
-        return (spread(host), spread(zone), spread(host, zone))
+            shapes: tuple[tuple[str, ...], ...] = ((host, zone),)
+        elif "node_loss_takes" not in finding.facts:  # (the hosts are kept apart already)
+            shapes = ((zone,), (host, zone))
+        else:
+            shapes = ((host,), (zone,), (host, zone))
+        return tuple(r for r in (spread(*shape) for shape in shapes) if r is not None)
 
     def _head(
         self,

@@ -17,7 +17,7 @@ import difflib
 import io
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -98,7 +98,7 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
             seen.add(id(f))
             if id(f) in failed:
                 run.not_applied.append((f, failed[id(f)]))
-            elif path in run.changed:
+            elif path in run.changed and (path, f.rule, f.fix.remedy.summary) not in run.applied:
                 run.applied.append((path, f.rule, f.fix.remedy.summary))
     return run
 
@@ -179,7 +179,12 @@ def _edited(path: str, items: Sequence[tuple[Finding, Any, Sequence[Any]]]) -> t
         raise _Unfixable(err.message if err is not None else "cannot read")
     text = old
     wanted: dict[Any, Any] = {}  # object ref -> its data after every edit
-    for _f, ref, edits in items:
+    for f, ref, edits in items:
+        if any(e.create for e in edits):  # a new object, after the finding's own
+            for e in edits:
+                text = _add_document(text, path, _object_in(text, path, f.obj), e.value)
+                wanted[ref] = plain(e.value)
+            continue
         before = wanted[ref] if ref in wanted else plain(_object_in(text, path, ref).data)
         wanted[ref] = apply_edits(before, edits)
         for edit in edits:
@@ -268,19 +273,26 @@ def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = 
     from .model import dig
 
     lines = text.splitlines(keepends=True)
-    found = 0  # how many of keys exist, as mappings on the way
+    found = 0  # how many of keys exist, as mappings (or list items) on the way
     node: Any = obj.data
     for key in keys:
-        if not isinstance(node, dict) or key not in node:
+        if isinstance(key, int):
+            if not isinstance(node, list) or not 0 <= key < len(node):
+                break
+        elif not isinstance(node, dict) or key not in node:
             break
         node = node[key]
         found += 1
+    name = ".".join(str(k) for k in keys)
+    last = keys[-1]
+    if isinstance(last, int):
+        raise _Unfixable(f"{name}: a list item is not replaced whole")
     if remove:
         if found != len(keys):
             return text  # (not there: nothing to remove)
         at = obj.pos(*keys).line - 1
         if isinstance(node, (dict, list)) or _scalar_line(lines[at], keys[-1]) is None:
-            raise _Unfixable(f"{'.'.join(keys)} is not written on one line of its own")
+            raise _Unfixable(f"{name} is not written on one line of its own")
         del lines[at]
         return "".join(lines)
     if found == len(keys):
@@ -288,21 +300,29 @@ def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = 
         if isinstance(node, list) and isinstance(value, list) and value[: len(node)] == node:
             return _append_items(lines, at, value[len(node) :])
         if isinstance(node, (dict, list)) or isinstance(value, (dict, list)):
-            raise _Unfixable(f"{'.'.join(keys)} is not a single value to replace")
-        changed = _replaced(lines[at], value, keys[-1])
+            raise _Unfixable(f"{name} is not a single value to replace")
+        changed = _replaced(lines[at], value, last)
         if changed is None:
-            raise _Unfixable(f"{'.'.join(keys)} is not written on one line of its own")
+            raise _Unfixable(f"{name} is not written on one line of its own")
         lines[at] = changed
         return "".join(lines)
     if found == 0:
         raise _Unfixable(f"{keys[0]} is missing from the object")
-    parent = obj.pos(*keys[:found]).line - 1
-    if dig(obj.data, *keys[:found]) is None or not lines[parent].rstrip().endswith(":"):
-        raise _Unfixable(f"{'.'.join(keys[:found])} is not a block mapping")
+    if any(isinstance(k, int) for k in keys[found:]):
+        raise _Unfixable(f"{name}: the list item is missing")
     subtree: Any = value
     for key in reversed(keys[found + 1 :]):
         subtree = {key: subtree}
-    return _insert_block(lines, parent, {keys[found]: subtree})
+    fragment = {keys[found]: subtree}
+    where = obj.pos(*keys[:found])
+    parent = where.line - 1
+    if isinstance(keys[found - 1], int):  # a field of a list item: ``- key: value`` lines
+        if not isinstance(dig(obj.data, *keys[:found]), dict):
+            raise _Unfixable(f"{name}: the list item is not a mapping")
+        return _insert_in_item(lines, parent, where.column - 1, fragment)
+    if dig(obj.data, *keys[:found]) is None or not lines[parent].rstrip().endswith(":"):
+        raise _Unfixable(f"{'.'.join(str(k) for k in keys[:found])} is not a block mapping")
+    return _insert_block(lines, parent, fragment)
 
 
 def _indent_of(line: str) -> int:
@@ -337,6 +357,53 @@ def _insert_block(lines: list[str], parent: int, fragment: dict[str, Any]) -> st
     indent = _indent_of(children[0]) if children else _indent_of(lines[parent]) + step
     rendered = _render(fragment, step, offset)
     block = "".join(" " * indent + ln if ln.strip() else ln for ln in rendered.splitlines(True))
+    if end > 0 and not lines[end - 1].endswith("\n"):
+        lines[end - 1] += "\n"
+    lines[end:end] = [block]
+    return "".join(lines)
+
+
+def _insert_in_item(lines: list[str], first: int, column: int, fragment: dict[str, Any]) -> str:
+    """Insert ``fragment`` as the last keys of the block mapping that is a list item, its
+    first key on line ``first`` at ``column`` (0-based, after the dash)."""
+    if lines[first][column : column + 1] in ("{", "[", ""):
+        raise _Unfixable("the list item is not written in block style")
+    end = first + 1
+    for i in range(first + 1, len(lines)):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if _indent_of(lines[i]) < column or stripped.startswith("---"):
+            break
+        end = i + 1
+    step, offset = _indentation("".join(lines))
+    rendered = _render(fragment, step, offset)
+    block = "".join(" " * column + ln if ln.strip() else ln for ln in rendered.splitlines(True))
+    if not lines[end - 1].endswith("\n"):
+        lines[end - 1] += "\n"
+    lines[end:end] = [block]
+    return "".join(lines)
+
+
+def _add_document(text: str, path: str, after: Any, data: Mapping[str, Any]) -> str:
+    """``text`` with ``data`` (a new object) written as a document of its own right after
+    the document of ``after`` (an object of the file), in the file's indentation.
+
+    Raises:
+        _Unfixable: a JSON file (one object a file).
+    """
+    if path.lower().endswith(".json") or text.lstrip().startswith(("{", "[")):
+        raise _Unfixable("a JSON file holds one object: add the new object in a file of its own")
+    lines = text.splitlines(keepends=True)
+    start = after.start().line - 1
+    end = next(
+        (i for i in range(start + 1, len(lines)) if re.match(r"(---|\.\.\.)(\s|$)", lines[i])),
+        len(lines),
+    )
+    while end - 1 > start and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+        end -= 1  # (a comment before the next document's marker stays with it)
+    step, offset = _indentation(text)
+    block = "---\n" + _render(dict(data), step, offset)
     if end > 0 and not lines[end - 1].endswith("\n"):
         lines[end - 1] += "\n"
     lines[end:end] = [block]

@@ -38,16 +38,20 @@ def plain(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Edit:
-    """Set the field at ``keys`` (``("spec", "updateStrategy", "type")``) to ``value``
-    (JSON-like, made plain), creating the mappings above it that are missing, or with
-    ``remove`` unset it. The object is the StatefulSet, or ``obj`` (a PodDisruptionBudget of
-    it), written where ``at`` says."""
+    """Set the field at ``keys`` (``("spec", "updateStrategy", "type")``; an ``int`` is the
+    index of an item of a list that exists: ``("spec", "template", "spec", "tolerations", 0,
+    "tolerationSeconds")``) to ``value`` (JSON-like, made plain), creating the mappings above
+    it that are missing, or with ``remove`` unset it. The object is the StatefulSet, or
+    ``obj`` (a PodDisruptionBudget of it), written where ``at`` says. With ``create``, ``obj``
+    is a new object, ``value`` the whole of it and ``keys`` empty: it is written as a document
+    of its own after the StatefulSet's."""
 
-    keys: tuple[str, ...]
+    keys: tuple[str | int, ...]
     value: Any = None
     remove: bool = False
     obj: ObjectRef | None = None
     at: Position | None = None
+    create: bool = False
     #: For a StatefulSet rendered from a chart: the line of the user's values file (or of
     #: the configuration's ``set:``) whose value alone the field's template line writes
     #: (``replicas: {{ .Values.replicas }}``), where ``ssrisk fix`` changes it; else ``None``.
@@ -58,16 +62,32 @@ class Edit:
 
     @property
     def field(self) -> str:
-        """The field as the API names it: ``spec.updateStrategy.type``."""
-        return ".".join(self.keys)
+        """The field as the API names it: ``spec.updateStrategy.type``,
+        ``spec.template.spec.tolerations[0].tolerationSeconds``."""
+        return "".join(
+            f"[{k}]" if isinstance(k, int) else f".{k}" if i else k for i, k in enumerate(self.keys)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         target = {"object": str(self.obj)} if self.obj is not None else {}
+        if self.create:
+            return {**target, "create": self.value}
         return {
             **target,
             "field": self.field,
             **({"remove": True} if self.remove else {"value": self.value}),
         }
+
+    def __str__(self) -> str:
+        """The edit in one clause: ``spec.replicas: 3``, ``spec.x removed``, ``new
+        PodDisruptionBudget web: {...}``."""
+        import json
+
+        if self.create:
+            return f"new {self.obj}: {json.dumps(self.value, separators=(', ', ': '))}"
+        if self.remove:
+            return f"{self.field} removed"
+        return f"{self.field}: {json.dumps(self.value, separators=(', ', ': '))}"
 
 
 @dataclass(frozen=True)
@@ -121,35 +141,67 @@ class Fix:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a simulated scenario came to: the most replicas down at once, of how many, and
-    when the set was back (seconds after the fault; ``None``: not back)."""
+    """What a simulated scenario came to: the most replicas down at once, of how many, when
+    the set was back (seconds after the fault; ``None``: not back), and for a scenario that
+    starts an operation (a drain, a rollout) whether it finished (``None``: no operation)."""
 
     down: int
     replicas: int
     back_s: float | None
+    operation: str = ""
+    completed: bool | None = None
 
     @classmethod
     def of(cls, result: Any) -> Outcome:
         """The outcome of an ``embedded_sim`` ScenarioResult."""
         back = result.time_to_recovery_s if result.recovered else None
-        return cls(int(result.max_unavailable), int(result.replicas), back)
+        goal = getattr(result, "goal", None)
+        if goal is None:
+            return cls(int(result.max_unavailable), int(result.replicas), back)
+        return cls(
+            int(result.max_unavailable),
+            int(result.replicas),
+            back,
+            str(goal.name).replace("_", " "),
+            bool(goal.completed),
+        )
 
     def worse_than(self, before: Outcome) -> bool:
-        """More replicas down at once, or not back (or later back) where it was back."""
+        """An operation that finished no longer finishing; more replicas down at once
+        (unless the operation finishes only now: a drain a budget blocked for ever evicts);
+        not back where it was back; or as many down and back later (fewer down at once and
+        back later is the trade a disruption budget makes: a drain that waits for each
+        replica)."""
+        if before.completed and self.completed is False:
+            return True
+        if before.completed is False and self.completed:
+            return False
         if self.down > before.down:
             return True
         if before.back_s is None:
             return False
-        return self.back_s is None or self.back_s > before.back_s + 1.0
+        if self.back_s is None:
+            return True
+        return self.down == before.down and self.back_s > before.back_s + 1.0
 
     def __str__(self) -> str:
         from .timeline import fmt_duration
 
         back = f"back in {fmt_duration(self.back_s)}" if self.back_s is not None else "not back"
-        return f"{self.down} of {self.replicas} down, {back}"
+        text = f"{self.down} of {self.replicas} down, {back}"
+        if self.completed is False:
+            text += f", the {self.operation} never finishes"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"max_unavailable": self.down, "replicas": self.replicas, "recovery_s": self.back_s}
+        out: dict[str, Any] = {
+            "max_unavailable": self.down,
+            "replicas": self.replicas,
+            "recovery_s": self.back_s,
+        }
+        if self.completed is not None:
+            out[f"{self.operation.replace(' ', '_')}_completed"] = self.completed
+        return out
 
 
 def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any]:
@@ -157,16 +209,23 @@ def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any
     when missing, or replaced when not a mapping; a removed field's mapping kept)."""
     out: dict[str, Any] = copy.deepcopy(dict(data))
     for edit in edits:
-        node: dict[str, Any] = out
-        for key in edit.keys[:-1]:
+        if edit.create or not edit.keys:
+            continue  # (a new object: not a change of this one)
+        node: Any = out
+        for key, below in zip(edit.keys, edit.keys[1:], strict=False):
+            if isinstance(key, int):  # (an item that exists: a candidate names it so)
+                node = node[key]
+                continue
             child = node.get(key)
-            if not isinstance(child, dict):
+            if not isinstance(child, list if isinstance(below, int) else dict):
                 child = node[key] = {}
             node = child
+        last = edit.keys[-1]
         if edit.remove:
-            node.pop(edit.keys[-1], None)
+            if isinstance(node, dict):
+                node.pop(last, None)
         else:
-            node[edit.keys[-1]] = copy.deepcopy(edit.value)
+            node[last] = copy.deepcopy(edit.value)
     return out
 
 
@@ -209,6 +268,11 @@ def verify(
 
     sts_edits = [e for e in remedy.edits if e.obj is None]
     pdbs = [changed(p, [e for e in remedy.edits if e.obj == p.ref]) for p in ctx.pdbs()]
+    pdbs += [
+        K8sObject(data=e.value, path=ctx.sts.path, line_offset=0, namespace=ctx.sts.namespace)
+        for e in remedy.edits
+        if e.create and e.obj is not None and e.obj.kind == "PodDisruptionBudget"
+    ]
     again = replace(
         ctx,
         sts=changed(ctx.sts, sts_edits),
@@ -234,6 +298,9 @@ def verify(
                     return None  # (the change trades one risk for another)
     except Exception:  # a candidate a rule cannot read is no fix
         return None
+    for name in rule.fix_scenarios:  # (quoted whatever the run's other rules simulated)
+        ctx.try_simulate(name)
+        again.try_simulate(name)
     before_runs = ctx.simulated_results()
     after_runs = again.simulated_results()
     simulated = tuple(

@@ -362,6 +362,10 @@ class Rule:
     #: The rule's options (thresholds): set in the configuration under ``rule-options``,
     #: checked there against these declarations, read with :meth:`option`.
     options: ClassVar[tuple[RuleOption, ...]] = ()
+    #: The scenarios a fix of this rule's findings is judged by and quoted with (simulated
+    #: before and after the change even when no rule of the run simulates them): a budget's
+    #: fix by ``node-drain``, a spread's by ``node-loss`` and ``zone-loss``.
+    fix_scenarios: ClassVar[tuple[str, ...]] = ()
 
     def option(self, ctx: CheckContext, name: str) -> float:
         """The value of this rule's option ``name`` in the run: the configured one, else its

@@ -312,7 +312,9 @@ def test_a_budget_that_lets_a_majority_go_keeps_the_quorum_after_the_fix(tmp_pat
     # majority still stands
     assert finding["fix"]["summary"] == "set maxUnavailable to 1"
     summary = run_cli("check", "--fixes", "--format", "markdown", *args, ".", cwd=tmp_path).out
-    assert "Fix: set maxUnavailable to 1. |" in summary  # (the job summary suggests it)
+    # (the job summary suggests it, with the drain simulated before and after)
+    assert "Fix: set maxUnavailable to 1 (simulated: node-drain: 3 of 5 down" in summary
+    assert "→ 1 of 5 down" in summary
     run_cli("fix", *args, ".", cwd=tmp_path)
     assert (tmp_path / "etcd.yaml").read_text() == ETCD.replace(
         "maxUnavailable: 3", "maxUnavailable: 1"
@@ -372,3 +374,149 @@ def test_a_diff_marks_a_last_line_without_a_line_break(tmp_path: Path) -> None:
     (repo / "db.yaml").write_text(MANIFEST.rstrip("\n"), encoding="utf-8")
     shown = run_cli("fix", "--diff", "--select", FIXED_RULES, "db.yaml", cwd=repo).out
     assert "\\ No newline at end of file\n" in shown
+
+
+TOLERANT = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 3
+  serviceName: db
+  selector:
+    matchLabels:
+      app: db
+  template:
+    metadata:
+      labels:
+        app: db
+    spec:
+      tolerations:
+      - key: node.kubernetes.io/unreachable
+        operator: Exists
+        effect: NoExecute     # keep pods
+      - key: node.kubernetes.io/not-ready
+        operator: Exists
+        effect: NoExecute
+        tolerationSeconds: 86400
+      topologySpreadConstraints:
+      - maxSkew: 1
+        topologyKey: topology.kubernetes.io/zone
+        whenUnsatisfiable: ScheduleAnyway   # soft for now
+        labelSelector:
+          matchLabels:
+            app: db
+      containers:
+      - name: db
+        image: nginx
+        ports:
+        - containerPort: 8080
+# the Service
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: db
+spec:
+  clusterIP: None
+  selector: {app: db}
+"""
+
+
+def test_list_items_are_edited_in_place_and_a_missing_budget_is_added(tmp_path: Path) -> None:
+    """Fields of existing list items (a toleration's tolerationSeconds, a preferred spread
+    made required) are set on their item, a new PodDisruptionBudget is written after the
+    StatefulSet's document, and a missing readiness probe is added to the container: each
+    verified, each removing its finding, nothing else changed."""
+    (tmp_path / ".git").mkdir()
+    path = tmp_path / "db.yaml"
+    path.write_text(TOLERANT, encoding="utf-8")
+    rules = (
+        "eviction-disabled-by-toleration,replicas-share-failure-domain,pdb-missing,"
+        "readiness-probe-missing"
+    )
+    found = run_cli("check", "--fixes", "--format", "json", "--select", rules, ".", cwd=tmp_path)
+    fixes = {f["rule"]: f["fix"] for f in found.json()["findings"] if "fix" in f}
+    assert sorted(fixes) == sorted(rules.split(","))
+    tolerations = fixes["eviction-disabled-by-toleration"]["edits"]
+    assert tolerations == [
+        {"field": "spec.template.spec.tolerations[0].tolerationSeconds", "value": 300},
+        {"field": "spec.template.spec.tolerations[1].tolerationSeconds", "value": 300},
+    ]
+    (budget,) = fixes["pdb-missing"]["edits"]
+    assert budget["object"] == "PodDisruptionBudget default/db"
+    assert budget["create"]["spec"] == {
+        "maxUnavailable": 1,
+        "selector": {"matchLabels": {"app": "db"}},
+        "unhealthyPodEvictionPolicy": "AlwaysAllow",
+    }
+    # the drain's numbers before and after: all three at once, then one at a time
+    (drain,) = [
+        s for s in fixes["pdb-missing"]["verified"]["simulated"] if s["scenario"] == "node-drain"
+    ]
+    assert (drain["before"]["max_unavailable"], drain["after"]["max_unavailable"]) == (3, 1)
+    probe = fixes["readiness-probe-missing"]["edits"]
+    assert probe == [
+        {
+            "field": "spec.template.spec.containers[0].readinessProbe",
+            "value": {"tcpSocket": {"port": 8080}, "periodSeconds": 10},
+        }
+    ]
+    done = run_cli("fix", "--select", rules, "db.yaml", cwd=tmp_path)
+    assert done.code == 0, done.out + done.err
+    assert done.out.count("eviction-disabled-by-toleration") == 1  # (one line a fix)
+    new = path.read_text()
+    removed = [ln for ln in TOLERANT.splitlines() if ln not in new.splitlines()]
+    assert removed == [
+        "        tolerationSeconds: 86400",
+        "        whenUnsatisfiable: ScheduleAnyway   # soft for now",
+    ]
+    assert "        effect: NoExecute     # keep pods\n        tolerationSeconds: 300\n" in new
+    assert "        whenUnsatisfiable: DoNotSchedule   # soft for now\n" in new
+    # the new budget is a document of its own, right after the StatefulSet's
+    assert new.index("kind: PodDisruptionBudget") < new.index("# the Service")
+    again = run_cli("check", "--format", "json", "--select", rules, ".", cwd=tmp_path).json()
+    assert again["findings"] == [] and again["errors"] == []
+    second = run_cli("fix", "--diff", "--select", rules, ".", cwd=tmp_path)
+    assert second.out == ""
+
+
+def test_a_cold_start_deadlock_is_fixed_with_parallel_and_its_caution(tmp_path: Path) -> None:
+    """podManagementPolicy Parallel removes the deadlock; the field is immutable, which the
+    caution says (validation.go#ValidateStatefulSetUpdate)."""
+    (tmp_path / ".git").mkdir()
+    zk = (DATA / "fix" / "zookeeper.yaml").read_text(encoding="utf-8")
+    (tmp_path / "zk.yaml").write_text(zk, encoding="utf-8")
+    found = run_cli(
+        "check", "--fixes", "--format", "json", "--select", "cold-start-deadlock", ".", cwd=tmp_path
+    ).json()
+    (finding,) = found["findings"]
+    assert finding["fix"]["edits"] == [{"field": "spec.podManagementPolicy", "value": "Parallel"}]
+    assert "--cascade=orphan" in finding["fix"]["caution"]
+    run_cli("fix", "--select", "cold-start-deadlock", ".", cwd=tmp_path)
+    again = run_cli(
+        "check", "--format", "json", "--select", "cold-start-deadlock", ".", cwd=tmp_path
+    )
+    assert again.json()["findings"] == []
+
+
+def test_a_readiness_probe_checks_the_catalogued_client_port(tmp_path: Path) -> None:
+    """Of the ports a recognised system's container declares, the probe checks the one the
+    catalog lists first (etcd: 2379 for clients, not 2380 for peers)."""
+    (tmp_path / ".git").mkdir()
+    etcd = (DATA / "fix" / "etcd-noprobe.yaml").read_text(encoding="utf-8")
+    (tmp_path / "etcd.yaml").write_text(etcd, encoding="utf-8")
+    found = run_cli(
+        "check",
+        "--fixes",
+        "--format",
+        "json",
+        "--select",
+        "readiness-probe-missing",
+        ".",
+        cwd=tmp_path,
+    ).json()
+    (finding,) = found["findings"]
+    (edit,) = finding["fix"]["edits"]
+    assert edit["value"]["tcpSocket"] == {"port": 2379}

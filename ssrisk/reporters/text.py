@@ -5,7 +5,6 @@ Coloured with rich on a terminal; plain when piped or when ``NO_COLOR`` is set.
 
 from __future__ import annotations
 
-import json
 import os
 import textwrap
 from collections import Counter
@@ -142,9 +141,7 @@ class TextReporter(Reporter):
 def _fix_text(f: Finding) -> str:
     """The paragraph ``--explain`` ends a finding with when it has a verified fix."""
     fix = f.fix
-    edits = "; ".join(
-        f"{e.field}: {json.dumps(e.value, separators=(', ', ': '))}" for e in fix.remedy.edits
-    )
+    edits = "; ".join(str(e) for e in fix.remedy.edits)
     text = f"Fix (verified: {f.rule} finds nothing after it): {fix.remedy.summary} ({edits})"
     numbers = fix.numbers()
     if numbers:

@@ -39,6 +39,7 @@ cluster), with a startupProbe for slow starts.
 class ReadinessProbeMissing(Rule):
     id = "readiness-probe-missing"
     severity = Severity.WARNING
+    fix_delays_ready = True
     other_severities = (Severity.INFO,)
     summary = (
         "no container has a readiness probe: a pod is Ready as soon as it starts, so ordered "

@@ -1,14 +1,16 @@
 """``ssrisk fix``: apply the verified fixes of a run's findings to the manifests they are
-about, keeping comments, key order, quoting and style (ruamel.yaml round-trip).
+about, keeping comments, key order, quoting and style (text patches, blocks rendered by
+ruamel.yaml in the file's indentation).
 
-Only plain YAML files are written: the StatefulSet's own file, when it is a regular file
-inside the checked tree, not a link and not standard input, read as one of that file's
-documents. A StatefulSet rendered from a Helm chart or built by kustomize is not written
-(the field may come from a template, a values file or a patch): its fix is said instead, with
-the change to make. A file is written once, with every fix of it, through
-:func:`ssrisk.outfile.write_file` (never through a link); ``diff`` writes nothing and gives a
-unified diff instead. A second run finds nothing left to fix: each fix was verified to remove
-its finding (:mod:`ssrisk.remedy`).
+A plain StatefulSet is changed in its own file, when it is a regular file inside the checked
+tree, not a link and not standard input; a new object is written as a document after it. A
+StatefulSet built by kustomize is changed by patch files in the kustomization that builds it
+(:func:`_overlay_edited`), never in its base. One rendered from a chart is changed on the
+line of the user's values file that writes the field, when one value alone writes it; else
+its fix is said, with the change to make. A file is written once, with every fix of it,
+through :func:`ssrisk.outfile.write_file` (never through a link); ``diff`` writes nothing and
+gives a unified diff instead. A second run finds nothing left to fix: each fix was verified
+to remove its finding (:mod:`ssrisk.remedy`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class FixRun:
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)
     applied: list[tuple[str, str, str]] = field(default_factory=list)
     not_applied: list[tuple[Finding, str]] = field(default_factory=list)
+    #: the files of ``changed`` that are new (a kustomization's patch)
+    created: set[str] = field(default_factory=set)
 
 
 def plan_fixes(findings: Sequence[Finding]) -> FixRun:
@@ -43,8 +47,12 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     run = FixRun()
     by_file: dict[str, list[tuple[Finding, Any, list[Any]]]] = {}
     values: dict[str, list[tuple[Finding, Any]]] = {}  # values file -> (finding, edit)
+    overlays: dict[str, list[Finding]] = {}  # kustomization directory -> its findings
     for f in findings:
         if f.fix is None or f.suppressed:
+            continue
+        if f.fix.overlay is not None:
+            overlays.setdefault(f.fix.overlay.directory, []).append(f)
             continue
         edits = f.fix.remedy.edits
         if edits and all(e.value_at is not None for e in edits):
@@ -68,6 +76,8 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
             continue
         for (path, ref), edits in targets.items():
             by_file.setdefault(path, []).append((f, ref, edits))
+    for directory, fs in overlays.items():
+        _plan_overlay(run, directory, fs)
     failed: dict[int, str] = {}
     for path, placed in values.items():
         try:
@@ -103,6 +113,114 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     return run
 
 
+def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> None:
+    """Add to ``run`` the patch files and the kustomization change that make the fixes of
+    ``findings`` in the kustomization ``directory`` (all of them, or none with the reason)."""
+    try:
+        files = _overlay_edited(directory, [f.fix.overlay for f in findings if f.fix])
+    except _Unfixable as exc:
+        run.not_applied.extend((f, str(exc)) for f in findings)
+        return
+    for path, (old, new) in files.items():
+        run.changed[path] = (old or "", new)
+        if old is None:
+            run.created.add(path)
+    for f in findings:
+        assert f.fix is not None and f.fix.overlay is not None
+        entry = (directory, f.rule, f.fix.remedy.summary)
+        if entry not in run.applied:
+            run.applied.append(entry)
+
+
+def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[str | None, str]]:
+    """``{path: (old text or None for a new file, new text)}``: one patch file a changed
+    object (``ssrisk-fix-<kind>-<name>.yaml``, merged into the one a former run wrote) and
+    one file a new object, each listed in the kustomization (``patches:``,
+    ``resources:``), which is changed as text (comments and the rest kept)."""
+    from .loading import read_text
+    from .remedy import plain
+    from .renderers.common import kustomization_file
+    from .yamlpos import load_documents
+
+    if os.path.islink(directory) or not os.path.isdir(directory):
+        raise _Unfixable(f"{directory}: not a directory of the tree")
+    kfile = kustomization_file(directory)
+    if kfile is None:
+        raise _Unfixable(f"{directory}: no kustomization file")
+    why = _file_not_writable(kfile)
+    if why is not None:
+        raise _Unfixable(f"{kfile}: {why}")
+    patches: dict[tuple[str, str], dict[str, Any]] = {}
+    resources: dict[tuple[str, str], dict[str, Any]] = {}
+    for overlay in overlays:
+        for patch in overlay.patches:
+            key = (str(patch["kind"]), str(patch["metadata"]["name"]))
+            patches[key] = _merged(patches.get(key, {}), patch)
+        for new in overlay.resources:
+            resources[(str(new["kind"]), str(new["metadata"]["name"]))] = dict(new)
+    out: dict[str, tuple[str | None, str]] = {}
+    text, err = read_text(kfile)
+    if text is None or err is not None:
+        raise _Unfixable(f"{kfile}: {err.message if err is not None else 'cannot read'}")
+    kold = text
+    for listed, objects in (("patches", patches), ("resources", resources)):
+        for (kind, name), data in objects.items():
+            fname = re.sub(r"[^A-Za-z0-9._-]", "-", f"ssrisk-fix-{kind.lower()}-{name}.yaml")
+            path = os.path.join(directory, fname)
+            old = None
+            if os.path.lexists(path):
+                why = _file_not_writable(path)
+                if why is not None or listed == "resources":
+                    raise _Unfixable(f"{path}: {why or 'exists already'}")
+                old, err = read_text(path)
+                if old is None or err is not None:
+                    raise _Unfixable(f"{path}: cannot read")
+                docs = [doc for doc, _dups in load_documents(old)]
+                if len(docs) != 1 or not isinstance(docs[0], dict):
+                    raise _Unfixable(f"{path}: not one patch document")
+                data = _merged(plain(docs[0]), data)
+            out[path] = (old, _render(data, 2, 0))
+            entry: Any = {"path": fname} if listed == "patches" else fname
+            if not re.search(rf"(?m)^\s*-\s*(path:\s*)?[\"']?{re.escape(fname)}[\"']?\s*$", text):
+                text = _add_to_list(text, listed, entry)
+    if text != kold:
+        try:
+            loaded = [doc for doc, _dups in load_documents(text)]
+        except Exception:
+            raise _Unfixable(f"{kfile}: the changed kustomization would not read") from None
+        if len(loaded) != 1 or not isinstance(loaded[0], dict):
+            raise _Unfixable(f"{kfile}: the changed kustomization would not read")
+        out[kfile] = (kold, text)
+    return out
+
+
+def _merged(into: Any, patch: Any) -> Any:
+    """``patch`` laid over ``into`` (mappings merged key by key, anything else replaced)."""
+    if isinstance(into, dict) and isinstance(patch, dict):
+        out = dict(into)
+        for key, value in patch.items():
+            out[key] = _merged(into.get(key), value)
+        return out
+    return patch
+
+
+def _add_to_list(text: str, key: str, item: Any) -> str:
+    """``text`` (a kustomization) with ``item`` appended to its top-level block list ``key``,
+    or with ``key:`` and the item added at its end."""
+    lines = text.splitlines(keepends=True)
+    pattern = re.compile(rf"{key}\s*:\s*(#.*)?$")
+    at = next((i for i, ln in enumerate(lines) if pattern.match(ln.rstrip("\r\n"))), None)
+    if at is not None:
+        return _append_items(lines, at, [item])
+    if any(re.match(rf"[\"']?{key}[\"']?\s*:", ln) for ln in lines):
+        raise _Unfixable(f"{key} in the kustomization is not a block list")
+    step, offset = _indentation(text)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    lines.append(_render({key: [item]}, step, offset))
+    return "".join(lines)
+
+
 def write_fixes(run: FixRun) -> None:
     """Write each changed file of ``run`` (never through a link).
 
@@ -126,6 +244,8 @@ def unified_diff(run: FixRun) -> str:
         # (git apply and patch: a/ b/ for a relative path, the path itself for an absolute
         # one; a last line without a line break is marked as diff marks it)
         a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+        if path in run.created:
+            a = "/dev/null"
         for line in difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=a, tofile=b
         ):

@@ -115,6 +115,9 @@ class Fix:
     #: The cluster the rules simulated on (``"an assumed cluster (3 zones × 2 nodes)"``, a
     #: profile's): a fix holds for that cluster.
     cluster: str = ""
+    #: For a StatefulSet built by kustomize: the change as patches in the kustomization that
+    #: builds it (:func:`in_overlay`), else ``None``.
+    overlay: OverlayPatch | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -137,6 +140,118 @@ class Fix:
         """The simulated scenarios whose outcome the change alters, one clause each:
         ``"zone-loss: 3 of 3 down, not back → 1 of 3 down, back in 6m12s"`` (``""``: none)."""
         return "; ".join(f"{name}: {b} → {a}" for name, b, a in self.simulated if str(b) != str(a))
+
+
+@dataclass(frozen=True)
+class OverlayPatch:
+    """A fix of kustomize-built objects as ``ssrisk fix`` writes it in the kustomization that
+    builds them (``directory``, as shown): ``patches`` are strategic-merge patches, each
+    naming its object as its resource file does (kustomize matches a patch by the name before
+    this kustomization's prefix or suffix), ``resources`` new objects."""
+
+    directory: str
+    patches: tuple[Mapping[str, Any], ...] = ()
+    resources: tuple[Mapping[str, Any], ...] = ()
+
+
+#: Lists a strategic-merge patch merges by a key (k8s.io/api core/v1 types.go,
+#: ``patchMergeKey``): an item of these is written alone, named by its key; any other list
+#: is written whole, as it becomes.
+MERGED_BY = {"containers": "name", "initContainers": "name"}
+
+
+def strategic_patch(
+    built: Mapping[str, Any], edits: Sequence[Edit], head: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The strategic-merge patch that makes ``edits`` of the object ``built`` (as built):
+    ``head`` (apiVersion, kind, metadata.name) with each edited field; a removed field is
+    ``null`` (the patch deletes it); a field of a list item is written in its item, named
+    by its merge key, for containers, else in the whole list as the edits leave it.
+    (k8s: staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go.)"""
+    after = apply_edits(built, edits)
+    out: dict[str, Any] = copy.deepcopy(dict(head))
+    for edit in edits:
+        if edit.create or not edit.keys:
+            continue
+        node: dict[str, Any] = out
+        src: Any = after
+        keys = list(edit.keys)
+        i = 0
+        while i < len(keys):
+            key = keys[i]
+            last = i == len(keys) - 1
+            if last:
+                node[str(key)] = None if edit.remove else copy.deepcopy(edit.value)
+                break
+            below = keys[i + 1]
+            if isinstance(below, int):
+                items = src.get(key) if isinstance(src, dict) else None
+                merge = MERGED_BY.get(str(key))
+                item = items[below] if isinstance(items, list) and below < len(items) else None
+                if merge and isinstance(item, dict) and item.get(merge) and i + 2 < len(keys):
+                    written = node.setdefault(str(key), [])
+                    mine = next((x for x in written if x.get(merge) == item[merge]), None)
+                    if mine is None:
+                        mine = {merge: item[merge]}
+                        written.append(mine)
+                    node, src, i = mine, item, i + 2
+                    continue
+                node[str(key)] = copy.deepcopy(items)  # (the whole list, as it becomes)
+                break
+            child = node.get(str(key))
+            if not isinstance(child, dict):
+                child = node[str(key)] = {}
+            node = child
+            src = src.get(key) if isinstance(src, dict) else None
+            i += 1
+    return out
+
+
+def in_overlay(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
+    """``fix`` of a kustomize-built ``sts`` (and of its PodDisruptionBudgets ``pdbs``, built
+    alike) with its :class:`OverlayPatch`: each changed object's patch, named as its resource
+    file names it, and each new object (its name the StatefulSet's in its resource file, so
+    that the kustomization's prefix and namespace apply to it as to the set). ``fix``
+    unchanged when an object's resource file is not known."""
+    directory = getattr(sts, "kustomization", None)
+    if not directory:
+        return fix
+
+    def head(obj: Any) -> dict[str, Any] | None:
+        base = getattr(getattr(obj, "locator", None), "base", None)
+        if base is None or not base.name:
+            return None
+        meta: dict[str, Any] = {"name": base.name}
+        written = base.metadata.get("namespace")
+        if isinstance(written, str):
+            meta["namespace"] = written
+        return {"apiVersion": obj.api_version, "kind": obj.kind, "metadata": meta}
+
+    edits = fix.remedy.edits
+    patches: list[dict[str, Any]] = []
+    resources: list[dict[str, Any]] = []
+    for obj in [sts, *pdbs]:
+        mine = [e for e in edits if not e.create and (e.obj or sts.ref) == obj.ref]
+        if not mine:
+            continue
+        named = head(obj)
+        if named is None:
+            return fix
+        patches.append(strategic_patch(plain(obj.data), mine, named))
+    sts_head = head(sts)
+    for e in edits:
+        if e.create:
+            if sts_head is None:
+                return fix
+            new = copy.deepcopy(e.value)
+            name = str(new.get("metadata", {}).get("name", sts.name))
+            suffix = name[len(sts.name) :] if name.startswith(sts.name) else ""
+            meta = dict(sts_head["metadata"])
+            meta["name"] = f"{meta['name']}{suffix}"
+            new["metadata"] = meta
+            resources.append(new)
+    overlay = OverlayPatch(directory, tuple(patches), tuple(resources))
+    return replace(fix, overlay=overlay)
 
 
 @dataclass(frozen=True)
@@ -166,12 +281,13 @@ class Outcome:
             bool(goal.completed),
         )
 
-    def worse_than(self, before: Outcome) -> bool:
+    def worse_than(self, before: Outcome, timed: bool = True) -> bool:
         """An operation that finished no longer finishing; more replicas down at once
         (unless the operation finishes only now: a drain a budget blocked for ever evicts);
         not back where it was back; or as many down and back later (fewer down at once and
         back later is the trade a disruption budget makes: a drain that waits for each
-        replica)."""
+        replica). Without ``timed``, when it is back is not compared (a readiness probe
+        makes Ready later by design)."""
         if before.completed and self.completed is False:
             return True
         if before.completed is False and self.completed:
@@ -182,7 +298,7 @@ class Outcome:
             return False
         if self.back_s is None:
             return True
-        return self.down == before.down and self.back_s > before.back_s + 1.0
+        return timed and self.down == before.down and self.back_s > before.back_s + 1.0
 
     def __str__(self) -> str:
         from .timeline import fmt_duration
@@ -308,7 +424,8 @@ def verify(
         for name in before_runs
         if name in after_runs
     )
-    if any(after.worse_than(before) for name, before, after in simulated if name in FAULTS):
+    timed = not rule.fix_delays_ready
+    if any(after.worse_than(before, timed) for name, before, after in simulated if name in FAULTS):
         return None  # (a failure the rules simulated does worse after the change)
     return Fix(remedy, rule.id, dict(finding.facts), simulated)
 

@@ -366,6 +366,10 @@ class Rule:
     #: before and after the change even when no rule of the run simulates them): a budget's
     #: fix by ``node-drain``, a spread's by ``node-loss`` and ``zone-loss``.
     fix_scenarios: ClassVar[tuple[str, ...]] = ()
+    #: True for a rule whose fixes make Ready mean more (a readiness probe): pods then turn
+    #: Ready later by design, so a fix is not judged by when the set is back, only by how
+    #: many replicas are down and whether operations finish.
+    fix_delays_ready: ClassVar[bool] = False
 
     def option(self, ctx: CheckContext, name: str) -> float:
         """The value of this rule's option ``name`` in the run: the configured one, else its

@@ -520,3 +520,39 @@ def test_a_readiness_probe_checks_the_catalogued_client_port(tmp_path: Path) -> 
     (finding,) = found["findings"]
     (edit,) = finding["fix"]["edits"]
     assert edit["value"]["tcpSocket"] == {"port": 2379}
+
+
+@pytest.mark.skipif(
+    shutil.which("kubectl") is None and shutil.which("kustomize") is None,
+    reason="needs kubectl (which embeds kustomize) or kustomize on PATH",
+)
+def test_a_kustomize_build_is_fixed_by_patches_in_its_overlay(tmp_path: Path) -> None:
+    """A set an overlay builds from a shared base: the fix is a strategic-merge patch and a
+    new PodDisruptionBudget in the overlay, named as the base names the set (the overlay's
+    prefix and namespace apply to them as to it), listed in its kustomization with its
+    comments kept; the base is not touched; a second run changes nothing."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA / "fix" / "kz", repo)
+    (repo / ".git").mkdir()
+    overlay = repo / "overlays" / "prod"
+    base_before = {p: p.read_bytes() for p in (repo / "base").iterdir()}
+    kustomization = (overlay / "kustomization.yaml").read_text()
+    rules = "pdb-missing,eviction-disabled-by-toleration,readiness-probe-missing"
+    diff = run_cli("fix", "--diff", "--select", rules, "overlays/prod", cwd=repo).out
+    assert "--- /dev/null\n+++ b/overlays/prod/ssrisk-fix-statefulset-db.yaml\n" in diff
+    done = run_cli("fix", "--select", rules, "overlays/prod", cwd=repo)
+    assert done.code == 0, done.out + done.err
+    assert {p: p.read_bytes() for p in (repo / "base").iterdir()} == base_before
+    new = (overlay / "kustomization.yaml").read_text()
+    assert new == kustomization + (
+        "  - ssrisk-fix-poddisruptionbudget-db.yaml\n"
+        "patches:\n"
+        "  - path: ssrisk-fix-statefulset-db.yaml\n"
+    )
+    patch = (overlay / "ssrisk-fix-statefulset-db.yaml").read_text()
+    assert "  name: db\n" in patch and "tolerationSeconds: 300" in patch
+    assert "- name: db\n        readinessProbe:" in patch  # (the container, by its name)
+    report = run_cli("check", "--format", "json", "--select", rules, "overlays/prod", cwd=repo)
+    assert report.json()["findings"] == [] and report.json()["errors"] == []
+    again = run_cli("fix", "--diff", "--select", rules, "overlays/prod", cwd=repo)
+    assert again.out == ""

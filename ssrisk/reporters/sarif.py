@@ -589,8 +589,9 @@ def _result(
 
 def _fixes(f: Finding, where: Locations) -> list[dict[str, Any]]:
     """The SARIF ``fixes`` of a finding's verified fix (``--fixes``): each changed file's
-    replacements, computed as ``ssrisk fix`` would make them (:mod:`ssrisk.fixer`); none for
-    a fix ``ssrisk fix`` would not make (a chart's or a kustomization's objects)."""
+    replacements, computed as ``ssrisk fix`` would make them (:mod:`ssrisk.fixer`; a new
+    file's content inserted at its line 1); none for a fix ``ssrisk fix`` would not make (a
+    chart field its template writes otherwise than from one value)."""
     from ..fixer import plan_fixes, replacements
 
     planned = plan_fixes([f])

@@ -89,9 +89,43 @@ unhealthyPodEvictionPolicy: AlwaysAllow.
             "metadata": meta,
             "spec": spec,
         }
+        if _selects_others(ctx, selector):
+            return ()  # (a budget over other workloads' pods too: their drains change)
         ref = ObjectRef("policy/v1", "PodDisruptionBudget", ns, name)
         new = Edit((), pdb, obj=ref, at=ctx.sts.start(), create=True)
         return (Remedy(f"add PodDisruptionBudget {name} with maxUnavailable 1", (new,)),)
+
+
+#: The kinds whose pods a new budget's selector must not select besides the set's.
+WORKLOADS = ("StatefulSet", "Deployment", "ReplicaSet", "DaemonSet", "Job", "CronJob", "Pod")
+
+
+def _selects_others(ctx: CheckContext, selector: Any) -> bool:
+    """Whether ``selector`` selects the pods of another workload of the set's namespace (any
+    of the run's manifests, as the eviction API would count them: a pod with two budgets
+    cannot be evicted at all, eviction.go#Create), or of another definition of this set."""
+    from ssrisk.inventory import pdb_selects
+    from ssrisk.model import K8sObject
+
+    probe = K8sObject(
+        data={"apiVersion": "policy/v1", "spec": {"selector": plain(selector)}},
+        path=ctx.sts.path,
+        line_offset=0,
+        namespace=ctx.sts.namespace,
+    )
+    for kind in WORKLOADS:
+        for other in ctx.inventory.of_kind(kind):
+            if other is ctx.sts or other.namespace != ctx.sts.namespace:
+                continue
+            if kind == "Pod":
+                labels = other.metadata.get("labels")
+            elif kind == "CronJob":
+                labels = other.get("spec", "jobTemplate", "spec", "template", "metadata", "labels")
+            else:
+                labels = other.get("spec", "template", "metadata", "labels")
+            if isinstance(labels, dict) and pdb_selects(probe, labels):
+                return True
+    return False
 
 
 @hookimpl

@@ -800,7 +800,7 @@ def _fix(
 ) -> None:
     """Give each finding the smallest change verified to remove it (:mod:`ssrisk.remedy`),
     saying the cluster it was verified on (``cluster``: :func:`cluster_description`)."""
-    from .remedy import find_fix, in_overlay, placed_in_values
+    from .remedy import find_fix, in_overlay, in_template, placed_in_values
 
     meta = ctx.sts.data.get("metadata")
     if isinstance(meta, dict) and meta.get("ownerReferences"):
@@ -817,7 +817,7 @@ def _fix(
                 f.fix = replace(f.fix, cluster=cluster)
             by = getattr(ctx.sts, "rendered_by", None)
             if f.fix is not None and by == "chart":
-                f.fix = placed_in_values(f.fix, ctx.sts)
+                f.fix = in_template(placed_in_values(f.fix, ctx.sts), ctx.sts, ctx.pdbs())
             elif f.fix is not None and by == "kustomization":
                 f.fix = in_overlay(f.fix, ctx.sts, ctx.pdbs())
 

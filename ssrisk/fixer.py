@@ -6,8 +6,10 @@ A plain StatefulSet is changed in its own file, when it is a regular file inside
 tree, not a link and not standard input; a new object is written as a document after it. A
 StatefulSet built by kustomize is changed by patch files in the kustomization that builds it
 (:func:`_overlay_edited`), never in its base. One rendered from a chart is changed on the
-line of the user's values file that writes the field, when one value alone writes it; else
-its fix is said, with the change to make. A file is written once, with every fix of it,
+line of the user's values file that writes the field, when one value alone writes it, else
+in the chart's own template (:func:`_templates_edited`), after a changed copy of the chart
+renders exactly the fix (:func:`_verify_templates`); what cannot be written so is said,
+with the reason. A file is written once, with every fix of it,
 through :func:`ssrisk.outfile.write_file` (never through a link); ``diff`` writes nothing and
 gives a unified diff instead. A second run finds nothing left to fix: each fix was verified
 to remove its finding (:mod:`ssrisk.remedy`).
@@ -48,11 +50,15 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     by_file: dict[str, list[tuple[Finding, Any, list[Any]]]] = {}
     values: dict[str, list[tuple[Finding, Any]]] = {}  # values file -> (finding, edit)
     overlays: dict[str, list[Finding]] = {}  # kustomization directory -> its findings
+    templated: list[Finding] = []  # fixes made in a chart's templates
     for f in findings:
         if f.fix is None or f.suppressed:
             continue
         if f.fix.overlay is not None:
             overlays.setdefault(f.fix.overlay.directory, []).append(f)
+            continue
+        if f.fix.template is not None:
+            templated.append(f)
             continue
         edits = f.fix.remedy.edits
         if edits and all(e.value_at is not None for e in edits):
@@ -78,6 +84,12 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
             by_file.setdefault(path, []).append((f, ref, edits))
     for directory, fs in overlays.items():
         _plan_overlay(run, directory, fs)
+    by_chart: dict[str, list[Finding]] = {}
+    for f in templated:
+        assert f.fix is not None and f.fix.template is not None
+        by_chart.setdefault(f.fix.template.render[0], []).append(f)
+    for chart, fs in by_chart.items():
+        _plan_templates(run, chart, fs)
     failed: dict[int, str] = {}
     for path, placed in values.items():
         try:
@@ -130,6 +142,241 @@ def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> N
         entry = (directory, f.rule, f.fix.remedy.summary)
         if entry not in run.applied:
             run.applied.append(entry)
+
+
+def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> None:
+    """Add to ``run`` the template changes that make the fixes of ``findings`` (all rendered
+    from ``chart``), after rendering a changed copy of the chart for each of their renders
+    (variants) and finding there exactly the fixes' edits; all of them, or none with the
+    reason."""
+    try:
+        files = _templates_edited(chart, findings)
+        for render in {_render_key(f): f.fix.template.render for f in findings if f.fix}.values():
+            mine = [f for f in findings if _render_key(f) == render]
+            key = (
+                render,
+                tuple(sorted((p, new) for p, (_old, new) in files.items())),
+                tuple(repr(f.fix.remedy.edits) for f in mine if f.fix),
+            )
+            if key not in _VERIFIED:  # (SARIF plans each finding's fix alone)
+                try:
+                    _verify_templates(render, files, mine)
+                    _VERIFIED[key] = None
+                except _Unfixable as exc:
+                    _VERIFIED[key] = str(exc)
+            if _VERIFIED[key] is not None:
+                raise _Unfixable(str(_VERIFIED[key]))
+    except _Unfixable as exc:
+        run.not_applied.extend((f, str(exc)) for f in findings)
+        return
+    for path, (old, new) in files.items():
+        run.changed[path] = (old, new)
+    for f in findings:
+        assert f.fix is not None
+        entry = (next(iter(files), chart), f.rule, f.fix.remedy.summary)
+        if entry not in run.applied:
+            run.applied.append(entry)
+
+
+#: Template changes rendered and compared in this process: (render, changed files, edits)
+#: -> the reason they were refused, or ``None``.
+_VERIFIED: dict[Any, str | None] = {}
+
+
+def _render_key(f: Finding) -> Any:
+    assert f.fix is not None and f.fix.template is not None
+    chart, namespace, options = f.fix.template.render
+    return (chart, namespace, options)
+
+
+def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tuple[str, str]]:
+    """``{template: (old, new)}``: each edit made on its template line as in a plain file
+    (a literal scalar replaced, a line removed, a block inserted under a literal ``key:``
+    line), never on a line that holds a template action (``{{``), never in a subchart's
+    template; the same edit asked by several findings (variants) made once."""
+    from .loading import read_text
+
+    wanted: dict[tuple[str, int, int, tuple[Any, ...]], Any] = {}
+    spelt: dict[str, str] = {}
+    for f in findings:
+        assert f.fix is not None and f.fix.template is not None
+        spelt.update((text, expr) for text, expr, _keys in f.fix.template.spelt if expr)
+        for i, template, line, found in f.fix.template.places:
+            e = f.fix.remedy.edits[i]
+            key = (template, line, found, e.keys)
+            change = ("remove",) if e.remove else ("set", repr(e.value))
+            if key in wanted and wanted[key][0] != change:
+                raise _Unfixable(f"{template}:{line}: the renders need different changes")
+            wanted[key] = (change, e)
+    out: dict[str, tuple[str, str]] = {}
+    for template in sorted({k[0] for k in wanted}):
+        rel = os.path.relpath(os.path.abspath(template), os.path.abspath(chart))
+        if rel.split(os.sep)[0] != "templates" or _file_not_writable(template):
+            raise _Unfixable(f"{template}: not a template of the chart itself: not written")
+        old, err = read_text(template)
+        if old is None or err is not None:
+            raise _Unfixable(f"{template}: cannot read")
+        lines = old.splitlines(keepends=True)
+        mine = sorted((k for k in wanted if k[0] == template), key=lambda k: -k[1])
+        for _t, line, found, keys in mine:
+            _change, e = wanted[(_t, line, found, keys)]
+            patched = _template_patch(lines, line - 1, found, e, spelt)
+            lines = patched.splitlines(keepends=True)
+        out[template] = (old, "".join(lines))
+    return out
+
+
+def _template_patch(
+    lines: list[str], at: int, found: int, edit: Any, spelt: Mapping[str, str]
+) -> str:
+    """The template text with ``edit`` made at line ``at`` (0-based), where the deepest of
+    its first ``found`` keys is written; a string of its value that the template writes with
+    a template action is written as the template writes it (``spelt``: rendered string ->
+    the template's text)."""
+    keys, name = edit.keys, edit.field
+    if at >= len(lines) or "{{" in lines[at]:
+        raise _Unfixable(f"{name}: its template line is a template action: not written")
+    if found == len(keys):
+        if edit.remove:
+            if _scalar_line(lines[at], str(keys[-1])) is None:
+                raise _Unfixable(f"{name}: not one line of the template")
+            del lines[at]
+            return "".join(lines)
+        if isinstance(edit.value, (dict, list)):
+            raise _Unfixable(f"{name}: not a single value of the template")
+        raw = spelt.get(edit.value) if isinstance(edit.value, str) else None
+        changed = _replaced(lines[at], edit.value, str(keys[-1]), raw)
+        if changed is None:
+            raise _Unfixable(f"{name}: not one line of the template")
+        lines[at] = changed
+        return "".join(lines)
+    if edit.remove:
+        return "".join(lines)
+    if any(isinstance(k, int) for k in keys[found - 1 :]):
+        raise _Unfixable(f"{name}: a list item of the template")
+    if not re.match(rf"\s*(-\s+)?[\"']?{re.escape(str(keys[found - 1]))}[\"']?\s*:\s*$", lines[at]):
+        raise _Unfixable(f"{name}: its parent is not a literal block of the template")
+    marks: dict[str, str] = {}
+
+    def marked(value: Any) -> Any:  # (a spelt string as a token, written back after)
+        if isinstance(value, str) and value in spelt:
+            return marks.setdefault(value, f"SSRISKTEMPLATETEXT{len(marks)}X")
+        if isinstance(value, dict):
+            return {k: marked(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [marked(v) for v in value]
+        return value
+
+    subtree: Any = marked(edit.value)
+    for key in reversed(keys[found + 1 :]):
+        subtree = {key: subtree}
+    text = _insert_block(lines, at, {keys[found]: subtree})
+    for value, token in marks.items():
+        text = text.replace(token, spelt[value])
+    return text
+
+
+#: The release name a changed chart is rendered with too: a change that writes what the
+#: configured release rendered (``orders-db``) where the template spells it with a template
+#: action renders otherwise for this one, and is refused.
+OTHER_RELEASE = "ssrisk-check"
+
+
+def _verify_templates(
+    render: tuple[str, str, Any], files: Mapping[str, tuple[str, str]], findings: Sequence[Finding]
+) -> None:
+    """Render the chart as it is and a copy with the changed ``files``, as ``render`` says and
+    again as release :data:`OTHER_RELEASE`: the objects the findings' edits change must be
+    exactly as edited (in the other release, with each spelt string as that release renders
+    it), every other object as it was.
+
+    Raises:
+        _Unfixable: a render fails, or renders anything else.
+    """
+    import tempfile
+    from dataclasses import replace
+
+    from .renderers.chartcopy import copy_chart
+    from .renderers.common import RenderError
+
+    chart, namespace, options = render
+    with tempfile.TemporaryDirectory(prefix="ssrisk-fix-") as tmp:
+        try:
+            copy, _skipped = copy_chart(chart, tmp)
+        except RenderError as exc:
+            raise _Unfixable(str(exc)) from None
+        for path, (_old, new) in files.items():
+            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(chart))
+            with open(os.path.join(copy, rel), "w", encoding="utf-8") as fh:
+                fh.write(new)
+        where: dict[Any, int] = {}
+        for opts in (options, replace(options, release=OTHER_RELEASE)):
+            before, after = _rendered(chart, namespace, opts), _rendered(copy, namespace, opts)
+            if not where:
+                where = {ref: i for i, (ref, _data) in enumerate(before)}
+            if len(after) != len(before):
+                raise _Unfixable("the changed template renders other objects: not written")
+            expected = [data for _ref, data in before]
+            for f in findings:
+                _expect(f, where, before, expected, opts is options)
+            if [data for _ref, data in after] != expected:
+                raise _Unfixable("the changed template does not render exactly the fix")
+
+
+def _rendered(directory: str, namespace: str, options: Any) -> list[tuple[Any, Any]]:
+    """The objects the chart at ``directory`` renders: ``[(identity, plain data)]``."""
+    from .remedy import plain
+    from .renderers.helm import render_chart
+
+    out: list[tuple[Any, Any]] = []
+    for lf in render_chart(directory, namespace, options):
+        if lf.errors:
+            raise _Unfixable(f"the changed chart does not render: {lf.errors[0].message}")
+        out.extend(((o.kind, o.name, o.namespace), plain(o.data)) for o in lf.objects)
+    return out
+
+
+def _expect(
+    f: Finding, where: Mapping[Any, int], before: Sequence[Any], expected: list[Any], same: bool
+) -> None:
+    """Apply the edits of ``f`` to ``expected`` (the objects of a render, in order); not
+    ``same`` release: each spelt string as that render has it at the field it was found at."""
+    from .remedy import apply_edits
+
+    assert f.fix is not None and f.fix.template is not None
+    for e in f.fix.remedy.edits:
+        ref = e.obj or f.obj
+        i = where.get((ref.kind, ref.name, ref.namespace))
+        if i is None:
+            raise _Unfixable(f"{ref} is not rendered again")
+        if not same:
+            renamed = {}
+            for text, _expr, keys in f.fix.template.spelt:
+                node: Any = before[i][1]
+                for k in keys:
+                    try:
+                        node = node[k]
+                    except (KeyError, IndexError, TypeError):
+                        raise _Unfixable(f"{ref}: cannot render the change again") from None
+                renamed[text] = node
+            e = _replace_strings(e, renamed)
+        expected[i] = apply_edits(expected[i], [e])
+
+
+def _replace_strings(edit: Any, renamed: Mapping[str, Any]) -> Any:
+    """``edit`` with each string of its value that ``renamed`` names replaced."""
+    from dataclasses import replace
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):
+            return renamed.get(value, value)
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [swap(v) for v in value]
+        return value
+
+    return replace(edit, value=swap(edit.value))
 
 
 def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[str | None, str]]:
@@ -373,14 +620,15 @@ def _scalar_line(line: str, key: str | None = None) -> re.Match[str] | None:
     return re.match(_SCALAR_LINE.format(key=name), line.rstrip("\r\n"))
 
 
-def _replaced(line: str, value: Any, key: str | None = None) -> str | None:
-    """``line`` with its value replaced by ``value`` (comment, spacing and line break kept),
-    or ``None`` when it is not one key and one value (:func:`_scalar_line`)."""
+def _replaced(line: str, value: Any, key: str | None = None, raw: str | None = None) -> str | None:
+    """``line`` with its value replaced by ``value`` (or by the text ``raw``; comment, spacing
+    and line break kept), or ``None`` when it is not one key and one value
+    (:func:`_scalar_line`)."""
     m = _scalar_line(line, key)
     if m is None:
         return None
     ending = line[len(line.rstrip("\r\n")) :]
-    return m["pre"] + _scalar(value) + (m["post"] or "") + ending
+    return m["pre"] + (raw if raw is not None else _scalar(value)) + (m["post"] or "") + ending
 
 
 def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = False) -> str:

@@ -15,7 +15,7 @@ nor applied.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +118,9 @@ class Fix:
     #: For a StatefulSet built by kustomize: the change as patches in the kustomization that
     #: builds it (:func:`in_overlay`), else ``None``.
     overlay: OverlayPatch | None = None
+    #: For a chart-rendered StatefulSet whose fields no value alone writes: where the change
+    #: is made in the chart's templates (:func:`in_template`), else ``None``.
+    template: InTemplate | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -252,6 +255,121 @@ def in_overlay(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
             resources.append(new)
     overlay = OverlayPatch(directory, tuple(patches), tuple(resources))
     return replace(fix, overlay=overlay)
+
+
+@dataclass(frozen=True)
+class InTemplate:
+    """A fix of chart-rendered objects made in the chart's templates: for each edit (by its
+    index in the remedy's edits) the template file (as shown), the 1-based line there of the
+    deepest of its keys that the rendered object has, and how many of its keys it has; and
+    ``render``, how to render the chart again (``(chart directory, namespace, HelmOptions)``)
+    to verify the change before it is written."""
+
+    places: tuple[tuple[int, str, int, int], ...]
+    render: tuple[str, str, Any]
+    #: Strings of the edits' values that a field of the object renders: ``(rendered string,
+    #: the template's text for it, the keys of that field)``. Where the template writes it
+    #: with a template action on the field's line (``app: {{ .Release.Name }}-db``), the
+    #: change writes that text (else ``""``: written as rendered), and a render as another
+    #: release must give what that release renders at the field.
+    spelt: tuple[tuple[str, str, tuple[str | int, ...]], ...] = ()
+
+
+def in_template(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
+    """``fix`` of a chart-rendered ``sts`` (and its budgets ``pdbs``) with its
+    :class:`InTemplate`, when no edit is placed in a values file and each edited object's
+    template is known (:class:`ssrisk.renderers.locate.TemplateLocator`); a new object gets
+    none (its name would depend on the release). ``fix`` unchanged otherwise."""
+    from .model import dig
+
+    render = getattr(sts, "chart_render", None)
+    edits = fix.remedy.edits
+    if render is None or any(e.value_at is not None or e.create for e in edits):
+        return fix
+    objects = {o.ref: o for o in [*pdbs, sts]}
+    places = []
+    for i, e in enumerate(edits):
+        obj = objects.get(e.obj or sts.ref)
+        template = getattr(getattr(obj, "locator", None), "path", None)
+        if obj is None or template is None:
+            return fix
+        found = 0
+        while found < len(e.keys) and dig(obj.data, *e.keys[: found + 1]) is not None:
+            found += 1
+        if found == 0:
+            return fix
+        at = obj.locator.locate(obj, e.keys[:found])
+        if at is None or at.path != template:
+            return fix
+        places.append((i, template, at.line, found))
+    spelt = _spelt(edits, objects, sts)
+    return replace(fix, template=InTemplate(tuple(places), render, spelt))
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, Mapping):
+        return set().union(*(_strings(v) for v in value.values())) if value else set()
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_strings(v) for v in value)) if value else set()
+    return set()
+
+
+def _spelt(
+    edits: Sequence[Edit], objects: Mapping[ObjectRef, Any], sts: Any
+) -> tuple[tuple[str, str, tuple[str | int, ...]], ...]:
+    """:attr:`InTemplate.spelt` for ``edits``: each string of their values that a field of
+    the edited object renders from a template line ``key: <text with {{ }}>``."""
+    import re
+
+    out: list[tuple[str, str, tuple[str | int, ...]]] = []
+    for e in edits:
+        obj = objects.get(e.obj or sts.ref)
+        wanted = _strings(e.value) - {s for s, _t, _k in out}
+        if obj is None or not wanted:
+            continue
+        first: dict[str, tuple[str | int, ...]] = {}
+        for keys, text in _leaves(obj.data, ()):
+            if text not in wanted or not keys:
+                continue
+            first.setdefault(text, keys)
+            at = obj.locator.locate(obj, keys)
+            if at is None or at.path != obj.locator.path:
+                continue
+            line = _template_line(at.path, at.line)
+            m = re.match(rf"\s*(?:-\s+)?{re.escape(str(keys[-1]))}\s*:\s*(.*\S)\s*$", line)
+            if m and "{{" in m.group(1):
+                wanted.discard(text)
+                out.append((text, m.group(1), keys))
+        # (rendered otherwise, from an include: written as rendered, and another release
+        # shows whether that holds)
+        out.extend((text, "", keys) for text, keys in first.items() if text in wanted)
+    return tuple(out)
+
+
+def _leaves(node: Any, keys: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each string scalar of ``node`` with its keys."""
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            yield from _leaves(v, (*keys, str(k)))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, (*keys, i))
+    elif isinstance(node, str):
+        yield keys, node
+
+
+def _template_line(path: str, line: int) -> str:
+    """Line ``line`` (1-based) of the template file ``path`` (``""``: none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for i, text in enumerate(fh, 1):
+                if i == line:
+                    return text
+    except OSError:
+        return ""
+    return ""
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> 
     assert second.code == 0 and second.out == "" and (repo / "db.yaml").read_text() == new
 
 
-def test_rendered_statefulsets_are_not_written_but_their_fix_is_said(tmp_path: Path) -> None:
+def _chart_repo(tmp_path: Path) -> tuple[Path, Path]:
     repo = tmp_path / "repo"
     shutil.copytree(DATA / "chart-variants", repo)
     (repo / ".git").mkdir()
@@ -98,9 +98,61 @@ def test_rendered_statefulsets_are_not_written_but_their_fix_is_said(tmp_path: P
     template.write_text(
         text[: text.index("      affinity:")] + text[text.index("      containers:") :]
     )
+    return repo, template
+
+
+@pytest.mark.slow
+def test_a_chart_template_is_changed_as_it_spells_rendered_names(tmp_path: Path) -> None:
+    """A chart field no value writes is changed in the chart's own template, verified by
+    rendering a changed copy of the chart (as configured and as another release): a
+    rendered name the template writes with a template action is written as the template
+    writes it, never as this release rendered it."""
+    repo, template = _chart_repo(tmp_path)
+    before = template.read_text()
+    others = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and p != template}
+    run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
+    assert run.code == 0, run.out + run.err
+    assert run.out.startswith("charts/db/templates/statefulset.yaml: replicas-share-failure")
+    after = template.read_text()
+    added = [ln for ln in after.splitlines() if ln not in before.splitlines()]
+    assert "              app: {{ .Release.Name }}-db" in added
+    assert not any("orders-db" in ln for ln in added)
+    assert [ln for ln in before.splitlines() if ln not in after.splitlines()] == []
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and p != template} == others
+    again = run_cli(
+        "check", "--format", "json", "--select", "replicas-share-failure-domain", ".", cwd=repo
+    )
+    assert again.json()["findings"] == [] and again.json()["errors"] == []
+
+
+def test_a_chart_change_another_release_would_render_otherwise_is_not_written(
+    tmp_path: Path,
+) -> None:
+    """Where the template writes the pods' labels and selector with an include, the change
+    cannot spell
+    them as the template does: written as this release rendered them, another release
+    would select no pod. The render as another release shows it, so nothing is written and
+    the fix is said with the reason."""
+    repo, template = _chart_repo(tmp_path)
+    text = (
+        template.read_text()
+        .replace(
+            "      labels:\n        app: {{ .Release.Name }}-db\n",
+            '      labels:\n        {{- include "db.labels" . | nindent 8 }}\n',
+        )
+        .replace(
+            "    matchLabels:\n      app: {{ .Release.Name }}-db\n",
+            '    matchLabels:\n      {{- include "db.labels" . | nindent 6 }}\n',
+        )
+    )
+    template.write_text(text)
+    (template.parent / "_helpers.tpl").write_text(
+        '{{- define "db.labels" -}}\napp: {{ .Release.Name }}-pods\n{{- end }}\n'
+    )
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
-    assert run.code == 1 and "not applied (rendered from a Helm chart" in run.out
+    assert run.code == 1, run.out + run.err
+    assert "not applied (the changed template does not render exactly the fix)" in run.out
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
 
 

@@ -8,7 +8,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..loading import LoadedFile, load_text, split_documents
 from ..model import InputError, K8sObject, Position
@@ -101,6 +101,10 @@ class RenderedObject(K8sObject):
     rendered_by: str | None = None
     #: The configured chart variant it was rendered for (``Position.variant``), or ``None``.
     variant: str | None = None
+    #: How to render its chart again (``(chart directory, namespace, HelmOptions)``): ``ssrisk
+    #: fix`` renders a changed copy of the chart to verify a template change; ``None`` for
+    #: objects not rendered from a chart.
+    chart_render: tuple[str, str, Any] | None = None
 
     @property
     def unit(self) -> str:

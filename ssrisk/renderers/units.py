@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..paths import Excludes
-from .common import CHART_FILE, KUSTOMIZATION_FILES, display_path, is_chart, kustomization_file
+from .common import (
+    CHART_FILE,
+    KUSTOMIZATION_FILES,
+    RenderedObject,
+    display_path,
+    is_chart,
+    kustomization_file,
+)
 
 if TYPE_CHECKING:
     from ..loading import LoadedFile
@@ -156,7 +163,12 @@ class HelmCharts(Renderer):
                     set_positions=variant.set_positions,
                     command_line_sets=len(settings.helm_set),
                 )
-                loaded.extend(render_chart(chart, variant.namespace or settings.namespace, options))
+                namespace = variant.namespace or settings.namespace
+                for lf in render_chart(chart, namespace, options):
+                    for obj in lf.objects:
+                        if isinstance(obj, RenderedObject):
+                            obj.chart_render = (chart, namespace, options)
+                    loaded.append(lf)
         return loaded
 
 

@@ -15,6 +15,11 @@ from ._quorum import votes
 from ._systems import recognise
 from ._text import paragraph
 
+#: Systems whose cold start needs one chosen member to bootstrap the cluster (Galera: only the
+#: node with safe_to_bootstrap, galera_new_cluster(1)): starting every member at once does not
+#: end the wait, so Parallel is no fix for them.
+BOOTSTRAPPED = frozenset({"galera"})
+
 
 class ColdStartDeadlock(Rule):
     id = "cold-start-deadlock"
@@ -106,12 +111,15 @@ class ColdStartDeadlock(Rule):
         waiting for its predecessors to be Ready (stateful_set_control.go#updateStatefulSet),
         so the members start together. The field is immutable
         (validation.go#ValidateStatefulSetUpdate): the caution says how to change it."""
+        if finding.facts.get("system") in BOOTSTRAPPED:
+            return ()  # (only the most advanced member may start the cluster: a runbook)
         edit = Edit(("spec", "podManagementPolicy"), "Parallel")
         caution = (
             "podManagementPolicy cannot be changed on an existing StatefulSet: delete it with "
-            "kubectl delete --cascade=orphan (its pods and volumes stay) and create it again"
+            "kubectl delete --cascade=orphan (its pods and volumes stay) and create it again; "
+            "a decision for the set's owner, so ssrisk fix does not write it"
         )
-        return (Remedy("set podManagementPolicy to Parallel", (edit,), caution),)
+        return (Remedy("set podManagementPolicy to Parallel", (edit,), caution, advice=True),)
 
 
 @hookimpl

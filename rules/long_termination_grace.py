@@ -82,11 +82,22 @@ what a clean shutdown really needs.
         Cassandra drain) costs more than the wait."""
         found = recognise(ctx)
         needs = found.system.grace_s if found is not None else None
-        if needs is None:
+        if found is None or needs is None:
             return ()  # (without a sourced shutdown time, shortening it is advice, not a fix)
         seconds = int(needs)
         edit = Edit(("spec", "template", "spec", "terminationGracePeriodSeconds"), seconds)
-        return (Remedy(f"set terminationGracePeriodSeconds to {seconds}", (edit,)),)
+        # (a grace period is a ceiling a clean exit ends sooner: lowering it risks a kill in
+        # the middle of a shutdown this set may need, which only its owner can tell)
+        caution = (
+            f"{seconds} s is the catalog's shutdown time for {found.system.name}; a clean exit "
+            "ends the grace period sooner anyway, and a shorter one kills a slower shutdown "
+            "midway: measure this set's before lowering it"
+        )
+        return (
+            Remedy(
+                f"set terminationGracePeriodSeconds to {seconds}", (edit,), caution, advice=True
+            ),
+        )
 
 
 @hookimpl

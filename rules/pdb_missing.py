@@ -10,8 +10,6 @@ from ssrisk.model import Finding, ObjectRef, Severity
 from ssrisk.remedy import Edit, Remedy, plain
 from ssrisk.rule import CheckContext, Rule
 
-from ._quorum import quorum_system
-
 
 class PdbMissing(Rule):
     id = "pdb-missing"
@@ -53,13 +51,14 @@ unhealthyPodEvictionPolicy: AlwaysAllow.
         yield self.finding(ctx, ctx.replicas_at(), msg, explanation, facts={"replicas": n})
 
     def remedies(self, ctx: CheckContext, finding: Finding) -> Sequence[Remedy]:
-        """A new policy/v1 PodDisruptionBudget, in the StatefulSet's namespace, selecting what
-        its own selector selects (the pods it owns: the API server requires the selector to
-        match the template's labels), that lets one pod go at a time (maxUnavailable 1), and
-        evicts pods that are not Ready whatever the budget (unhealthyPodEvictionPolicy
-        AlwaysAllow, KEP-3017) except for a quorum system, whose member catching up still
-        votes. Named as the set, else ``<set>-pdb``; none when both names are taken or the
-        set has no selector to copy."""
+        """A new policy/v1 PodDisruptionBudget, in the StatefulSet's namespace, that lets one
+        pod go at a time (maxUnavailable 1), selecting what the set's own selector selects
+        (the pods it owns: the API server requires the selector to match the template's
+        labels), else, when that selects another workload's pods too, the template's stable
+        labels (not a chart or version label). The unhealthy-pod policy is left to the owner
+        (AlwaysAllow evicts pods that are only catching up, or all of them when readiness
+        reflects the whole cluster). Named as the set, else ``<set>-pdb``; none when both
+        names are taken or no selector selects these pods alone."""
         selector = ctx.sts.get("spec", "selector")
         if not isinstance(selector, dict) or not (
             selector.get("matchLabels") or selector.get("matchExpressions")
@@ -76,9 +75,18 @@ unhealthyPodEvictionPolicy: AlwaysAllow.
         )
         if name is None:
             return ()
-        spec: dict[str, Any] = {"maxUnavailable": 1, "selector": plain(selector)}
-        if quorum_system(ctx) is None:
-            spec["unhealthyPodEvictionPolicy"] = "AlwaysAllow"
+        stable = {k: v for k, v in ctx.pod_labels.items() if k not in CHURNING_LABELS}
+        chosen = next(
+            (
+                sel
+                for sel in (plain(selector), {"matchLabels": plain(stable)})
+                if sel.get("matchLabels") or sel.get("matchExpressions")
+                if not _selects_others(ctx, sel)
+            ),
+            None,
+        )
+        if chosen is None:
+            return ()  # (a budget over other workloads' pods too: their drains change)
         written_ns = ctx.sts.metadata.get("namespace")
         meta: dict[str, Any] = {"name": name}
         if isinstance(written_ns, str):
@@ -87,13 +95,29 @@ unhealthyPodEvictionPolicy: AlwaysAllow.
             "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
             "metadata": meta,
-            "spec": spec,
+            "spec": {"maxUnavailable": 1, "selector": chosen},
         }
-        if _selects_others(ctx, selector):
-            return ()  # (a budget over other workloads' pods too: their drains change)
         ref = ObjectRef("policy/v1", "PodDisruptionBudget", ns, name)
         new = Edit((), pdb, obj=ref, at=ctx.sts.start(), create=True)
         return (Remedy(f"add PodDisruptionBudget {name} with maxUnavailable 1", (new,)),)
+
+
+#: Pod labels that change with every release of a chart or image: a budget's selector
+#: leaves them out (it would stop selecting the pods after an upgrade).
+CHURNING_LABELS = frozenset(
+    {
+        "helm.sh/chart",
+        "app.kubernetes.io/version",
+        "app.kubernetes.io/managed-by",
+        "chart",
+        "heritage",
+        "release",
+        "version",
+        "controller-revision-hash",
+        "pod-template-hash",
+        "statefulset.kubernetes.io/pod-name",
+    }
+)
 
 
 #: The kinds whose pods a new budget's selector must not select besides the set's.

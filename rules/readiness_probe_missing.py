@@ -10,8 +10,8 @@ from ssrisk.remedy import Edit, Remedy
 from ssrisk.rule import CheckContext, Rule
 
 from ._podspec import containers
-from ._systems import recognise
-from ._workload import serves
+from ._systems import Recognised, recognise
+from ._workload import per_pod_names, serves
 
 WHY = """
 Without a readiness probe the kubelet reports a container ready as soon as it is running
@@ -95,15 +95,17 @@ class ReadinessProbeMissing(Rule):
         cold start waiting for peers. None for a container that declares no TCP port (what
         to probe is the application's to say: advice)."""
         found = [c for c in containers(ctx.sts) if c.field == "containers"]
-        if not found:
-            return ()
+        system = recognise(ctx)
+        if system is not None and system.container is not None:
+            found = [system.container]
+        if len(found) != 1:
+            return ()  # (which container serves is the owner's to say: advice)
         main = found[0]
         ports = [p.container_port for p in main.ports if p.protocol == "TCP" and p.container_port]
-        if not ports:
+        if not ports or not _listens_alone(ctx, system):
             return ()
-        found_system = recognise(ctx)
-        if found_system is not None and found_system.container in (None, main):
-            order = found_system.system.port_order
+        if system is not None:
+            order = system.system.port_order
             ports.sort(key=lambda p: order.index(p) if p in order else len(order))
         probe = {"tcpSocket": {"port": ports[0]}, "periodSeconds": 10}
         caution = (
@@ -116,6 +118,24 @@ class ReadinessProbeMissing(Rule):
         return (
             Remedy(f"add a TCP readiness probe on port {ports[0]} to {name}", (edit,), caution),
         )
+
+
+def _listens_alone(ctx: CheckContext, found: Recognised | None) -> bool:
+    """Whether the server can be expected to open its port before its peers run: not a
+    catalogued system that elects, replicates to peers or waits for them at a cold start (an
+    etcd, a Kafka in KRaft mode, a Galera node opens its client port only once the cluster
+    formed: a TCP probe would hold OrderedReady's first pod for ever), and not a set whose
+    pods address each other by per-pod DNS names (a peer list: the same wait)."""
+    if found is not None:
+        s = found.system
+        if s.elects or s.cold_start_needs_peers or s.model not in SINGLE_MODELS:
+            return False
+    service = ctx.sts.get("spec", "serviceName")
+    return per_pod_names(ctx, service if isinstance(service, str) else "") is None
+
+
+#: Replication models whose server starts without peers.
+SINGLE_MODELS = frozenset({"single-instance", "independent"})
 
 
 @hookimpl

@@ -288,7 +288,7 @@ def _other_key_anti(ctx: CheckContext, labels: Mapping[str, Any]) -> _OtherKey |
 class ReplicasShareFailureDomain(Rule):
     id = "replicas-share-failure-domain"
     severity = Severity.WARNING
-    fix_scenarios = ("node-loss", "zone-loss")
+    fix_scenarios = ("node-loss", "zone-loss", "node-drain")
     summary = (
         "no required pod anti-affinity or DoNotSchedule topology spread on kubernetes.io/hostname "
         "(and on zones from 3 replicas): one node or zone failure can take several replicas"
@@ -418,6 +418,8 @@ class ReplicasShareFailureDomain(Rule):
         have = list(existing) if isinstance(existing, list) else []
         path = ("spec", "template", "spec", "topologySpreadConstraints")
 
+        zone, host = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+
         def spread(*keys: str) -> Remedy | None:
             # a constraint of the domain that is only preferred becomes required; else one is
             # added (the API server refuses two of one topologyKey and whenUnsatisfiable:
@@ -453,16 +455,33 @@ class ReplicasShareFailureDomain(Rule):
                     f"spread the pods over {words} (topologySpreadConstraints, maxSkew 1, "
                     "DoNotSchedule)"
                 )
+            n = ctx.replicas
             caution = (
                 "a pod template change: every pod is replaced once, in a rolling update; a "
                 "pod whose volume is pinned to a zone the new spread refuses stays Pending, "
                 "so check where the pods and their volumes are before applying it"
             )
+            if host in keys:
+                caution += (
+                    f"; it needs {n} schedulable nodes (a tainted or cordoned node still "
+                    "counts as a domain: nodeTaintsPolicy Ignore)"
+                )
+            advice = zone in keys and not zones_known
+            if advice:
+                caution += (
+                    "; a node without the topology.kubernetes.io/zone label refuses these "
+                    "pods, so state the cluster's zones in the profile (ssrisk profile) to "
+                    "have ssrisk fix apply it"
+                )
             # (the list is appended to first: an item's index names the list as written)
             appended = (Edit(path, [*have, *added]),) if added else ()
-            return Remedy(summary, (*appended, *required), caution)
+            return Remedy(summary, (*appended, *required), caution, advice=advice)
 
-        zone, host = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+        # A required zone spread refuses every node without the zone label (a single-zone or
+        # bare-metal cluster: podtopologyspread/filtering.go#Filter, "missing required
+        # label"), so it is applied only where the cluster profile states the zones; on the
+        # assumed cluster it is advice.
+        zones_known = ctx.profile is not None and ctx.profile.cluster_source != "assumed"
         if is_quorum(ctx):  # (a quorum store keeps members apart on every cluster shape)
             shapes: tuple[tuple[str, ...], ...] = ((host, zone),)
         elif "node_loss_takes" not in finding.facts:  # (the hosts are kept apart already)

@@ -725,9 +725,15 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     # A fix can leave a milder finding that has a fix of its own (a budget that now allows
     # one eviction, without an unhealthy-pod policy): written fixes are checked again until
     # nothing more is fixed, so a second 'ssrisk fix' changes nothing.
+    cautions: dict[tuple[str, str], str] = {}
     for _round in range(FIX_ROUNDS):
         done = run.check(request, rules)
         fixes = plan_fixes(done.report.findings)
+        cautions.update(
+            ((f.rule, f.fix.remedy.summary), f.fix.remedy.caution)
+            for f in done.report.findings
+            if f.fix is not None and f.fix.remedy.caution
+        )
         if args.diff or not fixes.changed:
             break
         try:
@@ -736,6 +742,9 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(str(exc)) from None
         for path, rule, summary in fixes.applied:
             out.write(safe_lines(printable(f"{path}: {rule}: {summary}") + "\n"))
+            caution = cautions.get((rule, summary))
+            if caution:
+                out.write(safe_lines(printable(f"    before rolling it out: {caution}") + "\n"))
     for e in done.report.errors:
         say(f"ssrisk: error: {printable(str(e))}")
     if args.diff:
@@ -743,6 +752,11 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     for f, why in fixes.not_applied:
         text = f"{f.position}: {f.rule}: not applied ({why}): {f.fix.remedy.summary}"
         out.write(safe_lines(printable(text) + "\n"))
+    for f in fixes.advice:
+        assert f.fix is not None
+        text = f"{f.position}: {f.rule}: advice, not written: {f.fix.remedy.summary}"
+        out.write(safe_lines(printable(text) + "\n"))
+        out.write(safe_lines(printable(f"    {f.fix.remedy.caution}") + "\n"))
     if done.report.errors:
         return ExitCode.ERROR
     return ExitCode.FINDINGS if fixes.not_applied else ExitCode.OK

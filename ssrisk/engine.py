@@ -806,17 +806,24 @@ def _fix(
     if isinstance(meta, dict) and meta.get("ownerReferences"):
         return  # an operator owns the set and would revert a change: its resource is changed
     by_id = {r.id: r for r in rules}
+    if any(by_id[f.rule].covers_all for f in findings if f.rule in by_id):
+        return  # the API server rejects the set as written: that comes first
+    if ctx.inventory.defined_twice(ctx.sts):
+        return  # (which definition a change is for, and what it is checked with, is unclear)
     before: dict[str, Severity] = {}
     for f in findings:  # (every finding of the set, before folding)
         before[f.rule] = max(f.severity, before.get(f.rule, f.severity))
     for f in findings:
         rule = by_id.get(f.rule)
+        if f.severity == Severity.INFO:
+            continue  # a note is a fact to know, not a risk to change the manifest for
         if rule is not None and f.obj == ctx.sts.ref:
             f.fix = find_fix(rule, ctx, f, rules, before)
             if f.fix is not None:
                 f.fix = replace(f.fix, cluster=cluster)
             by = getattr(ctx.sts, "rendered_by", None)
             if f.fix is not None and by == "chart":
+                f.fix = replace(f.fix, render=getattr(ctx.sts, "chart_render", None))
                 f.fix = in_template(placed_in_values(f.fix, ctx.sts), ctx.sts, ctx.pdbs())
             elif f.fix is not None and by == "kustomization":
                 f.fix = in_overlay(f.fix, ctx.sts, ctx.pdbs())

@@ -38,6 +38,8 @@ class FixRun:
     not_applied: list[tuple[Finding, str]] = field(default_factory=list)
     #: the files of ``changed`` that are new (a kustomization's patch)
     created: set[str] = field(default_factory=set)
+    #: verified changes that need the owner's decision (:attr:`Remedy.advice`): never written
+    advice: list[Finding] = field(default_factory=list)
 
 
 def plan_fixes(findings: Sequence[Finding]) -> FixRun:
@@ -53,6 +55,9 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     templated: list[Finding] = []  # fixes made in a chart's templates
     for f in findings:
         if f.fix is None or f.suppressed:
+            continue
+        if f.fix.remedy.advice:
+            run.advice.append(f)
             continue
         if f.fix.overlay is not None:
             overlays.setdefault(f.fix.overlay.directory, []).append(f)
@@ -93,7 +98,15 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     failed: dict[int, str] = {}
     for path, placed in values.items():
         try:
-            run.changed[path] = _values_edited(path, [e for _f, e in placed])
+            old, new = _values_edited(path, [e for _f, e in placed])
+            mine = list({id(f): f for f, _e in placed}.values())
+            renders = {id(f.fix.render): f.fix.render for f in mine if f.fix and f.fix.render}
+            if not renders:
+                raise _Unfixable("the chart cannot be rendered again to check the change")
+            for render in renders.values():
+                users = [f for f in mine if f.fix and f.fix.render is render]
+                _verify_render(render, {path: new}, users)
+            run.changed[path] = (old, new)
         except _Unfixable as exc:
             failed.update((id(f), str(exc)) for f, _e in placed)
         for f, _e in placed:
@@ -101,28 +114,49 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
                 run.not_applied.append((f, failed[id(f)]))
             elif (path, f.rule, f.fix.remedy.summary) not in run.applied:
                 run.applied.append((path, f.rule, f.fix.remedy.summary))
-    for path, items in by_file.items():
-        try:
-            old, new = _edited(path, items)
-        except _Unfixable as exc:
-            failed.update((id(f), str(exc)) for f, _ref, _edits in items)
-            continue
+    _plan_files(run, by_file)
+    return run
+
+
+def _plan_files(run: FixRun, by_file: Mapping[str, list[tuple[Finding, Any, list[Any]]]]) -> None:
+    """Add to ``run`` the plain files' changes: each finding's fix is made whole or not at
+    all (one that cannot be made in one of its files is left out of the others too), and one
+    that cannot be made leaves the others of its file made."""
+    failed: dict[int, str] = {}
+    results: dict[str, tuple[str, str]] = {}
+    for _pass in range(4):
+        new_failure = False
+        results = {}
+        for path, items in by_file.items():
+            live = [item for item in items if id(item[0]) not in failed]
+            if not live:
+                continue
+            try:
+                old, new, fails = _edited(path, live)
+            except _Unfixable as exc:
+                fails = {id(f): str(exc) for f, _ref, _edits in live}
+                old = new = ""
+            for key, why in fails.items():
+                if key not in failed:
+                    failed[key] = why
+                    new_failure = True
+            results[path] = (old, new)
+        if not new_failure:
+            break
+    for path, (old, new) in results.items():
         if new != old:
             run.changed[path] = (old, new)
-    for path, items in list(by_file.items()):  # (a fix is made whole, or not at all)
-        if any(id(f) in failed for f, _ref, _edits in items) and path in run.changed:
-            del run.changed[path]
     seen: set[int] = set()
     for path, items in by_file.items():
         for f, _ref, _edits in items:
             if id(f) in seen:
                 continue
             seen.add(id(f))
+            assert f.fix is not None
             if id(f) in failed:
                 run.not_applied.append((f, failed[id(f)]))
             elif path in run.changed and (path, f.rule, f.fix.remedy.summary) not in run.applied:
                 run.applied.append((path, f.rule, f.fix.remedy.summary))
-    return run
 
 
 def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> None:
@@ -160,7 +194,7 @@ def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> Non
             )
             if key not in _VERIFIED:  # (SARIF plans each finding's fix alone)
                 try:
-                    _verify_templates(render, files, mine)
+                    _verify_render(render, {p: new for p, (_old, new) in files.items()}, mine)
                     _VERIFIED[key] = None
                 except _Unfixable as exc:
                     _VERIFIED[key] = str(exc)
@@ -282,13 +316,15 @@ def _template_patch(
 OTHER_RELEASE = "ssrisk-check"
 
 
-def _verify_templates(
-    render: tuple[str, str, Any], files: Mapping[str, tuple[str, str]], findings: Sequence[Finding]
+def _verify_render(
+    render: tuple[str, str, Any], files: Mapping[str, str], findings: Sequence[Finding]
 ) -> None:
-    """Render the chart as it is and a copy with the changed ``files``, as ``render`` says and
-    again as release :data:`OTHER_RELEASE`: the objects the findings' edits change must be
-    exactly as edited (in the other release, with each spelt string as that release renders
-    it), every other object as it was.
+    """Render the chart as it is and with the changed ``files`` (its templates, or values
+    files of the render), as ``render`` says and again as release :data:`OTHER_RELEASE`:
+    the objects the findings' edits change must be exactly as edited (in the other release,
+    with each spelt string as that release renders it), every other object as it was. A
+    value that writes other fields too (``replicas`` and ``partition`` from one value)
+    renders them changed, and is refused.
 
     Raises:
         _Unfixable: a render fails, or renders anything else.
@@ -300,27 +336,42 @@ def _verify_templates(
     from .renderers.common import RenderError
 
     chart, namespace, options = render
+    top = os.path.realpath(chart)
     with tempfile.TemporaryDirectory(prefix="ssrisk-fix-") as tmp:
         try:
             copy, _skipped = copy_chart(chart, tmp)
         except RenderError as exc:
             raise _Unfixable(str(exc)) from None
-        for path, (_old, new) in files.items():
-            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(chart))
-            with open(os.path.join(copy, rel), "w", encoding="utf-8") as fh:
+        given = {os.path.realpath(v): i for i, v in enumerate(options.values_files)}
+        values = list(options.values_files)
+        for n, (path, new) in enumerate(files.items()):
+            real = os.path.realpath(path)
+            if real in given:  # (a values file the render was given: a changed copy)
+                target = os.path.join(tmp, f"values-{n}.yaml")
+                values[given[real]] = target
+            elif real.startswith(top + os.sep):  # (a file of the chart: in its copy)
+                target = os.path.join(copy, os.path.relpath(real, top))
+            else:
+                continue  # (not read by this render)
+            with open(target, "w", encoding="utf-8") as fh:
                 fh.write(new)
+        changed = replace(options, values_files=tuple(values))
         where: dict[Any, int] = {}
-        for opts in (options, replace(options, release=OTHER_RELEASE)):
-            before, after = _rendered(chart, namespace, opts), _rendered(copy, namespace, opts)
+        for release in (options.release, OTHER_RELEASE):
+            before = _rendered(chart, namespace, replace(options, release=release))
+            after = _rendered(copy, namespace, replace(changed, release=release))
             if not where:
                 where = {ref: i for i, (ref, _data) in enumerate(before)}
             if len(after) != len(before):
-                raise _Unfixable("the changed template renders other objects: not written")
+                raise _Unfixable("the changed chart renders other objects: not written")
             expected = [data for _ref, data in before]
             for f in findings:
-                _expect(f, where, before, expected, opts is options)
+                _expect(f, where, before, expected, release == options.release)
             if [data for _ref, data in after] != expected:
-                raise _Unfixable("the changed template does not render exactly the fix")
+                raise _Unfixable(
+                    "the changed chart does not render exactly the fix (the value or line "
+                    "writes other fields too, or renders otherwise for another release)"
+                )
 
 
 def _rendered(directory: str, namespace: str, options: Any) -> list[tuple[Any, Any]]:
@@ -343,7 +394,8 @@ def _expect(
     ``same`` release: each spelt string as that render has it at the field it was found at."""
     from .remedy import apply_edits
 
-    assert f.fix is not None and f.fix.template is not None
+    assert f.fix is not None
+    spelt = f.fix.template.spelt if f.fix.template is not None else ()
     for e in f.fix.remedy.edits:
         ref = e.obj or f.obj
         i = where.get((ref.kind, ref.name, ref.namespace))
@@ -351,7 +403,7 @@ def _expect(
             raise _Unfixable(f"{ref} is not rendered again")
         if not same:
             renamed = {}
-            for text, _expr, keys in f.fix.template.spelt:
+            for text, _expr, keys in spelt:
                 node: Any = before[i][1]
                 for k in keys:
                     try:
@@ -532,35 +584,71 @@ def _in_chart(path: str) -> bool:
     return ChartsOf()(path, tree_of(path)) is not None
 
 
-def _edited(path: str, items: Sequence[tuple[Finding, Any, Sequence[Any]]]) -> tuple[str, str]:
-    """``(old text, new text)`` of ``path`` with the edits of ``items`` (``(finding, object
-    ref, edits)``) made as text patches: a scalar replaced on its line, a field removed with
-    its line, missing fields and added list items inserted as lines (rendered by ruamel.yaml
-    in the file's indentation). Every other byte is kept, and the result is read back: each
-    object must then hold exactly its edits."""
+def _edited(
+    path: str, items: Sequence[tuple[Finding, Any, Sequence[Any]]]
+) -> tuple[str, str, dict[int, str]]:
+    """``(old text, new text, {id(finding): why not})`` of ``path`` with the edits of
+    ``items`` (``(finding, object ref, edits)``) made as text patches: a scalar replaced on
+    its line, a field removed with its line, missing fields and added list items inserted as
+    lines (rendered by ruamel.yaml in the file's indentation, with its line breaks). Every
+    other byte is kept (a byte order mark too), and each finding's change is read back: its
+    objects must then hold exactly its edits, else it is left out with the reason."""
     from .loading import read_text
     from .remedy import apply_edits, plain
 
     old, err = read_text(path)
     if old is None or err is not None:
         raise _Unfixable(err.message if err is not None else "cannot read")
-    text = old
-    wanted: dict[Any, Any] = {}  # object ref -> its data after every edit
-    for f, ref, edits in items:
-        if any(e.create for e in edits):  # a new object, after the finding's own
-            for e in edits:
-                text = _add_document(text, path, _object_in(text, path, f.obj), e.value)
-                wanted[ref] = plain(e.value)
+    if path.lower().endswith(".json") or old.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        raise _Unfixable("a JSON file: ssrisk fix edits YAML only; make the change by hand")
+    if not old.startswith("\ufeff") and _has_bom(path):
+        old = "\ufeff" + old  # (the file as it is: its mark is kept)
+    bom = "\ufeff" if old.startswith("\ufeff") else ""
+    crlf = old.count("\r\n") > old.count("\n") // 2
+    start = old[len(bom) :]
+    text = start.replace("\r\n", "\n") if crlf else start
+    wanted: dict[Any, Any] = {}  # object ref -> its data after every edit made
+    fails: dict[int, str] = {}
+    order: list[int] = []
+    by_finding: dict[int, list[tuple[Finding, Any, Sequence[Any]]]] = {}
+    for item in items:
+        if id(item[0]) not in by_finding:
+            order.append(id(item[0]))
+        by_finding.setdefault(id(item[0]), []).append(item)
+    for key in order:
+        trial, mine = text, dict(wanted)
+        try:
+            for f, ref, edits in by_finding[key]:
+                if any(e.create for e in edits):  # a new object, after the finding's own
+                    for e in edits:
+                        found = _object_in(trial, path, f.obj)
+                        trial = _add_document(trial, path, found, e.value)
+                        mine[ref] = plain(e.value)
+                    continue
+                base = mine[ref] if ref in mine else plain(_object_in(trial, path, ref).data)
+                mine[ref] = apply_edits(base, edits)
+                for edit in edits:
+                    obj = _object_in(trial, path, ref)
+                    trial = _patch(trial, obj, edit.keys, edit.value, edit.remove)
+            for ref, data in mine.items():
+                if plain(_object_in(trial, path, ref).data) != data:
+                    raise _Unfixable("the change could not be made without rewriting other lines")
+        except _Unfixable as exc:
+            fails[key] = str(exc)
             continue
-        before = wanted[ref] if ref in wanted else plain(_object_in(text, path, ref).data)
-        wanted[ref] = apply_edits(before, edits)
-        for edit in edits:
-            obj = _object_in(text, path, ref)
-            text = _patch(text, obj, edit.keys, edit.value, edit.remove)
-    for ref, data in wanted.items():
-        if plain(_object_in(text, path, ref).data) != data:
-            raise _Unfixable("the change could not be made without rewriting other lines")
-    return old, text
+        text, wanted = trial, mine
+    if text == (start.replace("\r\n", "\n") if crlf else start):
+        return old, old, fails
+    return old, bom + (text.replace("\n", "\r\n") if crlf else text), fails
+
+
+def _has_bom(path: str) -> bool:
+    """Whether the file ``path`` starts with a UTF-8 byte order mark (which reading drops)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
 
 
 def _values_edited(path: str, edits: Sequence[Any]) -> tuple[str, str]:

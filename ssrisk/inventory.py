@@ -284,6 +284,11 @@ class Inventory:
         same = [o for o in self._list("name", (obj.kind, obj.name)) if o.namespace == obj.namespace]
         return bool(same) and same[-1] is not obj
 
+    def defined_twice(self, obj: K8sObject) -> bool:
+        """Whether another object of the same kind, namespace and name is seen here."""
+        same = [o for o in self._list("name", (obj.kind, obj.name)) if o.namespace == obj.namespace]
+        return len(same) > 1
+
     def _candidates(
         self, space: str, namespace: str | None, pod_labels: Mapping[str, Any]
     ) -> Iterator[K8sObject]:

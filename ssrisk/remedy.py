@@ -99,6 +99,10 @@ class Remedy:
     summary: str
     edits: tuple[Edit, ...]
     caution: str = ""
+    #: A change that needs a decision the manifest cannot show (an immutable field, a time
+    #: only the system's owner knows): verified like a fix and offered, never applied by
+    #: ``ssrisk fix``; the caution says the decision.
+    advice: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,10 +125,15 @@ class Fix:
     #: For a chart-rendered StatefulSet whose fields no value alone writes: where the change
     #: is made in the chart's templates (:func:`in_template`), else ``None``.
     template: InTemplate | None = None
+    #: For a chart-rendered StatefulSet: how to render its chart again (``(chart directory,
+    #: namespace, HelmOptions)``), so that a change of a values file or template is
+    #: rendered and compared before it is written; else ``None``.
+    render: tuple[str, str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "summary": self.remedy.summary,
+            **({"advice": True} if self.remedy.advice else {}),
             **({"caution": self.remedy.caution} if self.remedy.caution else {}),
             "edits": [e.to_dict() for e in self.remedy.edits],
             "verified": {

@@ -43,9 +43,15 @@ spec:
 FIXED_RULES = "partition-blocks-update,replicas-share-failure-domain"
 
 
-def _repo(tmp_path: Path) -> Path:
+#: A cluster whose zones are stated (a required zone spread is applied only on one).
+ZONES = "profile: {zones: 3, nodes-per-zone: 2}\n"
+
+
+def _repo(tmp_path: Path, zones: bool = True) -> Path:
     (tmp_path / ".git").mkdir()
     (tmp_path / "db.yaml").write_text(MANIFEST, encoding="utf-8")
+    if zones:
+        (tmp_path / ".ssrisk.yaml").write_text(ZONES, encoding="utf-8")
     return tmp_path
 
 
@@ -60,6 +66,7 @@ def test_findings_carry_a_verified_fix_only_when_asked(tmp_path: Path) -> None:
     ]
     spread = fixes["replicas-share-failure-domain"]
     assert spread["verified"]["after"] == "no finding"
+    assert spread["verified"]["cluster"].startswith("the profile's zones")
     assert spread["verified"]["before"]["node_loss_takes"] == 3
     keys = [c["topologyKey"] for c in spread["edits"][0]["value"]]
     assert keys == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
@@ -67,8 +74,21 @@ def test_findings_carry_a_verified_fix_only_when_asked(tmp_path: Path) -> None:
     (node_loss,) = [s for s in spread["verified"]["simulated"] if s["scenario"] == "node-loss"]
     assert node_loss["before"]["max_unavailable"] == 3
     assert node_loss["after"]["max_unavailable"] == 1
-    # and it says the cluster it holds for
-    assert spread["verified"]["cluster"] == "an assumed cluster (3 zones × 2 nodes)"
+    assert "advice" not in spread
+    # without stated zones, a required zone spread is advice (a node without the zone label
+    # would refuse the pods), said with the cluster it holds for
+    bare = tmp_path.parent / f"{tmp_path.name}-bare"  # (no configuration above it)
+    bare.mkdir()
+    _repo(bare, zones=False)
+    asked = run_cli("check", "--fixes", "--format", "json", "db.yaml", cwd=bare).json()
+    (assumed,) = [
+        f["fix"] for f in asked["findings"] if f["rule"] == "replicas-share-failure-domain"
+    ]
+    assert assumed["advice"] is True and "topology.kubernetes.io/zone label" in assumed["caution"]
+    assert assumed["verified"]["cluster"] == "an assumed cluster (3 zones × 2 nodes)"
+    done = run_cli("fix", "--select", "replicas-share-failure-domain", "db.yaml", cwd=bare)
+    assert done.code == 0 and "advice, not written: spread the pods" in done.out
+    assert (bare / "db.yaml").read_text() == MANIFEST
 
 
 def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None:
@@ -93,6 +113,8 @@ def _chart_repo(tmp_path: Path) -> tuple[Path, Path]:
     repo = tmp_path / "repo"
     shutil.copytree(DATA / "chart-variants", repo)
     (repo / ".git").mkdir()
+    config = repo / ".ssrisk.yaml"
+    config.write_text(config.read_text() + ZONES)
     template = repo / "charts" / "db" / "templates" / "statefulset.yaml"
     text = template.read_text()  # (without its spreading: a fix to find)
     template.write_text(
@@ -152,7 +174,7 @@ def test_a_chart_change_another_release_would_render_otherwise_is_not_written(
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
     assert run.code == 1, run.out + run.err
-    assert "not applied (the changed template does not render exactly the fix)" in run.out
+    assert "not applied (the changed chart does not render exactly the fix" in run.out
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
 
 
@@ -256,15 +278,20 @@ def test_every_fix_on_the_corpus_removes_its_finding_and_only_its_fields(
     def key(f: dict[str, Any]) -> tuple[str, str, str]:
         return (f["path"], f["object"]["name"], f["rule"])
 
-    fixed = {  # (a folded finding is not reported: its cause's fix comes first)
+    fixed = {  # (a folded finding is not reported: its cause's fix comes first; advice is
+        # never written)
         key(f): rank[f["severity"]]
         for f in found["findings"]
-        if "fix" in f and not f.get("folded_into")
+        if "fix" in f and not f["fix"].get("advice") and not f.get("folded_into")
     }
     done = run_cli("fix", "corpus", cwd=tmp_path)
     assert done.code in (0, 1), done.err
-    applied = [ln for ln in done.out.splitlines() if ": not applied" not in ln]
-    assert len(applied) >= {"corpus": 50, "cases": 10}[tree]
+    applied = [
+        ln
+        for ln in done.out.splitlines()
+        if not ln.startswith(" ") and ": not applied" not in ln and ": advice," not in ln
+    ]
+    assert len(applied) >= {"corpus": 20, "cases": 4}[tree]
     report = run_cli("check", "--format", "json", "corpus", cwd=tmp_path).json()
     assert report["errors"] == []
     # each fixed finding is gone: its rule reports nothing as severe on that set any more
@@ -315,17 +342,14 @@ def test_a_budget_that_blocks_drains_is_fixed_in_its_own_file(tmp_path: Path) ->
         {"object": "PodDisruptionBudget default/db", "field": "spec.minAvailable", "value": 2}
     ]
     done = run_cli("fix", "--select", "pdb-blocks-drain", ".", cwd=repo)
-    # the budget allows one eviction; then, checked again, the unhealthy-pod policy's note
-    # (two broken pods would still block drains) gets its own fix
-    assert done.out.splitlines() == [
-        "pdb.yaml: pdb-blocks-drain: set minAvailable to 2",
-        "pdb.yaml: pdb-blocks-drain: set unhealthyPodEvictionPolicy to AlwaysAllow",
-    ]
-    fixed = PDB.replace("minAvailable: 3", "minAvailable: 2")
-    assert (repo / "pdb.yaml").read_text() == fixed + "  unhealthyPodEvictionPolicy: AlwaysAllow\n"
+    # the budget allows one eviction; the note that remains (two broken pods would still
+    # block drains) is a note: no change is made for it (the unhealthy-pod policy is the
+    # owner's choice: AlwaysAllow evicts members that are only catching up)
+    assert done.out.splitlines() == ["pdb.yaml: pdb-blocks-drain: set minAvailable to 2"]
+    assert (repo / "pdb.yaml").read_text() == PDB.replace("minAvailable: 3", "minAvailable: 2")
     assert (repo / "db.yaml").read_text() == MANIFEST  # (the StatefulSet is not touched)
     after = run_cli("check", "--format", "json", "--select", "pdb-blocks-drain", ".", cwd=repo)
-    assert after.json()["findings"] == []
+    assert [f["severity"] for f in after.json()["findings"]] == ["info"]
 
 
 ETCD = """\
@@ -403,6 +427,29 @@ def test_a_chart_field_written_from_one_value_is_fixed_in_the_values_file(
     assert staging.read_text().endswith("partition: 0\n")
     assert template.read_text() == text  # (the vendor's template is not touched)
     assert run_cli("check", "--format", "json", *args, ".", cwd=repo).json()["findings"] == []
+
+
+@pytest.mark.slow
+def test_a_value_that_writes_other_fields_too_is_not_changed(tmp_path: Path) -> None:
+    """One value writes the partition and the replicas: setting it to 0 would scale the set
+    to nothing. The chart rendered with the changed values shows another field changed, so
+    nothing is written and the fix is said with the reason."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA / "chart-variants", repo)
+    (repo / ".git").mkdir()
+    template = repo / "charts" / "db" / "templates" / "statefulset.yaml"
+    template.write_text(
+        template.read_text().replace(
+            "\nspec:\n",
+            "\nspec:\n  updateStrategy:\n    rollingUpdate:\n"
+            "      partition: {{ .Values.replicas }}\n",
+            1,
+        )
+    )
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    done = run_cli("fix", "--select", "partition-blocks-update", ".", cwd=repo)
+    assert done.code == 1 and "writes other fields too" in done.out, done.out
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
 
 
 def test_fixes_an_sre_would_not_merge_are_not_offered(tmp_path: Path) -> None:
@@ -486,6 +533,7 @@ def test_list_items_are_edited_in_place_and_a_missing_budget_is_added(tmp_path: 
     StatefulSet's document, and a missing readiness probe is added to the container: each
     verified, each removing its finding, nothing else changed."""
     (tmp_path / ".git").mkdir()
+    (tmp_path / ".ssrisk.yaml").write_text(ZONES, encoding="utf-8")
     path = tmp_path / "db.yaml"
     path.write_text(TOLERANT, encoding="utf-8")
     rules = (
@@ -505,7 +553,6 @@ def test_list_items_are_edited_in_place_and_a_missing_budget_is_added(tmp_path: 
     assert budget["create"]["spec"] == {
         "maxUnavailable": 1,
         "selector": {"matchLabels": {"app": "db"}},
-        "unhealthyPodEvictionPolicy": "AlwaysAllow",
     }
     # the drain's numbers before and after: all three at once, then one at a time
     (drain,) = [
@@ -538,44 +585,63 @@ def test_list_items_are_edited_in_place_and_a_missing_budget_is_added(tmp_path: 
     assert second.out == ""
 
 
-def test_a_cold_start_deadlock_is_fixed_with_parallel_and_its_caution(tmp_path: Path) -> None:
-    """podManagementPolicy Parallel removes the deadlock; the field is immutable, which the
-    caution says (validation.go#ValidateStatefulSetUpdate)."""
+def test_a_cold_start_deadlock_gets_parallel_as_advice_never_written(tmp_path: Path) -> None:
+    """podManagementPolicy Parallel removes the deadlock, but the field is immutable
+    (validation.go#ValidateStatefulSetUpdate): it is advice, with the caution that says how
+    to recreate the set, and ssrisk fix does not write it."""
     (tmp_path / ".git").mkdir()
     zk = (DATA / "fix" / "zookeeper.yaml").read_text(encoding="utf-8")
     (tmp_path / "zk.yaml").write_text(zk, encoding="utf-8")
-    found = run_cli(
-        "check", "--fixes", "--format", "json", "--select", "cold-start-deadlock", ".", cwd=tmp_path
-    ).json()
+    args = ("--select", "cold-start-deadlock", ".")
+    found = run_cli("check", "--fixes", "--format", "json", *args, cwd=tmp_path).json()
     (finding,) = found["findings"]
     assert finding["fix"]["edits"] == [{"field": "spec.podManagementPolicy", "value": "Parallel"}]
-    assert "--cascade=orphan" in finding["fix"]["caution"]
-    run_cli("fix", "--select", "cold-start-deadlock", ".", cwd=tmp_path)
-    again = run_cli(
-        "check", "--format", "json", "--select", "cold-start-deadlock", ".", cwd=tmp_path
-    )
-    assert again.json()["findings"] == []
+    assert finding["fix"]["advice"] is True and "--cascade=orphan" in finding["fix"]["caution"]
+    done = run_cli("fix", *args, cwd=tmp_path)
+    assert done.code == 0 and "cold-start-deadlock: advice, not written" in done.out
+    assert (tmp_path / "zk.yaml").read_text(encoding="utf-8") == zk
+    explained = run_cli("check", "--fixes", "--explain", *args, cwd=tmp_path).out
+    assert "Advice (not applied by ssrisk fix; verified: cold-start-deadlock" in explained
 
 
 def test_a_readiness_probe_checks_the_catalogued_client_port(tmp_path: Path) -> None:
     """Of the ports a recognised system's container declares, the probe checks the one the
-    catalog lists first (etcd: 2379 for clients, not 2380 for peers)."""
+    catalog lists first (Neo4j: 7474, not the Bolt port declared first); a system whose
+    members wait for their peers gets none (etcd opens its client port once the cluster
+    formed: a TCP probe would hold OrderedReady's first pod for ever)."""
     (tmp_path / ".git").mkdir()
+    (tmp_path / "neo4j.yaml").write_text(NEO4J, encoding="utf-8")
     etcd = (DATA / "fix" / "etcd-noprobe.yaml").read_text(encoding="utf-8")
     (tmp_path / "etcd.yaml").write_text(etcd, encoding="utf-8")
-    found = run_cli(
-        "check",
-        "--fixes",
-        "--format",
-        "json",
-        "--select",
-        "readiness-probe-missing",
-        ".",
-        cwd=tmp_path,
-    ).json()
-    (finding,) = found["findings"]
-    (edit,) = finding["fix"]["edits"]
-    assert edit["value"]["tcpSocket"] == {"port": 2379}
+    args = ("--select", "readiness-probe-missing", ".")
+    found = run_cli("check", "--fixes", "--format", "json", *args, cwd=tmp_path).json()
+    fixes = {f["object"]["name"]: f.get("fix") for f in found["findings"]}
+    assert fixes["etcd"] is None
+    (edit,) = fixes["graph"]["edits"]
+    assert edit["value"]["tcpSocket"] == {"port": 7474}
+
+
+NEO4J = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: graph
+spec:
+  serviceName: graph
+  replicas: 1
+  selector:
+    matchLabels: {app: graph}
+  template:
+    metadata:
+      labels: {app: graph}
+    spec:
+      containers:
+        - name: neo4j
+          image: neo4j:5.26
+          ports:
+            - containerPort: 7687
+            - containerPort: 7474
+"""
 
 
 @pytest.mark.skipif(

@@ -77,7 +77,8 @@ class MarkdownReporter(Reporter):
                 if f.fix is not None:
                     numbers = f.fix.numbers()
                     simulated = f" (simulated: {md(numbers)})" if numbers else ""
-                    fix = f" Fix: {md(f.fix.remedy.summary)}{simulated}."
+                    word = "Advice" if f.fix.remedy.advice else "Fix"
+                    fix = f" {word}: {md(f.fix.remedy.summary)}{simulated}."
                 lines.append(
                     f"| {f.severity} | `{f.rule}` | {where} | {md(f.message)} ({md(str(f.obj))})"
                     f"{fix} |"

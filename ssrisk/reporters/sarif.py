@@ -594,6 +594,8 @@ def _fixes(f: Finding, where: Locations) -> list[dict[str, Any]]:
     chart field its template writes otherwise than from one value)."""
     from ..fixer import plan_fixes, replacements
 
+    if f.fix.remedy.advice:
+        return []  # (a decision for the owner: not a change to apply)
     planned = plan_fixes([f])
     if not planned.changed:
         return []

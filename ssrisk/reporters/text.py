@@ -142,7 +142,8 @@ def _fix_text(f: Finding) -> str:
     """The paragraph ``--explain`` ends a finding with when it has a verified fix."""
     fix = f.fix
     edits = "; ".join(str(e) for e in fix.remedy.edits)
-    text = f"Fix (verified: {f.rule} finds nothing after it): {fix.remedy.summary} ({edits})"
+    head = "Advice (not applied by ssrisk fix; " if fix.remedy.advice else "Fix ("
+    text = f"{head}verified: {f.rule} finds nothing after it): {fix.remedy.summary} ({edits})"
     numbers = fix.numbers()
     if numbers:
         text += (

@@ -684,9 +684,11 @@ def _add_fix(sub: Any, common: argparse.ArgumentParser) -> None:
         help="apply the smallest manifest change verified to remove each finding",
         description="Check PATHs as 'ssrisk check' does, find for each finding the smallest "
         "change of its StatefulSet that the rule, run again (with its simulation), no longer "
-        "reports, and make it in the plain YAML files the StatefulSets are written in, "
-        "keeping comments and style. StatefulSets rendered from charts or built by kustomize "
-        "are not written: their fixes are printed.",
+        "reports, and make it where the field is written, keeping comments and style: the "
+        "plain YAML file; for a kustomize build, a patch in the overlay; for a chart, the "
+        "values line that writes the field, else the chart's own template (each rendered "
+        "and compared first). A change that needs the owner's decision is printed as advice, "
+        "never written; one that cannot be made so is printed as not applied (exit 1).",
     )
     f.add_argument("paths", nargs="+", metavar="PATH")
     f.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
@@ -726,6 +728,7 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     # one eviction, without an unhealthy-pod policy): written fixes are checked again until
     # nothing more is fixed, so a second 'ssrisk fix' changes nothing.
     cautions: dict[tuple[str, str], str] = {}
+    written = 0
     for _round in range(FIX_ROUNDS):
         done = run.check(request, rules)
         fixes = plan_fixes(done.report.findings)
@@ -740,6 +743,7 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
             write_fixes(fixes)
         except OutputError as exc:
             raise UsageError(str(exc)) from None
+        written += len(fixes.applied)
         for path, rule, summary in fixes.applied:
             out.write(safe_lines(printable(f"{path}: {rule}: {summary}") + "\n"))
             caution = cautions.get((rule, summary))
@@ -757,6 +761,20 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
         text = f"{f.position}: {f.rule}: advice, not written: {f.fix.remedy.summary}"
         out.write(safe_lines(printable(text) + "\n"))
         out.write(safe_lines(printable(f"    {f.fix.remedy.caution}") + "\n"))
+    if not args.diff:
+        from .model import Severity
+
+        unfixed = sum(
+            1
+            for f in done.report.findings
+            if f.severity >= Severity.WARNING and not f.suppressed and f.fix is None
+        )
+        if written or fixes.not_applied or fixes.advice or unfixed:
+            say(
+                f"ssrisk fix: {written} fix(es) written, {len(fixes.not_applied)} not applied, "
+                f"{len(fixes.advice)} advice; {unfixed} warning(s) or error(s) have no "
+                "verified fix ('ssrisk check --explain' says what to do)"
+            )
     if done.report.errors:
         return ExitCode.ERROR
     return ExitCode.FINDINGS if fixes.not_applied else ExitCode.OK

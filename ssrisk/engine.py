@@ -826,7 +826,11 @@ def _fix(
                 f.fix = replace(f.fix, render=getattr(ctx.sts, "chart_render", None))
                 f.fix = in_template(placed_in_values(f.fix, ctx.sts), ctx.sts, ctx.pdbs())
             elif f.fix is not None and by == "kustomization":
-                f.fix = in_overlay(f.fix, ctx.sts, ctx.pdbs())
+                built = [
+                    *ctx.inventory.of_kind(ctx.sts.kind),
+                    *ctx.inventory.of_kind("PodDisruptionBudget"),
+                ]
+                f.fix = in_overlay(f.fix, ctx.sts, ctx.pdbs(), built)
 
 
 def _draw(findings: Sequence[Finding], ctx: CheckContext) -> None:

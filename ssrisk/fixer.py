@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -68,7 +69,7 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
         edits = f.fix.remedy.edits
         if edits and all(e.value_at is not None for e in edits):
             # a chart's field written from one value: the values line changes
-            why = next((w for e in edits if (w := _file_not_writable(e.value_at.path))), None)
+            why = next((w for e in edits if (w := _values_not_writable(e.value_at.path, f))), None)
             if why is not None:
                 run.not_applied.append((f, why))
                 continue
@@ -162,6 +163,13 @@ def _plan_files(run: FixRun, by_file: Mapping[str, list[tuple[Finding, Any, list
 def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> None:
     """Add to ``run`` the patch files and the kustomization change that make the fixes of
     ``findings`` in the kustomization ``directory`` (all of them, or none with the reason)."""
+    refused = [f for f in findings if f.fix and f.fix.overlay and f.fix.overlay.refused]
+    for f in refused:
+        assert f.fix is not None and f.fix.overlay is not None
+        run.not_applied.append((f, f.fix.overlay.refused))
+    findings = [f for f in findings if f not in refused]
+    if not findings:
+        return
     try:
         files = _overlay_edited(directory, [f.fix.overlay for f in findings if f.fix])
     except _Unfixable as exc:
@@ -437,7 +445,6 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
     one file a new object, each listed in the kustomization (``patches:``,
     ``resources:``), which is changed as text (comments and the rest kept)."""
     from .loading import read_text
-    from .remedy import plain
     from .renderers.common import kustomization_file
     from .yamlpos import load_documents
 
@@ -451,9 +458,15 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
         raise _Unfixable(f"{kfile}: {why}")
     patches: dict[tuple[str, str], dict[str, Any]] = {}
     resources: dict[tuple[str, str], dict[str, Any]] = {}
+    built: dict[tuple[str, str], Any] = {}  # (kind, name in its file) -> the object built
     for overlay in overlays:
-        for patch in overlay.patches:
+        for patch, target in zip(overlay.patches, overlay.targets, strict=False):
             key = (str(patch["kind"]), str(patch["metadata"]["name"]))
+            if built.setdefault(key, target) != target:
+                raise _Unfixable(
+                    f"{built[key]} and {target} are both named {key[1]} in their files: a "
+                    "patch cannot tell them apart"
+                )
             patches[key] = _merged(patches.get(key, {}), patch)
         for new in overlay.resources:
             resources[(str(new["kind"]), str(new["metadata"]["name"]))] = dict(new)
@@ -477,7 +490,8 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
                 docs = [doc for doc, _dups in load_documents(old)]
                 if len(docs) != 1 or not isinstance(docs[0], dict):
                     raise _Unfixable(f"{path}: not one patch document")
-                data = _merged(plain(docs[0]), data)
+                out[path] = (old, _merged_text(old, data))  # (its comments and fields kept)
+                continue
             out[path] = (old, _render(data, 2, 0))
             entry: Any = {"path": fname} if listed == "patches" else fname
             if not re.search(rf"(?m)^\s*-\s*(path:\s*)?[\"']?{re.escape(fname)}[\"']?\s*$", text):
@@ -491,6 +505,45 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
             raise _Unfixable(f"{kfile}: the changed kustomization would not read")
         out[kfile] = (kold, text)
     return out
+
+
+def _merged_text(old: str, patch: Mapping[str, Any]) -> str:
+    """The patch file ``old`` with ``patch`` laid over it by ruamel.yaml's round trip: its
+    comments, quoting and the fields it has kept; containers merged by name (as kustomize
+    merges them), any other list replaced."""
+    from ruamel.yaml import YAML
+
+    from .remedy import MERGED_BY
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    step, offset = _indentation(old)
+    yaml.indent(mapping=step, sequence=offset + 2, offset=offset)
+    doc = yaml.load(old)
+
+    def lay(into: Any, over: Mapping[str, Any]) -> None:
+        for key, value in over.items():
+            here = into.get(key)
+            merge = MERGED_BY.get(str(key))
+            if isinstance(value, dict) and isinstance(here, dict):
+                lay(here, value)
+            elif merge and isinstance(value, list) and isinstance(here, list):
+                for item in value:
+                    same = [
+                        x for x in here if isinstance(x, dict) and x.get(merge) == item.get(merge)
+                    ]
+                    if same and isinstance(item, dict):
+                        lay(same[0], item)
+                    else:
+                        here.append(item)
+            else:
+                into[key] = value
+
+    lay(doc, patch)
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
 
 
 def _merged(into: Any, patch: Any) -> Any:
@@ -556,6 +609,18 @@ class _Unfixable(Exception):
     """A file whose fixes cannot be applied (the reason)."""
 
 
+def _values_not_writable(path: str, f: Finding) -> str | None:
+    """Why the values file ``path`` of the chart ``f`` was rendered from is not written: not
+    inside the tree the chart is checked in (a ``--values`` file from elsewhere), a link, or
+    not a regular file."""
+    from .confine import is_inside, tree_of
+
+    chart = f.fix.render[0] if f.fix is not None and f.fix.render is not None else f.position.path
+    if not is_inside(os.path.realpath(path), tree_of(chart)):
+        return f"{path} is outside the checked tree: not written"
+    return _file_not_writable(path)
+
+
 def _file_not_writable(path: str) -> str | None:
     """Why the file ``path`` is not written (a link, not a regular file), or ``None``."""
     if os.path.islink(path) or not os.path.isfile(path):
@@ -570,14 +635,19 @@ def _not_writable(at: Any) -> str | None:
         return "read from standard input: no file to change"
     if at.kustomization:
         return "built by kustomize: make the change in the overlay"
-    if at.variant or (at.source and _in_chart(at.path)):
+    if at.variant or _in_chart(at.path):
         return "rendered from a Helm chart: make the change where the field is written"
+    if at.source:
+        return (
+            "a saved Helm render (its '# Source:' comments name the chart's templates): change "
+            "the chart or its values and render it again"
+        )
     return _file_not_writable(at.path)
 
 
 def _in_chart(path: str) -> bool:
-    """Whether ``path`` lies in a Helm chart (a template: not YAML until rendered). A saved
-    ``helm template`` output, with its ``# Source:`` comments, is a plain file."""
+    """Whether ``path`` lies in a Helm chart (a template: not YAML until rendered), even
+    when it was checked as a plain file (its directory named as the PATH)."""
     from .confine import tree_of
     from .renderers.inputs import ChartsOf
 
@@ -716,7 +786,11 @@ def _replaced(line: str, value: Any, key: str | None = None, raw: str | None = N
     if m is None:
         return None
     ending = line[len(line.rstrip("\r\n")) :]
-    return m["pre"] + (raw if raw is not None else _scalar(value)) + (m["post"] or "") + ending
+    text = raw if raw is not None else _scalar(value)
+    quote = m["val"][:1]
+    if raw is None and isinstance(value, str) and quote in ("'", '"'):  # (its quoting kept)
+        text = "'" + value.replace("'", "''") + "'" if quote == "'" else json.dumps(value)
+    return m["pre"] + text + (m["post"] or "") + ending
 
 
 def _patch(text: str, obj: Any, keys: Sequence[str], value: Any, remove: bool = False) -> str:

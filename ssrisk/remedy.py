@@ -164,6 +164,12 @@ class OverlayPatch:
     directory: str
     patches: tuple[Mapping[str, Any], ...] = ()
     resources: tuple[Mapping[str, Any], ...] = ()
+    #: Why the change cannot be made as a patch there (a patch of the kustomization that
+    #: kustomize applies after it sets the field), else ``""``.
+    refused: str = ""
+    #: The built objects the patches are for (``ObjectRef`` s), to tell two objects of one
+    #: name apart.
+    targets: tuple[ObjectRef, ...] = ()
 
 
 #: Lists a strategic-merge patch merges by a key (k8s.io/api core/v1 types.go,
@@ -219,12 +225,14 @@ def strategic_patch(
     return out
 
 
-def in_overlay(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
+def in_overlay(fix: Fix, sts: Any, pdbs: Sequence[Any], built: Sequence[Any] = ()) -> Fix:
     """``fix`` of a kustomize-built ``sts`` (and of its PodDisruptionBudgets ``pdbs``, built
     alike) with its :class:`OverlayPatch`: each changed object's patch, named as its resource
     file names it, and each new object (its name the StatefulSet's in its resource file, so
-    that the kustomization's prefix and namespace apply to it as to the set). ``fix``
-    unchanged when an object's resource file is not known."""
+    that the kustomization's prefix and namespace apply to it as to the set). ``built``: the
+    other objects of the run, so that a patch is refused when another object of the
+    kustomization has the same kind and name in its file (kustomize could not tell which
+    the patch is for). ``fix`` unchanged when an object's resource file is not known."""
     directory = getattr(sts, "kustomization", None)
     if not directory:
         return fix
@@ -239,9 +247,12 @@ def in_overlay(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
             meta["namespace"] = written
         return {"apiVersion": obj.api_version, "kind": obj.kind, "metadata": meta}
 
+    from .model import dig
+
     edits = fix.remedy.edits
     patches: list[dict[str, Any]] = []
     resources: list[dict[str, Any]] = []
+    targets: list[ObjectRef] = []
     for obj in [sts, *pdbs]:
         mine = [e for e in edits if not e.create and (e.obj or sts.ref) == obj.ref]
         if not mine:
@@ -249,7 +260,31 @@ def in_overlay(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
         named = head(obj)
         if named is None:
             return fix
+        base = obj.locator.base.path
+        twins = [
+            o
+            for o in built
+            if o is not obj
+            and o.kind == obj.kind
+            and getattr(o, "kustomization", None) == directory
+            and getattr(getattr(o.locator, "base", None), "name", None) == named["metadata"]["name"]
+        ]
+        if twins:
+            why = (
+                f"{twins[0].ref} is named {named['metadata']['name']} in its file too: a patch "
+                "could not tell the two apart"
+            )
+            return replace(fix, overlay=OverlayPatch(directory, refused=why))
+        for e in mine:  # (a field another patch sets: that patch would win, or be undone)
+            found = 0
+            while found < len(e.keys) and dig(obj.data, *e.keys[: found + 1]) is not None:
+                found += 1
+            at = obj.pos(*e.keys[:found]) if found else None
+            if at is not None and at.path != base and not _own_patch(at.path):
+                why = f"{at} sets {e.field} too: make the change there"
+                return replace(fix, overlay=OverlayPatch(directory, refused=why))
         patches.append(strategic_patch(plain(obj.data), mine, named))
+        targets.append(obj.ref)
     sts_head = head(sts)
     for e in edits:
         if e.create:
@@ -260,10 +295,20 @@ def in_overlay(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
             suffix = name[len(sts.name) :] if name.startswith(sts.name) else ""
             meta = dict(sts_head["metadata"])
             meta["name"] = f"{meta['name']}{suffix}"
+            built_ns = sts.metadata.get("namespace")  # (as built: a base's namespace too)
+            if isinstance(built_ns, str) and built_ns:
+                meta["namespace"] = built_ns
             new["metadata"] = meta
             resources.append(new)
-    overlay = OverlayPatch(directory, tuple(patches), tuple(resources))
+    overlay = OverlayPatch(directory, tuple(patches), tuple(resources), targets=tuple(targets))
     return replace(fix, overlay=overlay)
+
+
+def _own_patch(path: str) -> bool:
+    """Whether ``path`` is a patch file a former ``ssrisk fix`` wrote (it is changed too)."""
+    import os
+
+    return os.path.basename(path).startswith("ssrisk-fix-")
 
 
 @dataclass(frozen=True)

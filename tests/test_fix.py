@@ -692,3 +692,108 @@ def test_no_budget_is_added_that_would_select_another_workloads_pods(tmp_path: P
     ).json()
     assert len(found["findings"]) == 2
     assert not any("fix" in f for f in found["findings"])
+
+
+needs_kustomize = pytest.mark.skipif(
+    shutil.which("kubectl") is None and shutil.which("kustomize") is None,
+    reason="needs kubectl (which embeds kustomize) or kustomize on PATH",
+)
+
+
+def _kz(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA / "fix" / "kz", repo)
+    (repo / ".git").mkdir()
+    return repo
+
+
+@needs_kustomize
+def test_a_field_a_later_patch_of_the_overlay_sets_is_not_patched_again(tmp_path: Path) -> None:
+    """A JSON 6902 patch of the overlay sets the partition: kustomize applies it after any
+    strategic-merge patch, so a new patch would change nothing; the fix is said, naming it."""
+    repo = _kz(tmp_path)
+    overlay = repo / "overlays" / "prod"
+    (overlay / "hold.yaml").write_text(
+        "- op: add\n  path: /spec/updateStrategy\n"
+        "  value: {type: RollingUpdate, rollingUpdate: {partition: 9}}\n"
+    )
+    with (overlay / "kustomization.yaml").open("a") as fh:
+        fh.write("patches:\n  - path: hold.yaml\n    target: {kind: StatefulSet, name: db}\n")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    run = run_cli("fix", "--select", "partition-blocks-update", "overlays/prod", cwd=repo)
+    assert run.code == 1 and "overlays/prod/hold.yaml:" in run.out, run.out
+    assert "sets spec.updateStrategy.rollingUpdate.partition too" in run.out
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+@needs_kustomize
+def test_overlay_fixes_keep_a_former_patch_and_take_the_sets_namespace(tmp_path: Path) -> None:
+    """A middle kustomization sets the namespace: the new budget names it (the overlay does
+    not set one). A patch file a former run wrote, edited since (a comment, an env var), is
+    merged into, not rewritten."""
+    repo = _kz(tmp_path)
+    mid = repo / "mid"
+    mid.mkdir()
+    (mid / "kustomization.yaml").write_text("namespace: data\nresources:\n  - ../base\n")
+    overlay = repo / "overlays" / "prod"
+    (overlay / "kustomization.yaml").write_text(
+        "namePrefix: prod-\nresources:\n  - ../../mid\npatches:\n"
+        "  - path: ssrisk-fix-statefulset-db.yaml\n"
+    )
+    former = (
+        "# reviewed by ops\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n"
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: db\n"
+        "        env: [{name: A, value: '1'}]   # keep\n"
+    )
+    (overlay / "ssrisk-fix-statefulset-db.yaml").write_text(former)
+    rules = "pdb-missing,eviction-disabled-by-toleration"
+    done = run_cli("fix", "--select", rules, "overlays/prod", cwd=repo)
+    assert done.code == 0, done.out + done.err
+    budget = (overlay / "ssrisk-fix-poddisruptionbudget-db.yaml").read_text()
+    assert "  namespace: data\n" in budget
+    patch = (overlay / "ssrisk-fix-statefulset-db.yaml").read_text()
+    assert patch.startswith("# reviewed by ops\n")
+    assert "env: [{name: A, value: '1'}]   # keep" in patch and "tolerationSeconds: 300" in patch
+    report = run_cli("check", "--format", "json", "--select", rules, "overlays/prod", cwd=repo)
+    assert report.json()["findings"] == [] and report.json()["errors"] == []
+
+
+def test_what_is_not_the_users_to_edit_is_not_written(tmp_path: Path) -> None:
+    """A saved Helm render (its '# Source:' comments), a file of a chart named as a plain
+    PATH, and a values file outside the tree are never written; CRLF line breaks and a
+    value's quoting are kept in what is."""
+    (tmp_path / ".git").mkdir()
+    rendered = "---\n# Source: db/templates/statefulset.yaml\n" + MANIFEST
+    (tmp_path / "render.yaml").write_text(rendered, encoding="utf-8")
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "templates" / "sts.yaml").write_text(MANIFEST)
+    crlf = (
+        MANIFEST.replace("name: db", "name: other")
+        .replace(
+            "  replicas: 3\n",
+            "  replicas: 3\n  persistentVolumeClaimRetentionPolicy:\n"
+            "    whenDeleted: 'Delete'   # for now\n",
+        )
+        .replace(
+            "  selector:\n",
+            "  volumeClaimTemplates:\n    - metadata: {name: data}\n      spec:\n"
+            "        accessModes: [ReadWriteOnce]\n"
+            "        resources: {requests: {storage: 1Gi}}\n  selector:\n",
+        )
+        .replace("\n", "\r\n")
+    )
+    (tmp_path / "crlf.yaml").write_bytes(crlf.encode())
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    args = ("--select", "partition-blocks-update")
+    for path in ("render.yaml", "chart/templates"):
+        run = run_cli("fix", *args, path, cwd=tmp_path)
+        assert run.code == 1 and ": not applied (" in run.out, run.out
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    rules = ("--select", "partition-blocks-update,pvc-retention-delete")
+    run_cli("fix", *rules, "crlf.yaml", cwd=tmp_path)
+    after = (tmp_path / "crlf.yaml").read_bytes().decode()
+    assert after == crlf.replace("partition: 5", "partition: 0").replace(
+        "whenDeleted: 'Delete'", "whenDeleted: 'Retain'"
+    )

@@ -240,9 +240,11 @@ def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tupl
 
     wanted: dict[tuple[str, int, int, tuple[Any, ...]], Any] = {}
     spelt: dict[str, str] = {}
+    maps: dict[str, str] = {}
     for f in findings:
         assert f.fix is not None and f.fix.template is not None
         spelt.update((text, expr) for text, expr, _keys in f.fix.template.spelt if expr)
+        maps.update((text, expr) for text, expr, _keys in f.fix.template.spelt_maps)
         for i, template, line, found in f.fix.template.places:
             e = f.fix.remedy.edits[i]
             key = (template, line, found, e.keys)
@@ -262,14 +264,19 @@ def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tupl
         mine = sorted((k for k in wanted if k[0] == template), key=lambda k: -k[1])
         for _t, line, found, keys in mine:
             _change, e = wanted[(_t, line, found, keys)]
-            patched = _template_patch(lines, line - 1, found, e, spelt)
+            patched = _template_patch(lines, line - 1, found, e, spelt, maps)
             lines = patched.splitlines(keepends=True)
         out[template] = (old, "".join(lines))
     return out
 
 
 def _template_patch(
-    lines: list[str], at: int, found: int, edit: Any, spelt: Mapping[str, str]
+    lines: list[str],
+    at: int,
+    found: int,
+    edit: Any,
+    spelt: Mapping[str, str],
+    maps: Mapping[str, str] | None = None,
 ) -> str:
     """The template text with ``edit`` made at line ``at`` (0-based), where the deepest of
     its first ``found`` keys is written; a string of its value that the template writes with
@@ -299,22 +306,44 @@ def _template_patch(
     if not re.match(rf"\s*(-\s+)?[\"']?{re.escape(str(keys[found - 1]))}[\"']?\s*:\s*$", lines[at]):
         raise _Unfixable(f"{name}: its parent is not a literal block of the template")
     marks: dict[str, str] = {}
+    map_marks: dict[str, str] = {}
+    maps = maps or {}
 
     def marked(value: Any) -> Any:  # (a spelt string as a token, written back after)
         if isinstance(value, str) and value in spelt:
             return marks.setdefault(value, f"SSRISKTEMPLATETEXT{len(marks)}X")
+        if isinstance(value, dict) and json.dumps(value, sort_keys=True) in maps:
+            key = json.dumps(value, sort_keys=True)
+            return map_marks.setdefault(key, f"SSRISKTEMPLATEMAP{len(map_marks)}X")
         if isinstance(value, dict):
             return {k: marked(v) for k, v in value.items()}
         if isinstance(value, list):
             return [marked(v) for v in value]
         return value
 
+    written = _written_below(lines, at, str(keys[found]))
+    if written is not None:
+        raise _Unfixable(
+            f"line {written + 1} of the template writes {keys[found]} when a value asks for "
+            "it: set it through the chart's values"
+        )
     subtree: Any = marked(edit.value)
     for key in reversed(keys[found + 1 :]):
         subtree = {key: subtree}
-    text = _insert_block(lines, at, {keys[found]: subtree})
+    text = _insert_block(lines, at, {keys[found]: subtree}, template=True)
     for value, token in marks.items():
         text = text.replace(token, spelt[value])
+    step, _offset = _indentation(text)
+    for key, token in map_marks.items():  # (the action, indented below its key's line)
+
+        def action(m: re.Match[str], key: str = key) -> str:
+            column = len(m.group(1)) + step
+            first, *more = maps[key].split("\n")  # (the action, then literal lines below it)
+            spelt = re.sub(r"nindent\s+\d+", f"nindent {column}", first)
+            spelt += "".join("\n" + " " * column + line for line in more)
+            return m.group(0).replace(m.group(2), spelt)
+
+        text = re.sub(rf"(?m)^( *(?:- )?)\S+: ({token})$", action, text)
     return text
 
 
@@ -367,19 +396,55 @@ def _verify_render(
         where: dict[Any, int] = {}
         for release in (options.release, OTHER_RELEASE):
             before = _rendered(chart, namespace, replace(options, release=release))
+            again = _rendered(chart, namespace, replace(options, release=release))
             after = _rendered(copy, namespace, replace(changed, release=release))
             if not where:
                 where = {ref: i for i, (ref, _data) in enumerate(before)}
-            if len(after) != len(before):
+            if len(after) != len(before) or len(again) != len(before):
                 raise _Unfixable("the changed chart renders other objects: not written")
             expected = [data for _ref, data in before]
             for f in findings:
                 _expect(f, where, before, expected, release == options.release)
-            if [data for _ref, data in after] != expected:
+            # (what two renders of the unchanged chart disagree on, a generated password
+            # and its checksum, is not compared)
+            volatile = [_volatile(a, b) for (_r, a), (_s, b) in zip(before, again, strict=True)]
+            got = [_masked(d, m) for (_r, d), m in zip(after, volatile, strict=True)]
+            want = [_masked(d, m) for d, m in zip(expected, volatile, strict=True)]
+            if got != want:
                 raise _Unfixable(
                     "the changed chart does not render exactly the fix (the value or line "
                     "writes other fields too, or renders otherwise for another release)"
                 )
+
+
+#: A field two renders of the unchanged chart disagree on (:func:`_volatile`).
+VOLATILE = "<differs between renders>"
+
+
+def _volatile(a: Any, b: Any) -> Any:
+    """Where two renders ``a`` and ``b`` of one object differ: the same shape with
+    :data:`VOLATILE` at each differing value, ``None`` where they agree."""
+    if a == b:
+        return None
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: _volatile(a.get(k), b.get(k)) for k in {*a, *b} if a.get(k) != b.get(k)}
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [_volatile(x, y) for x, y in zip(a, b, strict=True)]
+    return VOLATILE
+
+
+def _masked(data: Any, mask: Any) -> Any:
+    """``data`` with each value :func:`_volatile` found differing replaced by
+    :data:`VOLATILE`."""
+    if mask is None:
+        return data
+    if mask == VOLATILE:
+        return VOLATILE
+    if isinstance(mask, dict) and isinstance(data, dict):
+        return {k: _masked(v, mask.get(k)) for k, v in data.items()}
+    if isinstance(mask, list) and isinstance(data, list) and len(mask) == len(data):
+        return [_masked(v, m) for v, m in zip(data, mask, strict=True)]
+    return VOLATILE
 
 
 def _rendered(directory: str, namespace: str, options: Any) -> list[tuple[Any, Any]]:
@@ -399,38 +464,42 @@ def _expect(
     f: Finding, where: Mapping[Any, int], before: Sequence[Any], expected: list[Any], same: bool
 ) -> None:
     """Apply the edits of ``f`` to ``expected`` (the objects of a render, in order); not
-    ``same`` release: each spelt string as that render has it at the field it was found at."""
+    ``same`` release: each spelt string and label mapping as that render has it at the field
+    it was found at."""
+    from .model import dig
     from .remedy import apply_edits
 
     assert f.fix is not None
     spelt = f.fix.template.spelt if f.fix.template is not None else ()
+    maps = f.fix.template.spelt_maps if f.fix.template is not None else ()
     for e in f.fix.remedy.edits:
         ref = e.obj or f.obj
         i = where.get((ref.kind, ref.name, ref.namespace))
         if i is None:
             raise _Unfixable(f"{ref} is not rendered again")
         if not same:
-            renamed = {}
-            for text, _expr, keys in spelt:
-                node: Any = before[i][1]
-                for k in keys:
-                    try:
-                        node = node[k]
-                    except (KeyError, IndexError, TypeError):
-                        raise _Unfixable(f"{ref}: cannot render the change again") from None
+            renamed: dict[str, Any] = {}
+            for text, _expr, keys in (*spelt, *maps):
+                node = dig(before[i][1], *keys)
+                if node is None:
+                    raise _Unfixable(f"{ref}: cannot render the change again")
                 renamed[text] = node
-            e = _replace_strings(e, renamed)
+            e = _renamed(e, renamed)
         expected[i] = apply_edits(expected[i], [e])
 
 
-def _replace_strings(edit: Any, renamed: Mapping[str, Any]) -> Any:
-    """``edit`` with each string of its value that ``renamed`` names replaced."""
+def _renamed(edit: Any, renamed: Mapping[str, Any]) -> Any:
+    """``edit`` with each string of its value, and each mapping (by its JSON), that
+    ``renamed`` names replaced."""
     from dataclasses import replace
 
     def swap(value: Any) -> Any:
         if isinstance(value, str):
             return renamed.get(value, value)
         if isinstance(value, dict):
+            whole = json.dumps(value, sort_keys=True)
+            if whole in renamed:
+                return renamed[whole]
             return {k: swap(v) for k, v in value.items()}
         if isinstance(value, list):
             return [swap(v) for v in value]
@@ -876,12 +945,20 @@ def _block_end(lines: Sequence[str], start: int) -> int:
     return end
 
 
-def _insert_block(lines: list[str], parent: int, fragment: dict[str, Any]) -> str:
+def _insert_block(
+    lines: list[str], parent: int, fragment: dict[str, Any], template: bool = False
+) -> str:
     """Insert ``fragment`` (a mapping) as the last keys of the block mapping opened at line
-    ``parent``, indented as its other keys (else one step deeper)."""
-    end = _block_end(lines, parent)
+    ``parent``, indented as its other keys (else one step deeper). In a Helm ``template``, as
+    its first keys, right below ``parent``: the end of a block may lie inside an action block
+    (``{{ if }}``) that also writes the next list or mapping, where a line would render only
+    when it holds, or join that list."""
+    end = parent + 1 if template else _block_end(lines, parent)
+    scope = lines[parent + 1 : _block_end(lines, parent)] if template else lines[parent + 1 : end]
     children = [
-        ln for ln in lines[parent + 1 : end] if ln.strip() and not ln.strip().startswith("#")
+        ln
+        for ln in scope
+        if ln.strip() and not ln.strip().startswith("#") and not _ACTION_LINE.match(ln)
     ]
     step, offset = _indentation("".join(lines))
     indent = _indent_of(children[0]) if children else _indent_of(lines[parent]) + step
@@ -891,6 +968,27 @@ def _insert_block(lines: list[str], parent: int, fragment: dict[str, Any]) -> st
         lines[end - 1] += "\n"
     lines[end:end] = [block]
     return "".join(lines)
+
+
+#: A line of a Helm template that is one action and nothing else.
+_ACTION_LINE = re.compile(r"^\s*\{\{.*\}\}\s*$")
+
+
+def _written_below(lines: Sequence[str], parent: int, key: str) -> int | None:
+    """The 0-based line below the template line ``parent`` (within its block, action lines
+    and all) that writes ``key`` (under a condition, since the rendered object lacks it), or
+    ``None``."""
+    indent = _indent_of(lines[parent])
+    pattern = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*:")
+    for i in range(parent + 1, len(lines)):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#") or _ACTION_LINE.match(lines[i]):
+            continue
+        if _indent_of(lines[i]) <= indent:
+            break
+        if pattern.match(lines[i]):
+            return i
+    return None
 
 
 def _insert_in_item(lines: list[str], first: int, column: int, fragment: dict[str, Any]) -> str:

@@ -119,6 +119,9 @@ class Fix:
     #: The cluster the rules simulated on (``"an assumed cluster (3 zones × 2 nodes)"``, a
     #: profile's): a fix holds for that cluster.
     cluster: str = ""
+    #: The scenarios its numbers quote (the rule's :attr:`~ssrisk.rule.Rule.fix_scenarios`;
+    #: empty: every scenario the change alters).
+    quoted: tuple[str, ...] = ()
     #: For a StatefulSet built by kustomize: the change as patches in the kustomization that
     #: builds it (:func:`in_overlay`), else ``None``.
     overlay: OverlayPatch | None = None
@@ -150,8 +153,14 @@ class Fix:
 
     def numbers(self) -> str:
         """The simulated scenarios whose outcome the change alters, one clause each:
-        ``"zone-loss: 3 of 3 down, not back → 1 of 3 down, back in 6m12s"`` (``""``: none)."""
-        return "; ".join(f"{name}: {b} → {a}" for name, b, a in self.simulated if str(b) != str(a))
+        ``"zone-loss: 3 of 3 down, not back → 1 of 3 down, back in 6m12s"`` (``""``: none);
+        only the rule's own scenarios (:attr:`quoted`) when it names some: another scenario
+        may change with a re-run placement, not because of the change."""
+        return "; ".join(
+            f"{name}: {b} → {a}"
+            for name, b, a in self.simulated
+            if str(b) != str(a) and (not self.quoted or name in self.quoted)
+        )
 
 
 @dataclass(frozen=True)
@@ -327,6 +336,11 @@ class InTemplate:
     #: change writes that text (else ``""``: written as rendered), and a render as another
     #: release must give what that release renders at the field.
     spelt: tuple[tuple[str, str, tuple[str | int, ...]], ...] = ()
+    #: Label mappings of the edits' values that the object renders at its selector or pod
+    #: labels from one template action on the key's line (``matchLabels: {{- include
+    #: "x.selectorLabels" . | nindent 6 }}``): ``(the mapping as JSON, the action, the keys
+    #: it is rendered at)``. The change writes that action, indented where it is written.
+    spelt_maps: tuple[tuple[str, str, tuple[str | int, ...]], ...] = ()
 
 
 def in_template(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
@@ -357,7 +371,70 @@ def in_template(fix: Fix, sts: Any, pdbs: Sequence[Any]) -> Fix:
             return fix
         places.append((i, template, at.line, found))
     spelt = _spelt(edits, objects, sts)
-    return replace(fix, template=InTemplate(tuple(places), render, spelt))
+    maps = _spelt_maps(edits, objects, sts)
+    return replace(fix, template=InTemplate(tuple(places), render, spelt, maps))
+
+
+#: Where a set's label mappings are written, which a change may need again (a spread's or
+#: an affinity's labelSelector): its selector, then its pod labels.
+LABEL_MAPS: tuple[tuple[str, ...], ...] = (
+    ("spec", "selector", "matchLabels"),
+    ("spec", "template", "metadata", "labels"),
+)
+
+
+def _spelt_maps(
+    edits: Sequence[Edit], objects: Mapping[ObjectRef, Any], sts: Any
+) -> tuple[tuple[str, str, tuple[str | int, ...]], ...]:
+    """:attr:`InTemplate.spelt_maps` for ``edits``."""
+    import json
+    import re
+
+    from .model import dig
+
+    out: list[tuple[str, str, tuple[str | int, ...]]] = []
+    for e in edits:
+        obj = objects.get(e.obj or sts.ref)
+        if obj is None:
+            continue
+        wanted = {json.dumps(m, sort_keys=True) for m in _mappings(e.value)}
+        for keys in LABEL_MAPS:
+            here = dig(obj.data, *keys)
+            text = json.dumps(plain(here), sort_keys=True) if isinstance(here, Mapping) else ""
+            if text not in wanted or any(t == text for t, _a, _k in out):
+                continue
+            at = obj.locator.locate(obj, keys)
+            if at is None or at.path != obj.locator.path:
+                continue
+            line = _template_line(at.path, at.line)
+            m = re.match(rf"\s*{keys[-1]}:\s*(\{{\{{-?.*\bnindent\s+\d+\s*-?\}}\}})\s*$", line)
+            if not m or m.group(1).count("{{") != 1:
+                continue
+            # literal labels written below the action belong to the mapping too
+            indent = len(line) - len(line.lstrip(" "))
+            more = []
+            for below in _template_lines_after(at.path, at.line):
+                if not below.strip() or len(below) - len(below.lstrip(" ")) <= indent:
+                    break
+                if "{{" in below or not re.match(r"\s*[\w./-]+:\s*\S", below):
+                    more = ["{{"]  # (something else: not spelt)
+                    break
+                more.append(below.strip())
+            if "{{" not in more:
+                out.append((text, "\n".join([m.group(1), *more]), keys))
+    return tuple(out)
+
+
+def _mappings(value: Any) -> Iterator[Mapping[str, Any]]:
+    """Each mapping of ``value`` whose values are all strings (a label mapping)."""
+    if isinstance(value, Mapping):
+        if value and all(isinstance(v, str) for v in value.values()):
+            yield value
+        for v in value.values():
+            yield from _mappings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _mappings(v)
 
 
 def _strings(value: Any) -> set[str]:
@@ -412,6 +489,16 @@ def _leaves(node: Any, keys: tuple[str | int, ...]) -> Iterator[tuple[tuple[str 
             yield from _leaves(v, (*keys, i))
     elif isinstance(node, str):
         yield keys, node
+
+
+def _template_lines_after(path: str, line: int, most: int = 50) -> list[str]:
+    """Up to ``most`` lines of the template file ``path`` after line ``line`` (1-based)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    return lines[line : line + most]
 
 
 def _template_line(path: str, line: int) -> str:
@@ -599,7 +686,7 @@ def verify(
     timed = not rule.fix_delays_ready
     if any(after.worse_than(before, timed) for name, before, after in simulated if name in FAULTS):
         return None  # (a failure the rules simulated does worse after the change)
-    return Fix(remedy, rule.id, dict(finding.facts), simulated)
+    return Fix(remedy, rule.id, dict(finding.facts), simulated, quoted=rule.fix_scenarios)
 
 
 def placed_in_values(fix: Fix, sts: Any) -> Fix:

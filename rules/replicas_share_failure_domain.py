@@ -486,6 +486,8 @@ class ReplicasShareFailureDomain(Rule):
             shapes: tuple[tuple[str, ...], ...] = ((host, zone),)
         elif "node_loss_takes" not in finding.facts:  # (the hosts are kept apart already)
             shapes = ((zone,), (host, zone))
+        elif "zone_loss_takes" in finding.facts:  # (a host spread alone leaves the zones)
+            shapes = ((zone,), (host, zone))
         else:
             shapes = ((host,), (zone,), (host, zone))
         return tuple(r for r in (spread(*shape) for shape in shapes) if r is not None)

@@ -813,12 +813,13 @@ def _fix(
     before: dict[str, Severity] = {}
     for f in findings:  # (every finding of the set, before folding)
         before[f.rule] = max(f.severity, before.get(f.rule, f.severity))
+    tried: dict[Any, Any] = {}
     for f in findings:
         rule = by_id.get(f.rule)
         if f.severity == Severity.INFO:
             continue  # a note is a fact to know, not a risk to change the manifest for
         if rule is not None and f.obj == ctx.sts.ref:
-            f.fix = find_fix(rule, ctx, f, rules, before)
+            f.fix = find_fix(rule, ctx, f, rules, before, tried)
             if f.fix is not None:
                 f.fix = replace(f.fix, cluster=cluster)
             by = getattr(ctx.sts, "rendered_by", None)

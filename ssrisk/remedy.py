@@ -579,10 +579,20 @@ class Outcome:
         return out
 
 
+def _copied(value: Any) -> Any:
+    """A copy of loaded data as plain mappings and lists (its positions left behind: a
+    changed copy is judged, never pointed into); much cheaper than ``copy.deepcopy``."""
+    if isinstance(value, Mapping):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
 def apply_edits(data: Mapping[str, Any], edits: Sequence[Edit]) -> dict[str, Any]:
     """A deep copy of ``data`` with ``edits`` applied (the mappings above a field created
     when missing, or replaced when not a mapping; a removed field's mapping kept)."""
-    out: dict[str, Any] = copy.deepcopy(dict(data))
+    out: dict[str, Any] = _copied(data)
     for edit in edits:
         if edit.create or not edit.keys:
             continue  # (a new object: not a change of this one)
@@ -657,15 +667,35 @@ def verify(
         _hpa=None,
         _memo={},
     )
+    timed = not rule.fix_delays_ready
+
+    def outcomes() -> tuple[tuple[str, Outcome, Outcome], ...] | None:
+        """Each scenario simulated both before and after; ``None`` when a fault or
+        maintenance does worse after the change."""
+        before_runs = ctx.simulated_results()
+        after_runs = again.simulated_results()
+        pairs = tuple(
+            (name, Outcome.of(before_runs[name]), Outcome.of(after_runs[name]))
+            for name in before_runs
+            if name in after_runs
+        )
+        worse = any(a.worse_than(b, timed) for name, b, a in pairs if name in FAULTS)
+        return None if worse else pairs
+
     try:
         # the finding is gone: the rule reports nothing as severe on the changed set (a
         # milder finding of it may remain: a budget that now allows one eviction is noted)
         if any(left.severity >= finding.severity for left in rule.check(again)):
             return None
+        for name in rule.fix_scenarios:  # (quoted whatever the run's other rules simulated)
+            ctx.try_simulate(name)
+            again.try_simulate(name)
+        if outcomes() is None:  # (the rule's own scenarios first: the cheaper refusal)
+            return None
         had = before or {}
         for other in others:
-            if other.id == rule.id:
-                continue
+            if other.id == rule.id or max(other.levels()) == Severity.INFO:
+                continue  # (a rule that only notes cannot trade a risk in)
             for new in other.check(again):
                 if new.severity == Severity.INFO:
                     continue  # (a fact of the changed set, not a risk traded for)
@@ -673,19 +703,9 @@ def verify(
                     return None  # (the change trades one risk for another)
     except Exception:  # a candidate a rule cannot read is no fix
         return None
-    for name in rule.fix_scenarios:  # (quoted whatever the run's other rules simulated)
-        ctx.try_simulate(name)
-        again.try_simulate(name)
-    before_runs = ctx.simulated_results()
-    after_runs = again.simulated_results()
-    simulated = tuple(
-        (name, Outcome.of(before_runs[name]), Outcome.of(after_runs[name]))
-        for name in before_runs
-        if name in after_runs
-    )
-    timed = not rule.fix_delays_ready
-    if any(after.worse_than(before, timed) for name, before, after in simulated if name in FAULTS):
-        return None  # (a failure the rules simulated does worse after the change)
+    simulated = outcomes()
+    if simulated is None:
+        return None  # (a failure the other rules simulated does worse after the change)
     return Fix(remedy, rule.id, dict(finding.facts), simulated, quoted=rule.fix_scenarios)
 
 
@@ -715,10 +735,20 @@ def find_fix(
     finding: Finding,
     others: Sequence[Rule] = (),
     before: Mapping[str, Severity] | None = None,
+    tried: dict[Any, Fix | None] | None = None,
 ) -> Fix | None:
-    """The first of the rule's candidates (smallest first) that :func:`verify` confirms."""
+    """The first of the rule's candidates (smallest first) that :func:`verify` confirms.
+    ``tried``: the verdicts on this StatefulSet so far (rule id and candidate -> the fix or
+    ``None``), shared by its findings: two findings of one rule often have one candidate."""
     for remedy in rule.remedies(ctx, finding):
-        fix = verify(rule, ctx, finding, remedy, others, before)
+        key = (rule.id, repr(remedy), finding.severity)
+        if tried is not None and key in tried:
+            fix = tried[key]
+            fix = replace(fix, before=dict(finding.facts)) if fix is not None else None
+        else:
+            fix = verify(rule, ctx, finding, remedy, others, before)
+            if tried is not None:
+                tried[key] = fix
         if fix is not None:
             return fix
     return None

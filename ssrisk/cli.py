@@ -728,7 +728,10 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     # one eviction, without an unhealthy-pod policy): written fixes are checked again until
     # nothing more is fixed, so a second 'ssrisk fix' changes nothing.
     cautions: dict[tuple[str, str], str] = {}
-    written = 0
+    applied: list[tuple[str, str, str]] = []
+    files_of: dict[tuple[str, str, str], set[str]] = {}
+    originals: dict[str, str | None] = {}  # each written file before the first write
+    undone: list[tuple[str, str, str]] = []
     for _round in range(FIX_ROUNDS):
         done = run.check(request, rules)
         fixes = plan_fixes(done.report.findings)
@@ -737,47 +740,98 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
             for f in done.report.findings
             if f.fix is not None and f.fix.remedy.caution
         )
+        again = [e for e in fixes.applied if e in files_of]
+        if again:
+            # written, and reported again: something applied after the change undoes it (a
+            # kustomize replacement or transformer, ...): every file it wrote is put back
+            paths = set().union(*(files_of[e] for e in again))
+            _put_back(paths, originals)
+            undone = [e for e in applied if files_of[e] & paths]
+            applied = [e for e in applied if e not in undone]
+            break
         if args.diff or not fixes.changed:
             break
+        for path, (old, _new) in fixes.changed.items():
+            originals.setdefault(path, None if path in fixes.created else old)
         try:
             write_fixes(fixes)
         except OutputError as exc:
             raise UsageError(str(exc)) from None
-        written += len(fixes.applied)
-        for path, rule, summary in fixes.applied:
-            out.write(safe_lines(printable(f"{path}: {rule}: {summary}") + "\n"))
-            caution = cautions.get((rule, summary))
-            if caution:
-                out.write(safe_lines(printable(f"    before rolling it out: {caution}") + "\n"))
+        for entry in fixes.applied:
+            if entry not in applied:
+                applied.append(entry)
+            files_of.setdefault(entry, set()).update(fixes.files_of.get(entry, set()))
+    written = len(applied)
+    for path, rule, summary in applied:
+        out.write(safe_lines(printable(f"{path}: {rule}: {summary}") + "\n"))
+        caution = cautions.get((rule, summary))
+        if caution:
+            out.write(safe_lines(printable(f"    before rolling it out: {caution}") + "\n"))
+    for path, rule, summary in undone:
+        text = (
+            f"{path}: {rule}: not applied (written, but still reported after: something the "
+            f"build applies later undoes it; put back): {summary}"
+        )
+        out.write(safe_lines(printable(text) + "\n"))
     for e in done.report.errors:
         say(f"ssrisk: error: {printable(str(e))}")
     if args.diff:
         out.write(safe_lines(unified_diff(fixes)))
-    for f, why in fixes.not_applied:
-        text = f"{f.position}: {f.rule}: not applied ({why}): {f.fix.remedy.summary}"
-        out.write(safe_lines(printable(text) + "\n"))
-    for f in fixes.advice:
-        assert f.fix is not None
-        text = f"{f.position}: {f.rule}: advice, not written: {f.fix.remedy.summary}"
-        out.write(safe_lines(printable(text) + "\n"))
-        out.write(safe_lines(printable(f"    {f.fix.remedy.caution}") + "\n"))
-    if not args.diff:
-        from .model import Severity
-
-        unfixed = sum(
-            1
-            for f in done.report.findings
-            if f.severity >= Severity.WARNING and not f.suppressed and f.fix is None
-        )
-        if written or fixes.not_applied or fixes.advice or unfixed:
-            say(
-                f"ssrisk fix: {written} fix(es) written, {len(fixes.not_applied)} not applied, "
-                f"{len(fixes.advice)} advice; {unfixed} warning(s) or error(s) have no "
-                "verified fix ('ssrisk check --explain' says what to do)"
-            )
+    _said_fixes(fixes, done.report.findings, written, len(undone), args.diff, out)
     if done.report.errors:
         return ExitCode.ERROR
-    return ExitCode.FINDINGS if fixes.not_applied else ExitCode.OK
+    return ExitCode.FINDINGS if fixes.not_applied or undone else ExitCode.OK
+
+
+def _said_fixes(
+    fixes: Any, findings: Sequence[Any], written: int, undone: int, diff: bool, out: TextIO
+) -> None:
+    """Print what ``ssrisk fix`` did not write (each line once: two findings may share one
+    fix) and, when it wrote, a count on standard error."""
+    from .model import Severity
+    from .reporters.escape import printable, safe_lines
+
+    said: list[tuple[str, ...]] = []
+    for f, why in fixes.not_applied:
+        said.append((f"{f.position}: {f.rule}: not applied ({why}): {f.fix.remedy.summary}",))
+    for f in fixes.advice:
+        head = f"{f.position}: {f.rule}: advice, not written: {f.fix.remedy.summary}"
+        said.append((head, f"    {f.fix.remedy.caution}"))
+    for lines in dict.fromkeys(said):
+        for line in lines:
+            out.write(safe_lines(printable(line) + "\n"))
+    if diff:
+        return
+    unfixed = sum(
+        1 for f in findings if f.severity >= Severity.WARNING and not f.suppressed and f.fix is None
+    )
+    not_applied = len({id(f) for f, _why in fixes.not_applied}) + undone
+    if written or not_applied or fixes.advice or unfixed:
+        say(
+            f"ssrisk fix: {written} fix(es) written, {not_applied} not applied, "
+            f"{len(fixes.advice)} advice; {unfixed} warning(s) or error(s) have no verified "
+            "fix ('ssrisk check --explain' says what to do)"
+        )
+
+
+def _put_back(paths: set[str], originals: dict[str, str | None]) -> None:
+    """Restore each of ``paths`` as it was before ``ssrisk fix`` wrote it (``None``: it did
+    not exist: removed, unless it is no longer a regular file)."""
+    import os
+
+    from .outfile import write_file
+
+    for path in paths:
+        old = originals.get(path)
+        if old is None:
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.remove(path)
+            continue
+
+        def write(fh: TextIO, text: str = old) -> None:
+            fh.write(text)
+
+        write_file(path, write)
 
 
 def _load_rules() -> list[Rule]:

@@ -41,6 +41,14 @@ class FixRun:
     created: set[str] = field(default_factory=set)
     #: verified changes that need the owner's decision (:attr:`Remedy.advice`): never written
     advice: list[Finding] = field(default_factory=list)
+    #: the files each entry of ``applied`` changes
+    files_of: dict[tuple[str, str, str], set[str]] = field(default_factory=dict)
+
+    def done(self, entry: tuple[str, str, str], paths: set[str]) -> None:
+        """Record ``entry`` (``(path, rule, summary)``) as applied, changing ``paths``."""
+        if entry not in self.applied:
+            self.applied.append(entry)
+        self.files_of.setdefault(entry, set()).update(paths)
 
 
 def plan_fixes(findings: Sequence[Finding]) -> FixRun:
@@ -113,8 +121,8 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
         for f, _e in placed:
             if id(f) in failed:
                 run.not_applied.append((f, failed[id(f)]))
-            elif (path, f.rule, f.fix.remedy.summary) not in run.applied:
-                run.applied.append((path, f.rule, f.fix.remedy.summary))
+            else:
+                run.done((path, f.rule, f.fix.remedy.summary), {path})
     _plan_files(run, by_file)
     return run
 
@@ -147,6 +155,11 @@ def _plan_files(run: FixRun, by_file: Mapping[str, list[tuple[Finding, Any, list
     for path, (old, new) in results.items():
         if new != old:
             run.changed[path] = (old, new)
+    paths_of: dict[int, set[str]] = {}
+    for path, items in by_file.items():
+        for f, _ref, _edits in items:
+            if path in run.changed:
+                paths_of.setdefault(id(f), set()).add(path)
     seen: set[int] = set()
     for path, items in by_file.items():
         for f, _ref, _edits in items:
@@ -156,8 +169,8 @@ def _plan_files(run: FixRun, by_file: Mapping[str, list[tuple[Finding, Any, list
             assert f.fix is not None
             if id(f) in failed:
                 run.not_applied.append((f, failed[id(f)]))
-            elif path in run.changed and (path, f.rule, f.fix.remedy.summary) not in run.applied:
-                run.applied.append((path, f.rule, f.fix.remedy.summary))
+            elif path in run.changed:
+                run.done((path, f.rule, f.fix.remedy.summary), paths_of.get(id(f), {path}))
 
 
 def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> None:
@@ -181,9 +194,7 @@ def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> N
             run.created.add(path)
     for f in findings:
         assert f.fix is not None and f.fix.overlay is not None
-        entry = (directory, f.rule, f.fix.remedy.summary)
-        if entry not in run.applied:
-            run.applied.append(entry)
+        run.done((directory, f.rule, f.fix.remedy.summary), set(files))
 
 
 def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> None:
@@ -215,9 +226,7 @@ def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> Non
         run.changed[path] = (old, new)
     for f in findings:
         assert f.fix is not None
-        entry = (next(iter(files), chart), f.rule, f.fix.remedy.summary)
-        if entry not in run.applied:
-            run.applied.append(entry)
+        run.done((next(iter(files), chart), f.rule, f.fix.remedy.summary), set(files))
 
 
 #: Template changes rendered and compared in this process: (render, changed files, edits)

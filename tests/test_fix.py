@@ -797,3 +797,32 @@ def test_what_is_not_the_users_to_edit_is_not_written(tmp_path: Path) -> None:
     assert after == crlf.replace("partition: 5", "partition: 0").replace(
         "whenDeleted: 'Delete'", "whenDeleted: 'Retain'"
     )
+
+
+@needs_kustomize
+def test_a_fix_the_build_undoes_later_is_put_back(tmp_path: Path) -> None:
+    """A transformer of the overlay sets the partition after every patch: the fix is written,
+    the next check still reports the finding, so every file the fix wrote is put back and
+    the fix is said as not applied (exit 1), never as written."""
+    repo = _kz(tmp_path)
+    base = repo / "base" / "sts.yaml"
+    base.write_text(
+        base.read_text().replace(
+            "  replicas: 3\n",
+            "  replicas: 3\n  updateStrategy:\n    rollingUpdate:\n      partition: 3\n",
+        )
+    )
+    overlay = repo / "overlays" / "prod"
+    (overlay / "hold.yaml").write_text(
+        "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: hold}\n"
+        'patch: \'[{"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/partition",'
+        ' "value": 8}]\'\ntarget: {kind: StatefulSet}\n'
+    )
+    with (overlay / "kustomization.yaml").open("a") as fh:
+        fh.write("transformers:\n  - hold.yaml\n")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    run = run_cli("fix", "--select", "partition-blocks-update", "overlays/prod", cwd=repo)
+    assert run.code == 1, run.out + run.err
+    assert "not applied (written, but still reported after" in run.out
+    assert "0 fix(es) written" in run.err
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before

@@ -484,9 +484,8 @@ class ReplicasShareFailureDomain(Rule):
         zones_known = ctx.profile is not None and ctx.profile.cluster_source != "assumed"
         if is_quorum(ctx):  # (a quorum store keeps members apart on every cluster shape)
             shapes: tuple[tuple[str, ...], ...] = ((host, zone),)
-        elif "node_loss_takes" not in finding.facts:  # (the hosts are kept apart already)
-            shapes = ((zone,), (host, zone))
-        elif "zone_loss_takes" in finding.facts:  # (a host spread alone leaves the zones)
+        elif "node_loss_takes" not in finding.facts or "zone_loss_takes" in finding.facts:
+            # (the hosts are kept apart already, or a host spread alone leaves the zones)
             shapes = ((zone,), (host, zone))
         else:
             shapes = ((host,), (zone,), (host, zone))

@@ -800,7 +800,7 @@ def _fix(
 ) -> None:
     """Give each finding the smallest change verified to remove it (:mod:`ssrisk.remedy`),
     saying the cluster it was verified on (``cluster``: :func:`cluster_description`)."""
-    from .remedy import find_fix, in_overlay, in_template, placed_in_values
+    from .remedy import find_fix, in_overlay, in_template, placed_in_values, renders_reading
 
     meta = ctx.sts.data.get("metadata")
     if isinstance(meta, dict) and meta.get("ownerReferences"):
@@ -826,6 +826,7 @@ def _fix(
             if f.fix is not None and by == "chart":
                 f.fix = replace(f.fix, render=getattr(ctx.sts, "chart_render", None))
                 f.fix = in_template(placed_in_values(f.fix, ctx.sts), ctx.sts, ctx.pdbs())
+                f.fix = renders_reading(f.fix, ctx.inventory.chart_renders())
             elif f.fix is not None and by == "kustomization":
                 built = [
                     *ctx.inventory.of_kind(ctx.sts.kind),

@@ -109,12 +109,11 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
         try:
             old, new = _values_edited(path, [e for _f, e in placed])
             mine = list({id(f): f for f, _e in placed}.values())
-            renders = {id(f.fix.render): f.fix.render for f in mine if f.fix and f.fix.render}
+            renders = _renders_of(mine)
             if not renders:
                 raise _Unfixable("the chart cannot be rendered again to check the change")
-            for render in renders.values():
-                users = [f for f in mine if f.fix and f.fix.render is render]
-                _verify_render(render, {path: new}, users)
+            for render in renders:  # (every chart and variant given this values file)
+                _verify_render(render, {path: new}, mine)
             run.changed[path] = (old, new)
         except _Unfixable as exc:
             failed.update((id(f), str(exc)) for f, _e in placed)
@@ -204,8 +203,8 @@ def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> Non
     reason."""
     try:
         files = _templates_edited(chart, findings)
-        for render in {_render_key(f): f.fix.template.render for f in findings if f.fix}.values():
-            mine = [f for f in findings if _render_key(f) == render]
+        for render in _renders_of(findings):  # (every variant of the chart)
+            mine = list(findings)
             key = (
                 render,
                 tuple(sorted((p, new) for p, (_old, new) in files.items())),
@@ -229,15 +228,22 @@ def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> Non
         run.done((next(iter(files), chart), f.rule, f.fix.remedy.summary), set(files))
 
 
+def _renders_of(findings: Sequence[Finding]) -> list[Any]:
+    """The renders the fixes of ``findings`` are read by (:attr:`Fix.renders`), each once,
+    the findings' own first."""
+    out: dict[Any, None] = {}
+    for f in findings:
+        if f.fix is not None and f.fix.render is not None:
+            out.setdefault(f.fix.render, None)
+    for f in findings:
+        for render in f.fix.renders if f.fix is not None else ():
+            out.setdefault(render, None)
+    return list(out)
+
+
 #: Template changes rendered and compared in this process: (render, changed files, edits)
 #: -> the reason they were refused, or ``None``.
 _VERIFIED: dict[Any, str | None] = {}
-
-
-def _render_key(f: Finding) -> Any:
-    assert f.fix is not None and f.fix.template is not None
-    chart, namespace, options = f.fix.template.render
-    return (chart, namespace, options)
 
 
 def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tuple[str, str]]:
@@ -408,12 +414,13 @@ def _verify_render(
             again = _rendered(chart, namespace, replace(options, release=release))
             after = _rendered(copy, namespace, replace(changed, release=release))
             if not where:
-                where = {ref: i for i, (ref, _data) in enumerate(before)}
+                where = _objects_of(findings, before, render)
             if len(after) != len(before) or len(again) != len(before):
                 raise _Unfixable("the changed chart renders other objects: not written")
             expected = [data for _ref, data in before]
             for f in findings:
-                _expect(f, where, before, expected, release == options.release)
+                own = f.fix is not None and f.fix.render == render
+                _expect(f, where, before, expected, own and release == options.release, own)
             # (what two renders of the unchanged chart disagree on, a generated password
             # and its checksum, is not compared)
             volatile = [_volatile(a, b) for (_r, a), (_s, b) in zip(before, again, strict=True)]
@@ -457,7 +464,9 @@ def _masked(data: Any, mask: Any) -> Any:
 
 
 def _rendered(directory: str, namespace: str, options: Any) -> list[tuple[Any, Any]]:
-    """The objects the chart at ``directory`` renders: ``[(identity, plain data)]``."""
+    """The objects the chart at ``directory`` renders: ``[((kind, name, namespace, template
+    file within the chart), plain data)]``; a document its render warns about (a key twice)
+    is refused."""
     from .remedy import plain
     from .renderers.helm import render_chart
 
@@ -465,16 +474,66 @@ def _rendered(directory: str, namespace: str, options: Any) -> list[tuple[Any, A
     for lf in render_chart(directory, namespace, options):
         if lf.errors:
             raise _Unfixable(f"the changed chart does not render: {lf.errors[0].message}")
-        out.extend(((o.kind, o.name, o.namespace), plain(o.data)) for o in lf.objects)
+        twice = [n for n in lf.notices if "duplicate key" in n.message]
+        if twice:
+            raise _Unfixable(f"the changed chart renders {twice[0].message}")
+        for o in lf.objects:
+            source = str(getattr(o, "source", "") or "").split("/", 1)[-1]
+            out.append(((o.kind, o.name, o.namespace, source), plain(o.data)))
     return out
 
 
+def _objects_of(findings: Sequence[Finding], before: Sequence[Any], render: Any) -> dict[Any, int]:
+    """Where each object the findings' edits change is in ``before`` (a render's objects):
+    by its identity in its own render; in another render of the chart (a variant), the one
+    object of its kind its template renders there, if any (else it is not rendered there)."""
+    by_ref = {ref[:3]: i for i, (ref, _data) in enumerate(before)}
+    by_source: dict[tuple[str, str], list[int]] = {}
+    for i, (ref, _data) in enumerate(before):
+        by_source.setdefault((ref[0], ref[3]), []).append(i)
+    where: dict[Any, int] = {}
+    for f in findings:
+        assert f.fix is not None
+        for e in f.fix.remedy.edits:
+            ref = e.obj or f.obj
+            key = (ref.kind, ref.name, ref.namespace)
+            if f.fix.render == render:
+                if key in by_ref:
+                    where[(id(f), key)] = by_ref[key]
+                continue
+            source = _source_of(f, e)
+            found = by_source.get((ref.kind, source), []) if source else []
+            if len(found) > 1:
+                raise _Unfixable(f"{source} renders several {ref.kind}s: not written")
+            if found:
+                where[(id(f), key)] = found[0]
+    return where
+
+
+def _source_of(f: Finding, edit: Any) -> str:
+    """The template file (within its chart) the object ``edit`` changes is rendered from."""
+    if f.fix is not None and f.fix.template is not None:
+        i = f.fix.remedy.edits.index(edit)
+        for index, template, _line, _found in f.fix.template.places:
+            if index == i and f.fix.render is not None:
+                rel = os.path.relpath(os.path.abspath(template), os.path.abspath(f.fix.render[0]))
+                return rel.replace(os.sep, "/")
+    source = f.position.source or ""
+    return source.split("/", 1)[-1]
+
+
 def _expect(
-    f: Finding, where: Mapping[Any, int], before: Sequence[Any], expected: list[Any], same: bool
+    f: Finding,
+    where: Mapping[Any, int],
+    before: Sequence[Any],
+    expected: list[Any],
+    same: bool,
+    own: bool = True,
 ) -> None:
-    """Apply the edits of ``f`` to ``expected`` (the objects of a render, in order); not
-    ``same`` release: each spelt string and label mapping as that render has it at the field
-    it was found at."""
+    """Apply the edits of ``f`` to ``expected`` (the objects of a render, in order; ``where``:
+    :func:`_objects_of`); not ``same`` render and release as the finding's: each spelt string
+    and label mapping as that render has it at the field it was found at. In another render
+    than the finding's (not ``own``), an object it does not render is not expected."""
     from .model import dig
     from .remedy import apply_edits
 
@@ -483,8 +542,10 @@ def _expect(
     maps = f.fix.template.spelt_maps if f.fix.template is not None else ()
     for e in f.fix.remedy.edits:
         ref = e.obj or f.obj
-        i = where.get((ref.kind, ref.name, ref.namespace))
+        i = where.get((id(f), (ref.kind, ref.name, ref.namespace)))
         if i is None:
+            if not own:
+                continue  # (another variant that does not render it: nothing to expect)
             raise _Unfixable(f"{ref} is not rendered again")
         if not same:
             renamed: dict[str, Any] = {}

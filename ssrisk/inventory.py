@@ -154,6 +154,23 @@ class Inventory:
     def statefulsets(self) -> list[K8sObject]:
         return self.of_kind("StatefulSet")
 
+    def chart_renders(self) -> tuple[Any, ...]:
+        """Each distinct render of a chart (a variant: ``RenderedObject.chart_render``) that
+        a StatefulSet of the run came from (every unit's, even from a unit's view), once, in
+        load order (computed once)."""
+        whole = getattr(self, "_base", self)
+        if whole is not self:
+            return cast(Inventory, whole).chart_renders()
+        found = self.__dict__.get("_chart_renders")
+        if found is None:
+            seen: dict[Any, None] = {}
+            for sts in self.statefulsets:
+                render = getattr(sts, "chart_render", None)
+                if render is not None:
+                    seen.setdefault(render, None)
+            found = self.__dict__["_chart_renders"] = tuple(seen)
+        return cast(tuple[Any, ...], found)
+
     def service(self, namespace: str | None, name: str) -> K8sObject | None:
         """The Service ``name`` in ``namespace`` (the first one loaded, if defined twice)."""
         return self.named("Service", namespace, name)

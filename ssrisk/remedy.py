@@ -132,6 +132,10 @@ class Fix:
     #: namespace, HelmOptions)``), so that a change of a values file or template is
     #: rendered and compared before it is written; else ``None``.
     render: tuple[str, str, Any] | None = None
+    #: Every render of the run the change is read by (the chart's other variants for a
+    #: template; each chart and variant given the values file for a values line): each is
+    #: rendered and compared too.
+    renders: tuple[tuple[str, str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -454,28 +458,27 @@ def _spelt(
     the edited object renders from a template line ``key: <text with {{ }}>``."""
     import re
 
+    from .model import dig
+
     out: list[tuple[str, str, tuple[str | int, ...]]] = []
     for e in edits:
         obj = objects.get(e.obj or sts.ref)
         wanted = _strings(e.value) - {s for s, _t, _k in out}
         if obj is None or not wanted:
             continue
-        first: dict[str, tuple[str | int, ...]] = {}
-        for keys, text in _leaves(obj.data, ()):
+        # the labels first: a value a change copies is most often a label, and how the
+        # template writes that label (literally, or with an action) is how it is written
+        labels = [(k, t) for path in LABEL_MAPS for k, t in _leaves(dig(obj.data, *path), path)]
+        for keys, text in [*labels, *_leaves(obj.data, ())]:
             if text not in wanted or not keys:
                 continue
-            first.setdefault(text, keys)
+            wanted.discard(text)
             at = obj.locator.locate(obj, keys)
-            if at is None or at.path != obj.locator.path:
-                continue
-            line = _template_line(at.path, at.line)
+            line = _template_line(at.path, at.line) if at and at.path == obj.locator.path else ""
             m = re.match(rf"\s*(?:-\s+)?{re.escape(str(keys[-1]))}\s*:\s*(.*\S)\s*$", line)
-            if m and "{{" in m.group(1):
-                wanted.discard(text)
-                out.append((text, m.group(1), keys))
-        # (rendered otherwise, from an include: written as rendered, and another release
-        # shows whether that holds)
-        out.extend((text, "", keys) for text, keys in first.items() if text in wanted)
+            # (written with an action: that text; else as rendered, and a render as another
+            # release shows whether that holds)
+            out.append((text, m.group(1) if m and "{{" in m.group(1) else "", keys))
     return tuple(out)
 
 
@@ -727,6 +730,30 @@ def placed_in_values(fix: Fix, sts: Any) -> Fix:
         at = sts.pos(*e.keys) if scalar and not isinstance(e.value, (dict, list)) else None
         edits.append(replace(e, value_at=at) if at is not None and at.path != template else e)
     return replace(fix, remedy=replace(fix.remedy, edits=tuple(edits)))
+
+
+def renders_reading(fix: Fix, all_renders: Sequence[tuple[str, str, Any]]) -> Fix:
+    """``fix`` with :attr:`Fix.renders`: the renders among ``all_renders`` (the run's) that
+    read what it changes: for a values line, those given that values file, or every render
+    of the chart whose own ``values.yaml`` it is; for a template, every render of its chart."""
+    import os
+
+    if fix.render is None:
+        return fix
+    chart = fix.render[0]
+    top = os.path.realpath(chart)
+    values = {os.path.realpath(e.value_at.path) for e in fix.remedy.edits if e.value_at}
+    out = []
+    for render in all_renders:
+        same_chart = os.path.realpath(render[0]) == top
+        given = {os.path.realpath(v) for v in render[2].values_files}
+        if values:
+            inside = any(v.startswith(top + os.sep) for v in values)
+            if values & given or (inside and same_chart):
+                out.append(render)
+        elif same_chart:
+            out.append(render)
+    return replace(fix, renders=tuple(out) or (fix.render,))
 
 
 def find_fix(

@@ -826,3 +826,73 @@ def test_a_fix_the_build_undoes_later_is_put_back(tmp_path: Path) -> None:
     assert "not applied (written, but still reported after" in run.out
     assert "0 fix(es) written" in run.err
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.slow
+def test_a_template_change_another_variant_renders_wrong_is_refused(tmp_path: Path) -> None:
+    """The staging variant writes topologySpreadConstraints through a value: a key added to
+    the shared template would render there twice (kubectl rejects it). Every variant of the
+    chart is rendered with the change, so nothing is written."""
+    repo, template = _chart_repo(tmp_path)
+    template.write_text(
+        template.read_text().replace(
+            "      containers:\n",
+            "      {{- with .Values.podExtra }}\n      {{- toYaml . | nindent 6 }}\n"
+            "      {{- end }}\n      containers:\n",
+            1,
+        )
+    )
+    staging = repo / "environments" / "staging" / "db-values.yaml"
+    staging.write_text(
+        staging.read_text() + "podExtra:\n  topologySpreadConstraints:\n"
+        "    - {maxSkew: 1, topologyKey: kubernetes.io/hostname,"
+        " whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: orders-db}}}\n"
+    )
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
+    assert run.code == 1 and "duplicate key 'topologySpreadConstraints'" in run.out, run.out
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.slow
+def test_a_values_file_another_chart_reads_otherwise_is_not_changed(tmp_path: Path) -> None:
+    """One values file given to two charts: one writes the partition from it, the other its
+    replicas. Setting it to 0 would scale the other chart's set to nothing: every chart
+    given the file is rendered with the change, so nothing is written."""
+    (tmp_path / ".git").mkdir()
+    for name, field in (("a", "partition"), ("b", "replicas")):
+        chart = tmp_path / name
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        text = MANIFEST.replace("name: db", f"name: {name}").replace("app: db", f"app: {name}")
+        text = text.replace("partition: 5   # staged rollout", "partition: {{ .Values.partition }}")
+        if field == "replicas":
+            text = text.replace("replicas: 3", "replicas: {{ .Values.partition }}").replace(
+                "partition: {{ .Values.partition }}", "partition: 0"
+            )
+        (chart / "templates" / "sts.yaml").write_text(text)
+    (tmp_path / "common.yaml").write_text("partition: 5\n")
+    (tmp_path / ".ssrisk.yaml").write_text(
+        "charts:\n  a: {values: [common.yaml]}\n  b: {values: [common.yaml]}\n"
+    )
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    args = ("--select", "partition-blocks-update", ".")
+    run = run_cli("fix", *args, cwd=tmp_path)
+    assert run.code == 1 and "writes other fields too" in run.out, run.out + run.err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.slow
+def test_a_literal_label_stays_literal_when_a_name_renders_the_same(tmp_path: Path) -> None:
+    """The pods' label is written literally (app: orders-db) and the set's name renders the
+    same text from the release (``{{ .Release.Name }}-db``): the spread selects the label as
+    the template writes it, literally, not through the release name (which another release
+    would render otherwise, selecting no pod)."""
+    repo, template = _chart_repo(tmp_path)
+    template.write_text(
+        template.read_text().replace("app: {{ .Release.Name }}-db", "app: orders-db")
+    )
+    run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
+    assert run.code == 0, run.out + run.err
+    added = template.read_text().split("topologySpreadConstraints:", 1)[1]
+    assert "app: orders-db" in added and "Release" not in added.split("containers:")[0]

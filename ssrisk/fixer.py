@@ -198,34 +198,51 @@ def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> N
 
 def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> None:
     """Add to ``run`` the template changes that make the fixes of ``findings`` (all rendered
-    from ``chart``), after rendering a changed copy of the chart for each of their renders
-    (variants) and finding there exactly the fixes' edits; all of them, or none with the
-    reason."""
+    from ``chart``), after rendering a changed copy of the chart for each render that reads
+    it (every variant) and finding there exactly the fixes' edits. When they cannot all be
+    made together, each is tried in turn: one that cannot be made is said with its own
+    reason, and the others are made."""
     try:
-        files = _templates_edited(chart, findings)
-        for render in _renders_of(findings):  # (every variant of the chart)
-            mine = list(findings)
-            key = (
-                render,
-                tuple(sorted((p, new) for p, (_old, new) in files.items())),
-                tuple(repr(f.fix.remedy.edits) for f in mine if f.fix),
-            )
-            if key not in _VERIFIED:  # (SARIF plans each finding's fix alone)
-                try:
-                    _verify_render(render, {p: new for p, (_old, new) in files.items()}, mine)
-                    _VERIFIED[key] = None
-                except _Unfixable as exc:
-                    _VERIFIED[key] = str(exc)
-            if _VERIFIED[key] is not None:
-                raise _Unfixable(str(_VERIFIED[key]))
-    except _Unfixable as exc:
-        run.not_applied.extend((f, str(exc)) for f in findings)
-        return
+        accepted, files = list(findings), _templates_checked(chart, findings)
+    except _Unfixable:
+        accepted, files = [], {}
+        for f in findings:
+            try:
+                files = _templates_checked(chart, [*accepted, f])
+            except _Unfixable as exc:
+                run.not_applied.append((f, str(exc)))
+                continue
+            accepted.append(f)
     for path, (old, new) in files.items():
         run.changed[path] = (old, new)
-    for f in findings:
+    for f in accepted:
         assert f.fix is not None
         run.done((next(iter(files), chart), f.rule, f.fix.remedy.summary), set(files))
+
+
+def _templates_checked(chart: str, findings: Sequence[Finding]) -> dict[str, tuple[str, str]]:
+    """The template changes of ``findings`` (:func:`_templates_edited`), rendered and
+    compared in every render that reads them (:func:`_verify_render`, each verdict kept).
+
+    Raises:
+        _Unfixable: a change that cannot be made, or does not render exactly the fixes.
+    """
+    files = _templates_edited(chart, findings)
+    for render in _renders_of(findings):  # (every variant of the chart)
+        key = (
+            render,
+            tuple(sorted((p, new) for p, (_old, new) in files.items())),
+            tuple(repr(f.fix.remedy.edits) for f in findings if f.fix),
+        )
+        if key not in _VERIFIED:  # (SARIF plans each finding's fix alone)
+            try:
+                _verify_render(render, {p: new for p, (_old, new) in files.items()}, findings)
+                _VERIFIED[key] = None
+            except _Unfixable as exc:
+                _VERIFIED[key] = str(exc)
+        if _VERIFIED[key] is not None:
+            raise _Unfixable(str(_VERIFIED[key]))
+    return files
 
 
 def _renders_of(findings: Sequence[Finding]) -> list[Any]:
@@ -251,8 +268,6 @@ def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tupl
     (a literal scalar replaced, a line removed, a block inserted under a literal ``key:``
     line), never on a line that holds a template action (``{{``), never in a subchart's
     template; the same edit asked by several findings (variants) made once."""
-    from .loading import read_text
-
     wanted: dict[tuple[str, int, int, tuple[Any, ...]], Any] = {}
     spelt: dict[str, str] = {}
     maps: dict[str, str] = {}
@@ -268,20 +283,23 @@ def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tupl
                 raise _Unfixable(f"{template}:{line}: the renders need different changes")
             wanted[key] = (change, e)
     out: dict[str, tuple[str, str]] = {}
+    above = os.path.dirname(os.path.realpath(chart))
+    if os.path.basename(above) == "charts" and os.path.isfile(
+        os.path.join(os.path.dirname(above), "Chart.yaml")
+    ):
+        raise _Unfixable(f"{chart} is a subchart of the chart above it: not written")
     for template in sorted({k[0] for k in wanted}):
         rel = os.path.relpath(os.path.abspath(template), os.path.abspath(chart))
         if rel.split(os.sep)[0] != "templates" or _file_not_writable(template):
             raise _Unfixable(f"{template}: not a template of the chart itself: not written")
-        old, err = read_text(template)
-        if old is None or err is not None:
-            raise _Unfixable(f"{template}: cannot read")
-        lines = old.splitlines(keepends=True)
+        written = _Written.read(template)
+        lines = written.body.splitlines(keepends=True)
         mine = sorted((k for k in wanted if k[0] == template), key=lambda k: -k[1])
         for _t, line, found, keys in mine:
             _change, e = wanted[(_t, line, found, keys)]
             patched = _template_patch(lines, line - 1, found, e, spelt, maps)
             lines = patched.splitlines(keepends=True)
-        out[template] = (old, "".join(lines))
+        out[template] = (written.old, written.back("".join(lines)))
     return out
 
 
@@ -592,6 +610,12 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
     kfile = kustomization_file(directory)
     if kfile is None:
         raise _Unfixable(f"{directory}: no kustomization file")
+    over = _included_by(directory)
+    if over is not None:
+        raise _Unfixable(
+            f"{over} builds on {directory}: a change here changes it too; fix it there (check "
+            "the tree, or name that kustomization)"
+        )
     why = _file_not_writable(kfile)
     if why is not None:
         raise _Unfixable(f"{kfile}: {why}")
@@ -610,10 +634,8 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
         for new in overlay.resources:
             resources[(str(new["kind"]), str(new["metadata"]["name"]))] = dict(new)
     out: dict[str, tuple[str | None, str]] = {}
-    text, err = read_text(kfile)
-    if text is None or err is not None:
-        raise _Unfixable(f"{kfile}: {err.message if err is not None else 'cannot read'}")
-    kold = text
+    kwritten = _Written.read(kfile)
+    text = kold = kwritten.body
     for listed, objects in (("patches", patches), ("resources", resources)):
         for (kind, name), data in objects.items():
             fname = re.sub(r"[^A-Za-z0-9._-]", "-", f"ssrisk-fix-{kind.lower()}-{name}.yaml")
@@ -642,8 +664,36 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
             raise _Unfixable(f"{kfile}: the changed kustomization would not read") from None
         if len(loaded) != 1 or not isinstance(loaded[0], dict):
             raise _Unfixable(f"{kfile}: the changed kustomization would not read")
-        out[kfile] = (kold, text)
+        out[kfile] = (kwritten.old, kwritten.back(text))
     return out
+
+
+#: The most kustomization files :func:`_included_by` reads.
+MAX_KUSTOMIZATIONS = 2000
+
+
+def _included_by(directory: str) -> str | None:
+    """Another kustomization of the tree that includes the kustomization ``directory`` (an
+    overlay of it: a patch or a new object there would change that build too), or
+    ``None``."""
+    from .confine import tree_of
+    from .renderers.common import KUSTOMIZATION_FILES
+    from .renderers.kustomize_refs import local_references
+    from .walk import walk
+
+    root = tree_of(directory)
+    target = os.path.realpath(directory)
+    seen = 0
+    for top, dirs, files in walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        if not any(name in KUSTOMIZATION_FILES for name in files):
+            continue
+        seen += 1
+        if seen > MAX_KUSTOMIZATIONS:
+            break
+        if os.path.realpath(top) != target and target in local_references(top, root):
+            return os.path.relpath(top)
+    return None
 
 
 def _merged_text(old: str, patch: Mapping[str, Any]) -> str:
@@ -802,20 +852,13 @@ def _edited(
     lines (rendered by ruamel.yaml in the file's indentation, with its line breaks). Every
     other byte is kept (a byte order mark too), and each finding's change is read back: its
     objects must then hold exactly its edits, else it is left out with the reason."""
-    from .loading import read_text
     from .remedy import apply_edits, plain
 
-    old, err = read_text(path)
-    if old is None or err is not None:
-        raise _Unfixable(err.message if err is not None else "cannot read")
+    written = _Written.read(path)
+    old = written.old
     if path.lower().endswith(".json") or old.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
         raise _Unfixable("a JSON file: ssrisk fix edits YAML only; make the change by hand")
-    if not old.startswith("\ufeff") and _has_bom(path):
-        old = "\ufeff" + old  # (the file as it is: its mark is kept)
-    bom = "\ufeff" if old.startswith("\ufeff") else ""
-    crlf = old.count("\r\n") > old.count("\n") // 2
-    start = old[len(bom) :]
-    text = start.replace("\r\n", "\n") if crlf else start
+    text = written.body
     wanted: dict[Any, Any] = {}  # object ref -> its data after every edit made
     fails: dict[int, str] = {}
     order: list[int] = []
@@ -831,6 +874,9 @@ def _edited(
                 if any(e.create for e in edits):  # a new object, after the finding's own
                     for e in edits:
                         found = _object_in(trial, path, f.obj)
+                        clash = _budget_clash(path, e.value, found)
+                        if clash is not None:
+                            raise _Unfixable(clash)
                         trial = _add_document(trial, path, found, e.value)
                         mine[ref] = plain(e.value)
                     continue
@@ -846,9 +892,102 @@ def _edited(
             fails[key] = str(exc)
             continue
         text, wanted = trial, mine
-    if text == (start.replace("\r\n", "\n") if crlf else start):
-        return old, old, fails
-    return old, bom + (text.replace("\n", "\r\n") if crlf else text), fails
+    return old, written.back(text), fails
+
+
+#: Kinds whose pods a new budget must not select besides the set's (a pod with two budgets
+#: cannot be evicted at all: eviction.go#Create).
+_WORKLOADS = {
+    "StatefulSet": ("spec", "template", "metadata", "labels"),
+    "Deployment": ("spec", "template", "metadata", "labels"),
+    "ReplicaSet": ("spec", "template", "metadata", "labels"),
+    "DaemonSet": ("spec", "template", "metadata", "labels"),
+    "Job": ("spec", "template", "metadata", "labels"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "metadata", "labels"),
+    "Pod": ("metadata", "labels"),
+}
+#: The largest neighbouring file read for :func:`_budget_clash`.
+MAX_NEIGHBOUR_BYTES = 2_000_000
+
+
+def _budget_clash(path: str, pdb: Mapping[str, Any], sts: Any) -> str | None:
+    """Why the new budget ``pdb`` of ``sts`` (written in ``path``) is not added: a YAML file
+    of its directory (the run may not have read it: one file named alone; nor the kinds it
+    does not model) holds a budget that already selects the set's pods, or a workload other
+    than the set whose pods the new budget would select too; else ``None``."""
+    from .embedded_sim.selectors import InvalidSelector, selector_matches
+    from .model import dig
+    from .yamlpos import load_documents
+
+    directory = os.path.dirname(os.path.abspath(path))
+    mine = dig(sts.data, "spec", "template", "metadata", "labels") or {}
+    selector = dig(pdb, "spec", "selector") or {}
+    ns = dig(sts.data, "metadata", "namespace")
+    try:
+        names = sorted(os.listdir(directory))[:1000]
+    except OSError:
+        return None
+    for name in names:
+        neighbour = os.path.join(directory, name)
+        if not name.lower().endswith((".yaml", ".yml")) or os.path.islink(neighbour):
+            continue
+        try:
+            if not os.path.isfile(neighbour) or os.path.getsize(neighbour) > MAX_NEIGHBOUR_BYTES:
+                continue
+            with open(neighbour, encoding="utf-8", errors="replace") as fh:
+                docs = [d for d, _dups in load_documents(fh.read(), strict=False)]
+        except Exception:  # (a file the check reports itself)
+            continue
+        for doc in docs:
+            if not isinstance(doc, Mapping) or dig(doc, "metadata", "namespace") != ns:
+                continue
+            kind, other = doc.get("kind"), dig(doc, "metadata", "name")
+            try:
+                if kind == "PodDisruptionBudget" and isinstance(mine, Mapping):
+                    theirs = dig(doc, "spec", "selector")
+                    if isinstance(theirs, Mapping) and selector_matches(theirs, mine):
+                        return f"{name} has PodDisruptionBudget {other} for these pods already"
+                labels = dig(doc, *_WORKLOADS[kind]) if kind in _WORKLOADS else None
+                same = kind == "StatefulSet" and other == sts.name
+                if isinstance(labels, Mapping) and not same and selector_matches(selector, labels):
+                    return (
+                        f"the budget would select the pods of {kind} {other} ({name}) too: a "
+                        "pod with two budgets cannot be evicted"
+                    )
+            except (InvalidSelector, TypeError):
+                continue
+    return None
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A file's text as read (``old``: with its byte order mark), and the text edits are made
+    on (``body``: no mark, ``\\n`` line breaks); :meth:`back` writes an edited body as the
+    file is written (its mark, its CRLF line breaks)."""
+
+    old: str
+    body: str
+    bom: str
+    crlf: bool
+
+    @classmethod
+    def read(cls, path: str) -> _Written:
+        from .loading import read_text
+
+        old, err = read_text(path)
+        if old is None or err is not None:
+            raise _Unfixable(f"{path}: {err.message if err is not None else 'cannot read'}")
+        if not old.startswith("\ufeff") and _has_bom(path):
+            old = "\ufeff" + old  # (the file as it is: its mark is kept)
+        bom = "\ufeff" if old.startswith("\ufeff") else ""
+        start = old[len(bom) :]
+        crlf = start.count("\r\n") > start.count("\n") // 2
+        return cls(old, start.replace("\r\n", "\n") if crlf else start, bom, crlf)
+
+    def back(self, body: str) -> str:
+        if body == self.body:
+            return self.old
+        return self.bom + (body.replace("\n", "\r\n") if self.crlf else body)
 
 
 def _has_bom(path: str) -> bool:
@@ -864,13 +1003,10 @@ def _values_edited(path: str, edits: Sequence[Any]) -> tuple[str, str]:
     """``(old, new)`` text of a values file with the value on each edit's line (its
     ``value_at``) replaced, comment and spacing kept; the file must still read as YAML."""
 
-    from .loading import read_text
     from .yamlpos import load_documents
 
-    old, err = read_text(path)
-    if old is None or err is not None:
-        raise _Unfixable(err.message if err is not None else "cannot read")
-    lines = old.splitlines(keepends=True)
+    written = _Written.read(path)
+    lines = written.body.splitlines(keepends=True)
     for e in edits:
         at = e.value_at.line - 1
         changed = _replaced(lines[at], e.value)
@@ -882,7 +1018,7 @@ def _values_edited(path: str, edits: Sequence[Any]) -> tuple[str, str]:
         list(load_documents(new))
     except Exception:
         raise _Unfixable(f"{path}: the changed values would not read as YAML") from None
-    return old, new
+    return written.old, written.back(new)
 
 
 def _object_in(text: str, path: str, ref: Any) -> Any:

@@ -896,3 +896,45 @@ def test_a_literal_label_stays_literal_when_a_name_renders_the_same(tmp_path: Pa
     assert run.code == 0, run.out + run.err
     added = template.read_text().split("topologySpreadConstraints:", 1)[1]
     assert "app: orders-db" in added and "Release" not in added.split("containers:")[0]
+
+
+def test_a_new_budget_is_not_written_over_a_neighbours_pods(tmp_path: Path) -> None:
+    """A Deployment (a kind the check does not read) has pods the new budget would select;
+    and, the file named alone, a budget in the file next to it already covers the pods:
+    neither new budget is written, each said with the reason."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sts.yaml").write_text(TOLERANT, encoding="utf-8")
+    (tmp_path / "tool.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: tool}\nspec:\n"
+        "  selector: {matchLabels: {app: db, role: tool}}\n  template:\n"
+        "    metadata: {labels: {app: db, role: tool}}\n"
+        "    spec: {containers: [{name: t, image: busybox}]}\n"
+    )
+    args = ("--select", "pdb-missing")
+    run = run_cli("fix", *args, ".", cwd=tmp_path)
+    assert run.code == 1 and "pods of Deployment tool (tool.yaml) too" in run.out, run.out
+    assert (tmp_path / "sts.yaml").read_text() == TOLERANT
+    (tmp_path / "tool.yaml").unlink()
+    (tmp_path / "pdb.yaml").write_text(
+        PDB.replace("minAvailable: 3   # never lose one", "maxUnavailable: 1")
+    )
+    alone = run_cli("fix", *args, "sts.yaml", cwd=tmp_path)
+    assert alone.code == 1 and "pdb.yaml has PodDisruptionBudget db" in alone.out, alone.out
+    assert (tmp_path / "sts.yaml").read_text() == TOLERANT
+
+
+@needs_kustomize
+def test_an_overlay_another_builds_on_is_not_changed(tmp_path: Path) -> None:
+    """overlays/eu builds on overlays/prod: a fix of prod named alone would change eu's build
+    too, so it is refused, naming eu; checked whole, the tree builds eu, which is fixed."""
+    repo = _kz(tmp_path)
+    eu = repo / "overlays" / "eu"
+    eu.mkdir()
+    (eu / "kustomization.yaml").write_text("nameSuffix: -eu\nresources:\n  - ../prod\n")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    args = ("--select", "eviction-disabled-by-toleration")
+    run = run_cli("fix", *args, "overlays/prod", cwd=repo)
+    assert run.code == 1 and "overlays/eu builds on overlays/prod" in run.out, run.out
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    whole = run_cli("fix", *args, ".", cwd=repo)
+    assert whole.code == 0 and whole.out.startswith("overlays/eu: "), whole.out + whole.err

@@ -46,7 +46,10 @@ PHASES = (
 
 #: The child: sample the stack every millisecond of CPU time while ssrisk checks.
 CHILD = r"""
-import collections, json, signal, sys
+import collections, json, os, signal, sys, traceback
+# the installed ssrisk, never a source tree that happens to be the working directory ("-c"
+# puts it first on the path)
+sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
 counts = collections.Counter()
 
 def phase(frame):
@@ -95,13 +98,19 @@ def sample(signum, frame):
 
 signal.signal(signal.SIGPROF, sample)
 signal.setitimer(signal.ITIMER_PROF, 0.004, 0.004)
-from ssrisk.cli import main
+code, error = None, None
 try:
+    from ssrisk.cli import main
     code = main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+except BaseException:
+    error = traceback.format_exc()
 finally:
     signal.setitimer(signal.ITIMER_PROF, 0, 0)
     with open(sys.argv[1], "w") as fh:
-        json.dump(counts, fh)
+        json.dump({"counts": counts, "code": code, "error": error}, fh)
+sys.exit(3 if error else code)
 """
 
 
@@ -109,8 +118,15 @@ def profile(directory: Path, fmt: str) -> dict[int, int]:
     """Samples per phase index of one ``ssrisk check --jobs 1`` over ``directory``."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         args = [sys.executable, "-c", CHILD, out.name, "check", "--jobs", "1"]
-        bench.run([*args, "--format", fmt, str(directory)])
-        return {int(k): v for k, v in json.loads(Path(out.name).read_text()).items()}
+        bench.run([*args, "--format", fmt, str(directory)], check=False)
+        text = Path(out.name).read_text()
+        result = json.loads(text) if text else {"error": "the profiled child wrote nothing"}
+        if result.get("error") or result.get("code") not in (0, 1):
+            sys.exit(
+                f"phases.py: the profiled 'ssrisk check' failed (exit {result.get('code')}): "
+                f"{result.get('error') or 'see its output'}"
+            )
+        return {int(k): v for k, v in result["counts"].items()}
 
 
 def main() -> None:

@@ -365,3 +365,28 @@ def test_streamed_sarif_is_the_whole_log_dumped() -> None:
     write_sarif(report, by_id, out)
     whole = json.dumps(sarif_log(report, by_id), indent=2, ensure_ascii=False)
     assert out.getvalue() == json_text(whole) + "\n"
+
+
+def test_the_rule_help_made_at_build_time_is_current_and_used() -> None:
+    """``ssrisk/rule_help.json`` holds the plain texts ``scripts/rule_help.py`` makes of the
+    built-in rules' pages, and a descriptor takes them from there: the same texts as parsing
+    the page now, without parsing it."""
+    import importlib.util
+
+    from ssrisk.plugins import collect_rules, plugin_manager
+    from ssrisk.reporters import sarif
+
+    script = ROOT / "scripts" / "rule_help.py"
+    spec = importlib.util.spec_from_file_location("rule_help", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    made = sarif.HELP_TEXTS.read_text(encoding="utf-8")
+    assert made == module.generated(), "run: .venv/bin/python scripts/rule_help.py"
+    rule = collect_rules(plugin_manager())[0]
+    doc, summary = sarif.rule_page(rule)
+    assert sarif.help_key(doc, summary) in json.loads(made)
+    parsed = (sarif.description(doc, summary), sarif.plain_text(doc))
+    assert sarif.help_texts(doc, summary) == parsed
+    # a page it does not hold (a plugin's) is parsed
+    assert sarif.help_texts("# x\n\nWhat it is.\n", "s") == ("What it is.", "x\n\nWhat it is.\n")

@@ -33,7 +33,7 @@ import secrets
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 from urllib.parse import quote
 
 from .. import __version__
@@ -185,6 +185,51 @@ def shorten(text: str, limit: int = MAX_DESCRIPTION_CHARS) -> str:
     return cut + "..."
 
 
+#: The plain texts of the built-in rules' pages, made when the package is built
+#: (``scripts/rule_help.py``; ``tests/test_sarif.py`` fails while they are not current):
+#: ``{key: [full description, help text]}``, the key :func:`help_key` of the page and summary.
+HELP_TEXTS = Path(__file__).resolve().parents[1] / "rule_help.json"
+
+
+def help_key(doc: str, summary: str) -> str:
+    """The key of a page and summary in :data:`HELP_TEXTS` (a SHA-256 of both)."""
+    return hashlib.sha256(f"{summary}\0{doc}".encode()).hexdigest()
+
+
+@cache
+def _made_texts() -> dict[str, list[str]]:
+    try:
+        return cast(dict[str, list[str]], json.loads(HELP_TEXTS.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def help_texts(doc: str, summary: str) -> tuple[str, str]:
+    """``(full description, help text)`` of a rule page ``doc`` (:func:`description`,
+    :func:`plain_text`): as made when the package was built for a built-in page (parsing
+    the Markdown of 32 pages cost a run a quarter of a second), else parsed now (a plugin's
+    page, another Kubernetes version's links)."""
+    made = _made_texts().get(help_key(doc, summary))
+    if made is not None:
+        return made[0], made[1]
+    return description(doc, summary), plain_text(doc)
+
+
+def rule_page(rule: Rule, kube_version: str = DEFAULT_KUBE_VERSION) -> tuple[str, str]:
+    """``(page, summary)`` of ``rule`` as SARIF gives its help: the rule's page, followed by
+    its references as links at ``kube_version``."""
+    doc = rule.doc()
+    links = [
+        f"- [{r}]({url})" if url else f"- {r}"
+        for r, url in zip(
+            rule.references, reference_urls(rule.references, kube_version), strict=True
+        )
+    ]
+    if links:  # the page's sources, as links a reader can follow
+        doc = doc.rstrip("\n") + "\n\n## Links\n\n" + "\n".join(links) + "\n"
+    return doc, rule.summary or rule.id
+
+
 def rule_descriptor(
     rule: Rule, severity: Severity | None = None, kube_version: str = DEFAULT_KUBE_VERSION
 ) -> dict[str, Any]:
@@ -198,22 +243,14 @@ def rule_descriptor(
     ``kube_version`` (:mod:`ssrisk.references`).
     """
     levels = (severity,) if severity is not None else rule.levels()
-    doc = rule.doc()
-    links = [
-        f"- [{r}]({url})" if url else f"- {r}"
-        for r, url in zip(
-            rule.references, reference_urls(rule.references, kube_version), strict=True
-        )
-    ]
-    if links:  # the page's sources, as links a reader can follow
-        doc = doc.rstrip("\n") + "\n\n## Links\n\n" + "\n".join(links) + "\n"
-    summary = rule.summary or rule.id
+    doc, summary = rule_page(rule, kube_version)
+    full, text = help_texts(doc, summary)
     descriptor: dict[str, Any] = {
         "id": rule.id,
         "name": _name(rule.id),
         "shortDescription": {"text": shorten(summary)},
-        "fullDescription": {"text": description(doc, summary)},
-        "help": {"text": plain_text(doc), "markdown": doc},
+        "fullDescription": {"text": full},
+        "help": {"text": text, "markdown": doc},
         "defaultConfiguration": {"level": LEVELS[levels[0]]},
         "properties": {
             "tags": ["kubernetes", "statefulset", "reliability"],

@@ -53,17 +53,20 @@ def _cpu_seconds(run: Callable[[], object], times: int = 1) -> float:
         gc.enable()
 
 
-def _scales_linearly(make: Callable[[int], Callable[[], object]], small: int) -> None:
-    """The input of size ``10 * small`` costs at most :data:`RATIO` times the input of size
-    ``small``: best of five, measured in turns (each small measurement is the mean of ten
-    runs, so both sides do the same amount of work and a linear cost gives about 10)."""
+def _scales_linearly(
+    make: Callable[[int], Callable[[], object]], small: int, ratio: float = RATIO
+) -> None:
+    """The input of size ``10 * small`` costs at most ``ratio`` (:data:`RATIO`) times the
+    input of size ``small``: best of five, measured in turns (each small measurement is the
+    mean of ten runs, so both sides do the same amount of work and a linear cost gives about
+    10)."""
     small_run, large_run = make(small), make(small * 10)
     small_run()  # warm caches and imports
     t_small = t_large = float("inf")
     for _ in range(5):
         t_small = min(t_small, _cpu_seconds(small_run, times=10))
         t_large = min(t_large, _cpu_seconds(large_run))
-    assert t_large <= RATIO * t_small + SLACK_S, (
+    assert t_large <= ratio * t_small + SLACK_S, (
         f"10x the input took {t_large / t_small:.1f}x the time ({t_small:.3f} s -> {t_large:.3f} s)"
     )
 

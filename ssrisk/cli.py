@@ -705,8 +705,7 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     """``ssrisk fix``: 0 when every fix found was applied (or shown with ``--diff``), 1 when
     some could not be written (rendered StatefulSets), 2 for input errors."""
     from . import run
-    from .fixer import plan_fixes, unified_diff, write_fixes
-    from .outfile import OutputError
+    from .fixer import unified_diff
     from .reporters.escape import printable, safe_lines
 
     rules = _load_rules()
@@ -727,40 +726,7 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     # A fix can leave a milder finding that has a fix of its own (a budget that now allows
     # one eviction, without an unhealthy-pod policy): written fixes are checked again until
     # nothing more is fixed, so a second 'ssrisk fix' changes nothing.
-    cautions: dict[tuple[str, str], str] = {}
-    applied: list[tuple[str, str, str]] = []
-    files_of: dict[tuple[str, str, str], set[str]] = {}
-    originals: dict[str, str | None] = {}  # each written file before the first write
-    undone: list[tuple[str, str, str]] = []
-    for _round in range(FIX_ROUNDS):
-        done = run.check(request, rules)
-        fixes = plan_fixes(done.report.findings)
-        cautions.update(
-            ((f.rule, f.fix.remedy.summary), f.fix.remedy.caution)
-            for f in done.report.findings
-            if f.fix is not None and f.fix.remedy.caution
-        )
-        again = [e for e in fixes.applied if e in files_of]
-        if again:
-            # written, and reported again: something applied after the change undoes it (a
-            # kustomize replacement or transformer, ...): every file it wrote is put back
-            paths = set().union(*(files_of[e] for e in again))
-            _put_back(paths, originals)
-            undone = [e for e in applied if files_of[e] & paths]
-            applied = [e for e in applied if e not in undone]
-            break
-        if args.diff or not fixes.changed:
-            break
-        for path, (old, _new) in fixes.changed.items():
-            originals.setdefault(path, None if path in fixes.created else old)
-        try:
-            write_fixes(fixes)
-        except OutputError as exc:
-            raise UsageError(str(exc)) from None
-        for entry in fixes.applied:
-            if entry not in applied:
-                applied.append(entry)
-            files_of.setdefault(entry, set()).update(fixes.files_of.get(entry, set()))
+    done, fixes, applied, undone, cautions = _fix_rounds(request, rules, args.diff)
     written = len(applied)
     for path, rule, summary in applied:
         out.write(safe_lines(printable(f"{path}: {rule}: {summary}") + "\n"))
@@ -781,6 +747,64 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     if done.report.errors:
         return ExitCode.ERROR
     return ExitCode.FINDINGS if fixes.not_applied or undone else ExitCode.OK
+
+
+def _fix_rounds(request: Any, rules: Sequence[Rule], diff: bool) -> tuple[Any, ...]:
+    """Check, write the fixes, and check again until nothing more is fixed (at most
+    :data:`FIX_ROUNDS` writes, each followed by a check): ``(the last run, its planned fixes,
+    the fixes written, the fixes put back, {(rule, summary): caution})``.
+
+    A fix still reported after it was written is undone by something the build applies
+    later (a kustomize replacement or transformer): every file it wrote is put back, it is
+    not tried again, and the other fixes those files held are written again in the next
+    round."""
+    from . import run
+    from .fixer import plan_fixes, write_fixes
+    from .outfile import OutputError
+
+    Entry = tuple[str, str, str]
+    cautions: dict[tuple[str, str], str] = {}
+    applied: list[Entry] = []
+    files_of: dict[Entry, set[str]] = {}
+    originals: dict[str, str | None] = {}  # each written file before the first write
+    undone: list[Entry] = []
+    blocked: set[tuple[str, str]] = set()  # (rule, summary) of the fixes put back
+    for last in [False] * FIX_ROUNDS + [True]:
+        done = run.check(request, rules)
+        findings = [
+            f
+            for f in done.report.findings
+            if f.fix is None or (f.rule, f.fix.remedy.summary) not in blocked
+        ]
+        fixes = plan_fixes(findings)
+        cautions.update(
+            ((f.rule, f.fix.remedy.summary), f.fix.remedy.caution)
+            for f in findings
+            if f.fix is not None and f.fix.remedy.caution
+        )
+        again = [e for e in fixes.applied if e in files_of]
+        if again:
+            paths = set().union(*(files_of[e] for e in again))
+            _put_back(paths, originals)
+            undone += [e for e in again if e not in undone]
+            blocked.update((rule, summary) for _path, rule, summary in again)
+            for entry in [e for e in applied if files_of[e] & paths]:
+                applied.remove(entry)  # (put back with it: written again next round)
+                del files_of[entry]
+            continue
+        if diff or not fixes.changed or last:
+            break
+        for path, (old, _new) in fixes.changed.items():
+            originals.setdefault(path, None if path in fixes.created else old)
+        try:
+            write_fixes(fixes)
+        except OutputError as exc:
+            raise UsageError(str(exc)) from None
+        for entry in fixes.applied:
+            if entry not in applied:
+                applied.append(entry)
+            files_of.setdefault(entry, set()).update(fixes.files_of.get(entry, set()))
+    return done, fixes, applied, undone, cautions
 
 
 def _said_fixes(

@@ -297,7 +297,7 @@ def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tupl
         mine = sorted((k for k in wanted if k[0] == template), key=lambda k: -k[1])
         for _t, line, found, keys in mine:
             _change, e = wanted[(_t, line, found, keys)]
-            patched = _template_patch(lines, line - 1, found, e, spelt, maps)
+            patched = _template_patch(lines, line - 1, found, e, spelt, maps, chart)
             lines = patched.splitlines(keepends=True)
         out[template] = (written.old, written.back("".join(lines)))
     return out
@@ -310,6 +310,7 @@ def _template_patch(
     edit: Any,
     spelt: Mapping[str, str],
     maps: Mapping[str, str] | None = None,
+    chart: str = "",
 ) -> str:
     """The template text with ``edit`` made at line ``at`` (0-based), where the deepest of
     its first ``found`` keys is written; a string of its value that the template writes with
@@ -359,6 +360,12 @@ def _template_patch(
         raise _Unfixable(
             f"line {written + 1} of the template writes {keys[found]} when a value asks for "
             "it: set it through the chart's values"
+        )
+    helper = _written_in_helpers(chart, str(keys[found]))
+    if helper is not None:
+        raise _Unfixable(
+            f"{helper} writes {keys[found]} when a value asks for it: set it through the "
+            "chart's values"
         )
     subtree: Any = marked(edit.value)
     for key in reversed(keys[found + 1 :]):
@@ -938,7 +945,14 @@ def _budget_clash(path: str, pdb: Mapping[str, Any], sts: Any) -> str | None:
                 docs = [d for d, _dups in load_documents(fh.read(), strict=False)]
         except Exception:  # (a file the check reports itself)
             continue
-        for doc in docs:
+        items: list[Any] = []
+        for doc in docs:  # (a List's items as documents of their own)
+            listed = doc.get("items") if isinstance(doc, Mapping) else None
+            if isinstance(doc, Mapping) and doc.get("kind") == "List":
+                items.extend(listed if isinstance(listed, list) else [])
+            else:
+                items.append(doc)
+        for doc in items:
             if not isinstance(doc, Mapping) or dig(doc, "metadata", "namespace") != ns:
                 continue
             kind, other = doc.get("kind"), dig(doc, "metadata", "name")
@@ -1178,6 +1192,30 @@ def _insert_block(
 
 #: A line of a Helm template that is one action and nothing else.
 _ACTION_LINE = re.compile(r"^\s*\{\{.*\}\}\s*$")
+
+
+def _written_in_helpers(chart: str, key: str) -> str | None:
+    """``file:line`` of a helper of the chart (``templates/_*.tpl``, what ``include``
+    renders) that writes ``key``, or ``None``: a key a helper writes under a condition would
+    be written twice when the condition holds."""
+    directory = os.path.join(chart, "templates")
+    pattern = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*:")
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".tpl"))
+    except OSError:
+        return None
+    for name in names[:200]:
+        path = os.path.join(directory, name)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for number, line in enumerate(fh, 1):
+                    if pattern.match(line):
+                        return f"{path}:{number}"
+        except OSError:
+            continue
+    return None
 
 
 def _written_below(lines: Sequence[str], parent: int, key: str) -> int | None:

@@ -411,13 +411,19 @@ def _spelt_maps(
             if at is None or at.path != obj.locator.path:
                 continue
             line = _template_line(at.path, at.line)
-            m = re.match(rf"\s*{keys[-1]}:\s*(\{{\{{-?.*\bnindent\s+\d+\s*-?\}}\}})\s*$", line)
+            action = r"(\{\{-?.*\bnindent\s+\d+\s*-?\}\})"
+            m = re.match(rf"\s*{keys[-1]}:\s*{action}\s*$", line)
+            after = _template_lines_after(at.path, at.line)
+            if m is None and re.match(rf"\s*{keys[-1]}:\s*$", line) and after:
+                # (helm create's form: the include on the line below the key)
+                m = re.match(rf"\s*{action}\s*$", after[0])
+                after = after[1:]
             if not m or m.group(1).count("{{") != 1:
                 continue
             # literal labels written below the action belong to the mapping too
             indent = len(line) - len(line.lstrip(" "))
             more = []
-            for below in _template_lines_after(at.path, at.line):
+            for below in after:
                 if not below.strip() or len(below) - len(below.lstrip(" ")) <= indent:
                     break
                 if "{{" in below or not re.match(r"\s*[\w./-]+:\s*\S", below):

@@ -147,24 +147,35 @@ def test_a_chart_template_is_changed_as_it_spells_rendered_names(tmp_path: Path)
     assert again.json()["findings"] == [] and again.json()["errors"] == []
 
 
-def test_a_chart_change_another_release_would_render_otherwise_is_not_written(
-    tmp_path: Path,
+@pytest.mark.parametrize("form", ["indent", "nindent"])
+def test_labels_an_include_writes_are_reused_or_the_change_is_refused(
+    tmp_path: Path, form: str
 ) -> None:
-    """Where the template writes the pods' labels and selector with an include, the change
-    cannot spell
-    them as the template does: written as this release rendered them, another release
-    would select no pod. The render as another release shows it, so nothing is written and
-    the fix is said with the reason."""
+    """The pods' labels and the selector come from an include. Written as ``helm create``
+    writes it (the include on the line below the key, ``nindent``), the spread's selector
+    reuses the include, indented for its place. Written another way (``indent`` from column
+    0), the change cannot spell the labels as the template does: written as this release
+    rendered them, another release would select no pod, which the render as another release
+    shows, so nothing is written and the fix is said with the reason."""
     repo, template = _chart_repo(tmp_path)
+    spelt = {
+        "nindent": (
+            '        {{- include "db.labels" . | nindent 8 }}',
+            '      {{- include "db.labels" . | nindent 6 }}',
+        ),
+        "indent": (
+            '{{ include "db.labels" . | indent 8 }}',
+            '{{ include "db.labels" . | indent 6 }}',
+        ),
+    }[form]
     text = (
         template.read_text()
         .replace(
-            "      labels:\n        app: {{ .Release.Name }}-db\n",
-            '      labels:\n        {{- include "db.labels" . | nindent 8 }}\n',
+            "      labels:\n        app: {{ .Release.Name }}-db\n", f"      labels:\n{spelt[0]}\n"
         )
         .replace(
             "    matchLabels:\n      app: {{ .Release.Name }}-db\n",
-            '    matchLabels:\n      {{- include "db.labels" . | nindent 6 }}\n',
+            f"    matchLabels:\n{spelt[1]}\n",
         )
     )
     template.write_text(text)
@@ -173,6 +184,15 @@ def test_a_chart_change_another_release_would_render_otherwise_is_not_written(
     )
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
+    if form == "nindent":
+        assert run.code == 0, run.out + run.err
+        added = template.read_text().split("topologySpreadConstraints:", 1)[1]
+        assert 'matchLabels: {{- include "db.labels" . | nindent 14 }}' in added
+        again = run_cli(
+            "check", "--format", "json", "--select", "replicas-share-failure-domain", ".", cwd=repo
+        )
+        assert again.json()["findings"] == []
+        return
     assert run.code == 1, run.out + run.err
     assert "not applied (the changed chart does not render exactly the fix" in run.out
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
@@ -904,11 +924,12 @@ def test_a_new_budget_is_not_written_over_a_neighbours_pods(tmp_path: Path) -> N
     neither new budget is written, each said with the reason."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "sts.yaml").write_text(TOLERANT, encoding="utf-8")
-    (tmp_path / "tool.yaml").write_text(
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: tool}\nspec:\n"
-        "  selector: {matchLabels: {app: db, role: tool}}\n  template:\n"
-        "    metadata: {labels: {app: db, role: tool}}\n"
-        "    spec: {containers: [{name: t, image: busybox}]}\n"
+    (tmp_path / "tool.yaml").write_text(  # (an item of a List, as kubectl get -o yaml writes)
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: tool}\n  spec:\n"
+        "    selector: {matchLabels: {app: db, role: tool}}\n    template:\n"
+        "      metadata: {labels: {app: db, role: tool}}\n"
+        "      spec: {containers: [{name: t, image: busybox}]}\n"
     )
     args = ("--select", "pdb-missing")
     run = run_cli("fix", *args, ".", cwd=tmp_path)
@@ -938,3 +959,52 @@ def test_an_overlay_another_builds_on_is_not_changed(tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
     whole = run_cli("fix", *args, ".", cwd=repo)
     assert whole.code == 0 and whole.out.startswith("overlays/eu: "), whole.out + whole.err
+
+
+@pytest.mark.slow
+def test_a_key_a_helper_writes_when_asked_is_not_added_again(tmp_path: Path) -> None:
+    """The pod spec includes a helper that writes topologySpreadConstraints when a value
+    asks for it: a key added to the template would render twice then, so nothing is
+    written, and the reason names the helper."""
+    repo, template = _chart_repo(tmp_path)
+    template.write_text(
+        template.read_text().replace(
+            "      containers:\n",
+            '      {{- include "db.sched" . | nindent 6 }}\n      containers:\n',
+            1,
+        )
+    )
+    (template.parent / "_helpers.tpl").write_text(
+        '{{- define "db.sched" -}}\n{{- if .Values.spread }}\ntopologySpreadConstraints:\n'
+        "{{ toYaml .Values.spread }}\n{{- end }}\n{{- end }}\n"
+    )
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
+    assert run.code == 1 and "_helpers.tpl:3 writes topologySpreadConstraints" in run.out, run.out
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+@needs_kustomize
+def test_only_the_fix_the_build_undoes_is_put_back(tmp_path: Path) -> None:
+    """A transformer of the overlay sets tolerationSeconds after every patch: that fix is
+    put back and said as not applied; the new budget, written in the same kustomization, is
+    written again and stays."""
+    repo = _kz(tmp_path)
+    overlay = repo / "overlays" / "prod"
+    (overlay / "hold.yaml").write_text(
+        "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: hold}\n"
+        'patch: \'[{"op": "add", "path": "/spec/template/spec/tolerations/0/tolerationSeconds",'
+        ' "value": 86400}]\'\ntarget: {kind: StatefulSet}\n'
+    )
+    with (overlay / "kustomization.yaml").open("a") as fh:
+        fh.write("transformers:\n  - hold.yaml\n")
+    rules = ("--select", "eviction-disabled-by-toleration,pdb-missing")
+    run = run_cli("fix", *rules, "overlays/prod", cwd=repo)
+    assert run.code == 1, run.out + run.err
+    assert "overlays/prod: pdb-missing: add PodDisruptionBudget" in run.out
+    assert "eviction-disabled-by-toleration: not applied (written, but still reported" in run.out
+    assert "pdb-missing: not applied" not in run.out
+    assert (overlay / "ssrisk-fix-poddisruptionbudget-db.yaml").is_file()
+    assert not (overlay / "ssrisk-fix-statefulset-db.yaml").exists()
+    report = run_cli("check", "--format", "json", *rules, "overlays/prod", cwd=repo).json()
+    assert [f["rule"] for f in report["findings"]] == ["eviction-disabled-by-toleration"]

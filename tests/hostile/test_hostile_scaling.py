@@ -1,4 +1,4 @@
-"""Inputs that used to cost super-linear time: each must cost at most 15 times as much when
+"""Inputs that used to cost super-linear time: each must cost at most 25 times as much when
 it is 10 times larger (measured in this process, best of five, so start-up and noise do
 not count; a quadratic cost gives about 100, the costs these inputs had before), and stay
 fast.
@@ -30,9 +30,10 @@ from ssrisk.validation import validate_objects
 
 GOOD = (DATA / "robust" / "good.yaml").read_text()
 #: Allowed cost of a 10x larger input: linear, plus a margin for what a larger input costs
-#: the processor's caches and for a machine whose other core is busy (12 failed now and then
-#: on linear code there), plus 20 ms of noise; a quadratic cost gives about 100.
-RATIO = 15
+#: the processor's caches and for a machine whose other core is busy (linear code has given
+#: 16-19x on the 2-core CI machine, failing 15 now and then), plus 20 ms of noise; a
+#: quadratic cost gives about 100.
+RATIO = 25
 SLACK_S = 0.02
 
 

@@ -819,6 +819,18 @@ def test_what_is_not_the_users_to_edit_is_not_written(tmp_path: Path) -> None:
     )
 
 
+def _transformer(overlay: Path, op: str, field: str, value: int) -> None:
+    """A PatchTransformer in ``overlay`` that sets the StatefulSet's ``spec/<field>`` (a JSON
+    pointer) to ``value`` after every patch (kustomize runs transformers last)."""
+    (overlay / "hold.yaml").write_text(
+        "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: hold}\n"
+        f'patch: \'[{{"op": "{op}", "path": "/spec/{field}", "value": {value}}}]\'\n'
+        "target: {kind: StatefulSet}\n"
+    )
+    with (overlay / "kustomization.yaml").open("a") as fh:
+        fh.write("transformers:\n  - hold.yaml\n")
+
+
 @needs_kustomize
 def test_a_fix_the_build_undoes_later_is_put_back(tmp_path: Path) -> None:
     """A transformer of the overlay sets the partition after every patch: the fix is written,
@@ -832,14 +844,7 @@ def test_a_fix_the_build_undoes_later_is_put_back(tmp_path: Path) -> None:
             "  replicas: 3\n  updateStrategy:\n    rollingUpdate:\n      partition: 3\n",
         )
     )
-    overlay = repo / "overlays" / "prod"
-    (overlay / "hold.yaml").write_text(
-        "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: hold}\n"
-        'patch: \'[{"op": "replace", "path": "/spec/updateStrategy/rollingUpdate/partition",'
-        ' "value": 8}]\'\ntarget: {kind: StatefulSet}\n'
-    )
-    with (overlay / "kustomization.yaml").open("a") as fh:
-        fh.write("transformers:\n  - hold.yaml\n")
+    _transformer(repo / "overlays" / "prod", "replace", "updateStrategy/rollingUpdate/partition", 8)
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     run = run_cli("fix", "--select", "partition-blocks-update", "overlays/prod", cwd=repo)
     assert run.code == 1, run.out + run.err
@@ -991,13 +996,7 @@ def test_only_the_fix_the_build_undoes_is_put_back(tmp_path: Path) -> None:
     written again and stays."""
     repo = _kz(tmp_path)
     overlay = repo / "overlays" / "prod"
-    (overlay / "hold.yaml").write_text(
-        "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: hold}\n"
-        'patch: \'[{"op": "add", "path": "/spec/template/spec/tolerations/0/tolerationSeconds",'
-        ' "value": 86400}]\'\ntarget: {kind: StatefulSet}\n'
-    )
-    with (overlay / "kustomization.yaml").open("a") as fh:
-        fh.write("transformers:\n  - hold.yaml\n")
+    _transformer(overlay, "add", "template/spec/tolerations/0/tolerationSeconds", 86400)
     rules = ("--select", "eviction-disabled-by-toleration,pdb-missing")
     run = run_cli("fix", *rules, "overlays/prod", cwd=repo)
     assert run.code == 1, run.out + run.err

@@ -5,14 +5,13 @@ ruamel.yaml in the file's indentation).
 A plain StatefulSet is changed in its own file, when it is a regular file inside the checked
 tree, not a link and not standard input; a new object is written as a document after it. A
 StatefulSet built by kustomize is changed by patch files in the kustomization that builds it
-(:func:`_overlay_edited`), never in its base. One rendered from a chart is changed on the
+(:mod:`ssrisk.fixer_kustomize`), never in its base. One rendered from a chart is changed on the
 line of the user's values file that writes the field, when one value alone writes it, else
-in the chart's own template (:func:`_templates_edited`), after a changed copy of the chart
-renders exactly the fix (:func:`_verify_templates`); what cannot be written so is said,
-with the reason. A file is written once, with every fix of it,
-through :func:`ssrisk.outfile.write_file` (never through a link); ``diff`` writes nothing and
-gives a unified diff instead. A second run finds nothing left to fix: each fix was verified
-to remove its finding (:mod:`ssrisk.remedy`).
+in the chart's own template, after a changed copy of the chart renders exactly the fix
+(:mod:`ssrisk.fixer_helm`); what cannot be written so is said, with the reason. A file is
+written once, with every fix of it, through :func:`ssrisk.outfile.write_file` (never through a
+link); ``diff`` writes nothing and gives a unified diff instead. A second run finds nothing
+left to fix: each fix was verified to remove its finding (:mod:`ssrisk.remedy`).
 """
 
 from __future__ import annotations
@@ -57,6 +56,15 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
     A finding without a fix is left out; one whose fix changes an object that is rendered,
     or whose file cannot be read or edited as it was checked, is in ``not_applied`` with the
     reason (none of its edits is made)."""
+    from .fixer_helm import (
+        plan_templates,
+        renders_of,
+        values_edited,
+        values_not_writable,
+        verify_render,
+    )
+    from .fixer_kustomize import plan_overlay
+
     run = FixRun()
     by_file: dict[str, list[tuple[Finding, Any, list[Any]]]] = {}
     values: dict[str, list[tuple[Finding, Any]]] = {}  # values file -> (finding, edit)
@@ -77,7 +85,7 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
         edits = f.fix.remedy.edits
         if edits and all(e.value_at is not None for e in edits):
             # a chart's field written from one value: the values line changes
-            why = next((w for e in edits if (w := _values_not_writable(e.value_at.path, f))), None)
+            why = next((w for e in edits if (w := values_not_writable(e.value_at.path, f))), None)
             if why is not None:
                 run.not_applied.append((f, why))
                 continue
@@ -97,23 +105,23 @@ def plan_fixes(findings: Sequence[Finding]) -> FixRun:
         for (path, ref), edits in targets.items():
             by_file.setdefault(path, []).append((f, ref, edits))
     for directory, fs in overlays.items():
-        _plan_overlay(run, directory, fs)
+        plan_overlay(run, directory, fs)
     by_chart: dict[str, list[Finding]] = {}
     for f in templated:
         assert f.fix is not None and f.fix.template is not None
         by_chart.setdefault(f.fix.template.render[0], []).append(f)
     for chart, fs in by_chart.items():
-        _plan_templates(run, chart, fs)
+        plan_templates(run, chart, fs)
     failed: dict[int, str] = {}
     for path, placed in values.items():
         try:
-            old, new = _values_edited(path, [e for _f, e in placed])
+            old, new = values_edited(path, [e for _f, e in placed])
             mine = list({id(f): f for f, _e in placed}.values())
-            renders = _renders_of(mine)
+            renders = renders_of(mine)
             if not renders:
                 raise _Unfixable("the chart cannot be rendered again to check the change")
             for render in renders:  # (every chart and variant given this values file)
-                _verify_render(render, {path: new}, mine)
+                verify_render(render, {path: new}, mine)
             run.changed[path] = (old, new)
         except _Unfixable as exc:
             failed.update((id(f), str(exc)) for f, _e in placed)
@@ -172,603 +180,6 @@ def _plan_files(run: FixRun, by_file: Mapping[str, list[tuple[Finding, Any, list
                 run.done((path, f.rule, f.fix.remedy.summary), paths_of.get(id(f), {path}))
 
 
-def _plan_overlay(run: FixRun, directory: str, findings: Sequence[Finding]) -> None:
-    """Add to ``run`` the patch files and the kustomization change that make the fixes of
-    ``findings`` in the kustomization ``directory`` (all of them, or none with the reason)."""
-    refused = [f for f in findings if f.fix and f.fix.overlay and f.fix.overlay.refused]
-    for f in refused:
-        assert f.fix is not None and f.fix.overlay is not None
-        run.not_applied.append((f, f.fix.overlay.refused))
-    findings = [f for f in findings if f not in refused]
-    if not findings:
-        return
-    try:
-        files = _overlay_edited(directory, [f.fix.overlay for f in findings if f.fix])
-    except _Unfixable as exc:
-        run.not_applied.extend((f, str(exc)) for f in findings)
-        return
-    for path, (old, new) in files.items():
-        run.changed[path] = (old or "", new)
-        if old is None:
-            run.created.add(path)
-    for f in findings:
-        assert f.fix is not None and f.fix.overlay is not None
-        run.done((directory, f.rule, f.fix.remedy.summary), set(files))
-
-
-def _plan_templates(run: FixRun, chart: str, findings: Sequence[Finding]) -> None:
-    """Add to ``run`` the template changes that make the fixes of ``findings`` (all rendered
-    from ``chart``), after rendering a changed copy of the chart for each render that reads
-    it (every variant) and finding there exactly the fixes' edits. When they cannot all be
-    made together, each is tried in turn: one that cannot be made is said with its own
-    reason, and the others are made."""
-    try:
-        accepted, files = list(findings), _templates_checked(chart, findings)
-    except _Unfixable:
-        accepted, files = [], {}
-        for f in findings:
-            try:
-                files = _templates_checked(chart, [*accepted, f])
-            except _Unfixable as exc:
-                run.not_applied.append((f, str(exc)))
-                continue
-            accepted.append(f)
-    for path, (old, new) in files.items():
-        run.changed[path] = (old, new)
-    for f in accepted:
-        assert f.fix is not None
-        run.done((next(iter(files), chart), f.rule, f.fix.remedy.summary), set(files))
-
-
-def _templates_checked(chart: str, findings: Sequence[Finding]) -> dict[str, tuple[str, str]]:
-    """The template changes of ``findings`` (:func:`_templates_edited`), rendered and
-    compared in every render that reads them (:func:`_verify_render`, each verdict kept).
-
-    Raises:
-        _Unfixable: a change that cannot be made, or does not render exactly the fixes.
-    """
-    files = _templates_edited(chart, findings)
-    for render in _renders_of(findings):  # (every variant of the chart)
-        key = (
-            render,
-            tuple(sorted((p, new) for p, (_old, new) in files.items())),
-            tuple(repr(f.fix.remedy.edits) for f in findings if f.fix),
-        )
-        if key not in _VERIFIED:  # (SARIF plans each finding's fix alone)
-            try:
-                _verify_render(render, {p: new for p, (_old, new) in files.items()}, findings)
-                _VERIFIED[key] = None
-            except _Unfixable as exc:
-                _VERIFIED[key] = str(exc)
-        if _VERIFIED[key] is not None:
-            raise _Unfixable(str(_VERIFIED[key]))
-    return files
-
-
-def _renders_of(findings: Sequence[Finding]) -> list[Any]:
-    """The renders the fixes of ``findings`` are read by (:attr:`Fix.renders`), each once,
-    the findings' own first."""
-    out: dict[Any, None] = {}
-    for f in findings:
-        if f.fix is not None and f.fix.render is not None:
-            out.setdefault(f.fix.render, None)
-    for f in findings:
-        for render in f.fix.renders if f.fix is not None else ():
-            out.setdefault(render, None)
-    return list(out)
-
-
-#: Template changes rendered and compared in this process: (render, changed files, edits)
-#: -> the reason they were refused, or ``None``.
-_VERIFIED: dict[Any, str | None] = {}
-
-
-def _templates_edited(chart: str, findings: Sequence[Finding]) -> dict[str, tuple[str, str]]:
-    """``{template: (old, new)}``: each edit made on its template line as in a plain file
-    (a literal scalar replaced, a line removed, a block inserted under a literal ``key:``
-    line), never on a line that holds a template action (``{{``), never in a subchart's
-    template; the same edit asked by several findings (variants) made once."""
-    wanted: dict[tuple[str, int, int, tuple[Any, ...]], Any] = {}
-    spelt: dict[str, str] = {}
-    maps: dict[str, str] = {}
-    for f in findings:
-        assert f.fix is not None and f.fix.template is not None
-        spelt.update((text, expr) for text, expr, _keys in f.fix.template.spelt if expr)
-        maps.update((text, expr) for text, expr, _keys in f.fix.template.spelt_maps)
-        for i, template, line, found in f.fix.template.places:
-            e = f.fix.remedy.edits[i]
-            key = (template, line, found, e.keys)
-            change = ("remove",) if e.remove else ("set", repr(e.value))
-            if key in wanted and wanted[key][0] != change:
-                raise _Unfixable(f"{template}:{line}: the renders need different changes")
-            wanted[key] = (change, e)
-    out: dict[str, tuple[str, str]] = {}
-    above = os.path.dirname(os.path.realpath(chart))
-    if os.path.basename(above) == "charts" and os.path.isfile(
-        os.path.join(os.path.dirname(above), "Chart.yaml")
-    ):
-        raise _Unfixable(f"{chart} is a subchart of the chart above it: not written")
-    for template in sorted({k[0] for k in wanted}):
-        rel = os.path.relpath(os.path.abspath(template), os.path.abspath(chart))
-        if rel.split(os.sep)[0] != "templates" or _file_not_writable(template):
-            raise _Unfixable(f"{template}: not a template of the chart itself: not written")
-        written = _Written.read(template)
-        lines = written.body.splitlines(keepends=True)
-        mine = sorted((k for k in wanted if k[0] == template), key=lambda k: -k[1])
-        for _t, line, found, keys in mine:
-            _change, e = wanted[(_t, line, found, keys)]
-            patched = _template_patch(lines, line - 1, found, e, spelt, maps, chart)
-            lines = patched.splitlines(keepends=True)
-        out[template] = (written.old, written.back("".join(lines)))
-    return out
-
-
-def _template_patch(
-    lines: list[str],
-    at: int,
-    found: int,
-    edit: Any,
-    spelt: Mapping[str, str],
-    maps: Mapping[str, str] | None = None,
-    chart: str = "",
-) -> str:
-    """The template text with ``edit`` made at line ``at`` (0-based), where the deepest of
-    its first ``found`` keys is written; a string of its value that the template writes with
-    a template action is written as the template writes it (``spelt``: rendered string ->
-    the template's text)."""
-    keys, name = edit.keys, edit.field
-    if at >= len(lines) or "{{" in lines[at]:
-        raise _Unfixable(f"{name}: its template line is a template action: not written")
-    if found == len(keys):
-        if edit.remove:
-            if _scalar_line(lines[at], str(keys[-1])) is None:
-                raise _Unfixable(f"{name}: not one line of the template")
-            del lines[at]
-            return "".join(lines)
-        if isinstance(edit.value, (dict, list)):
-            raise _Unfixable(f"{name}: not a single value of the template")
-        raw = spelt.get(edit.value) if isinstance(edit.value, str) else None
-        changed = _replaced(lines[at], edit.value, str(keys[-1]), raw)
-        if changed is None:
-            raise _Unfixable(f"{name}: not one line of the template")
-        lines[at] = changed
-        return "".join(lines)
-    if edit.remove:
-        return "".join(lines)
-    if any(isinstance(k, int) for k in keys[found - 1 :]):
-        raise _Unfixable(f"{name}: a list item of the template")
-    if not re.match(rf"\s*(-\s+)?[\"']?{re.escape(str(keys[found - 1]))}[\"']?\s*:\s*$", lines[at]):
-        raise _Unfixable(f"{name}: its parent is not a literal block of the template")
-    marks: dict[str, str] = {}
-    map_marks: dict[str, str] = {}
-    maps = maps or {}
-
-    def marked(value: Any) -> Any:  # (a spelt string as a token, written back after)
-        if isinstance(value, str) and value in spelt:
-            return marks.setdefault(value, f"SSRISKTEMPLATETEXT{len(marks)}X")
-        if isinstance(value, dict) and json.dumps(value, sort_keys=True) in maps:
-            key = json.dumps(value, sort_keys=True)
-            return map_marks.setdefault(key, f"SSRISKTEMPLATEMAP{len(map_marks)}X")
-        if isinstance(value, dict):
-            return {k: marked(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [marked(v) for v in value]
-        return value
-
-    written = _written_below(lines, at, str(keys[found]))
-    if written is not None:
-        raise _Unfixable(
-            f"line {written + 1} of the template writes {keys[found]} when a value asks for "
-            "it: set it through the chart's values"
-        )
-    helper = _written_in_helpers(chart, str(keys[found]))
-    if helper is not None:
-        raise _Unfixable(
-            f"{helper} writes {keys[found]} when a value asks for it: set it through the "
-            "chart's values"
-        )
-    subtree: Any = marked(edit.value)
-    for key in reversed(keys[found + 1 :]):
-        subtree = {key: subtree}
-    text = _insert_block(lines, at, {keys[found]: subtree}, template=True)
-    for value, token in marks.items():
-        text = text.replace(token, spelt[value])
-    step, _offset = _indentation(text)
-    for key, token in map_marks.items():  # (the action, indented below its key's line)
-
-        def action(m: re.Match[str], key: str = key) -> str:
-            column = len(m.group(1)) + step
-            first, *more = maps[key].split("\n")  # (the action, then literal lines below it)
-            spelt = re.sub(r"nindent\s+\d+", f"nindent {column}", first)
-            spelt += "".join("\n" + " " * column + line for line in more)
-            return m.group(0).replace(m.group(2), spelt)
-
-        text = re.sub(rf"(?m)^( *(?:- )?)\S+: ({token})$", action, text)
-    return text
-
-
-#: The release name a changed chart is rendered with too: a change that writes what the
-#: configured release rendered (``orders-db``) where the template spells it with a template
-#: action renders otherwise for this one, and is refused.
-OTHER_RELEASE = "ssrisk-check"
-
-
-def _verify_render(
-    render: tuple[str, str, Any], files: Mapping[str, str], findings: Sequence[Finding]
-) -> None:
-    """Render the chart as it is and with the changed ``files`` (its templates, or values
-    files of the render), as ``render`` says and again as release :data:`OTHER_RELEASE`:
-    the objects the findings' edits change must be exactly as edited (in the other release,
-    with each spelt string as that release renders it), every other object as it was. A
-    value that writes other fields too (``replicas`` and ``partition`` from one value)
-    renders them changed, and is refused.
-
-    Raises:
-        _Unfixable: a render fails, or renders anything else.
-    """
-    import tempfile
-    from dataclasses import replace
-
-    from .renderers.chartcopy import copy_chart
-    from .renderers.common import RenderError
-
-    chart, namespace, options = render
-    top = os.path.realpath(chart)
-    with tempfile.TemporaryDirectory(prefix="ssrisk-fix-") as tmp:
-        try:
-            copy, _skipped = copy_chart(chart, tmp)
-        except RenderError as exc:
-            raise _Unfixable(str(exc)) from None
-        given = {os.path.realpath(v): i for i, v in enumerate(options.values_files)}
-        values = list(options.values_files)
-        for n, (path, new) in enumerate(files.items()):
-            real = os.path.realpath(path)
-            if real in given:  # (a values file the render was given: a changed copy)
-                target = os.path.join(tmp, f"values-{n}.yaml")
-                values[given[real]] = target
-            elif real.startswith(top + os.sep):  # (a file of the chart: in its copy)
-                target = os.path.join(copy, os.path.relpath(real, top))
-            else:
-                continue  # (not read by this render)
-            with open(target, "w", encoding="utf-8") as fh:
-                fh.write(new)
-        changed = replace(options, values_files=tuple(values))
-        where: dict[Any, int] = {}
-        for release in (options.release, OTHER_RELEASE):
-            before = _rendered(chart, namespace, replace(options, release=release))
-            again = _rendered(chart, namespace, replace(options, release=release))
-            after = _rendered(copy, namespace, replace(changed, release=release))
-            if not where:
-                where = _objects_of(findings, before, render)
-            if len(after) != len(before) or len(again) != len(before):
-                raise _Unfixable("the changed chart renders other objects: not written")
-            expected = [data for _ref, data in before]
-            for f in findings:
-                own = f.fix is not None and f.fix.render == render
-                _expect(f, where, before, expected, own and release == options.release, own)
-            # (what two renders of the unchanged chart disagree on, a generated password
-            # and its checksum, is not compared)
-            volatile = [_volatile(a, b) for (_r, a), (_s, b) in zip(before, again, strict=True)]
-            got = [_masked(d, m) for (_r, d), m in zip(after, volatile, strict=True)]
-            want = [_masked(d, m) for d, m in zip(expected, volatile, strict=True)]
-            if got != want:
-                raise _Unfixable(
-                    "the changed chart does not render exactly the fix (the value or line "
-                    "writes other fields too, or renders otherwise for another release)"
-                )
-
-
-#: A field two renders of the unchanged chart disagree on (:func:`_volatile`).
-VOLATILE = "<differs between renders>"
-
-
-def _volatile(a: Any, b: Any) -> Any:
-    """Where two renders ``a`` and ``b`` of one object differ: the same shape with
-    :data:`VOLATILE` at each differing value, ``None`` where they agree."""
-    if a == b:
-        return None
-    if isinstance(a, dict) and isinstance(b, dict):
-        return {k: _volatile(a.get(k), b.get(k)) for k in {*a, *b} if a.get(k) != b.get(k)}
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [_volatile(x, y) for x, y in zip(a, b, strict=True)]
-    return VOLATILE
-
-
-def _masked(data: Any, mask: Any) -> Any:
-    """``data`` with each value :func:`_volatile` found differing replaced by
-    :data:`VOLATILE`."""
-    if mask is None:
-        return data
-    if mask == VOLATILE:
-        return VOLATILE
-    if isinstance(mask, dict) and isinstance(data, dict):
-        return {k: _masked(v, mask.get(k)) for k, v in data.items()}
-    if isinstance(mask, list) and isinstance(data, list) and len(mask) == len(data):
-        return [_masked(v, m) for v, m in zip(data, mask, strict=True)]
-    return VOLATILE
-
-
-def _rendered(directory: str, namespace: str, options: Any) -> list[tuple[Any, Any]]:
-    """The objects the chart at ``directory`` renders: ``[((kind, name, namespace, template
-    file within the chart), plain data)]``; a document its render warns about (a key twice)
-    is refused."""
-    from .remedy import plain
-    from .renderers.helm import render_chart
-
-    out: list[tuple[Any, Any]] = []
-    for lf in render_chart(directory, namespace, options):
-        if lf.errors:
-            raise _Unfixable(f"the changed chart does not render: {lf.errors[0].message}")
-        twice = [n for n in lf.notices if "duplicate key" in n.message]
-        if twice:
-            raise _Unfixable(f"the changed chart renders {twice[0].message}")
-        for o in lf.objects:
-            source = str(getattr(o, "source", "") or "").split("/", 1)[-1]
-            out.append(((o.kind, o.name, o.namespace, source), plain(o.data)))
-    return out
-
-
-def _objects_of(findings: Sequence[Finding], before: Sequence[Any], render: Any) -> dict[Any, int]:
-    """Where each object the findings' edits change is in ``before`` (a render's objects):
-    by its identity in its own render; in another render of the chart (a variant), the one
-    object of its kind its template renders there, if any (else it is not rendered there)."""
-    by_ref = {ref[:3]: i for i, (ref, _data) in enumerate(before)}
-    by_source: dict[tuple[str, str], list[int]] = {}
-    for i, (ref, _data) in enumerate(before):
-        by_source.setdefault((ref[0], ref[3]), []).append(i)
-    where: dict[Any, int] = {}
-    for f in findings:
-        assert f.fix is not None
-        for e in f.fix.remedy.edits:
-            ref = e.obj or f.obj
-            key = (ref.kind, ref.name, ref.namespace)
-            if f.fix.render == render:
-                if key in by_ref:
-                    where[(id(f), key)] = by_ref[key]
-                continue
-            source = _source_of(f, e)
-            found = by_source.get((ref.kind, source), []) if source else []
-            if len(found) > 1:
-                raise _Unfixable(f"{source} renders several {ref.kind}s: not written")
-            if found:
-                where[(id(f), key)] = found[0]
-    return where
-
-
-def _source_of(f: Finding, edit: Any) -> str:
-    """The template file (within its chart) the object ``edit`` changes is rendered from."""
-    if f.fix is not None and f.fix.template is not None:
-        i = f.fix.remedy.edits.index(edit)
-        for index, template, _line, _found in f.fix.template.places:
-            if index == i and f.fix.render is not None:
-                rel = os.path.relpath(os.path.abspath(template), os.path.abspath(f.fix.render[0]))
-                return rel.replace(os.sep, "/")
-    source = f.position.source or ""
-    return source.split("/", 1)[-1]
-
-
-def _expect(
-    f: Finding,
-    where: Mapping[Any, int],
-    before: Sequence[Any],
-    expected: list[Any],
-    same: bool,
-    own: bool = True,
-) -> None:
-    """Apply the edits of ``f`` to ``expected`` (the objects of a render, in order; ``where``:
-    :func:`_objects_of`); not ``same`` render and release as the finding's: each spelt string
-    and label mapping as that render has it at the field it was found at. In another render
-    than the finding's (not ``own``), an object it does not render is not expected."""
-    from .model import dig
-    from .remedy import apply_edits
-
-    assert f.fix is not None
-    spelt = f.fix.template.spelt if f.fix.template is not None else ()
-    maps = f.fix.template.spelt_maps if f.fix.template is not None else ()
-    for e in f.fix.remedy.edits:
-        ref = e.obj or f.obj
-        i = where.get((id(f), (ref.kind, ref.name, ref.namespace)))
-        if i is None:
-            if not own:
-                continue  # (another variant that does not render it: nothing to expect)
-            raise _Unfixable(f"{ref} is not rendered again")
-        if not same:
-            renamed: dict[str, Any] = {}
-            for text, _expr, keys in (*spelt, *maps):
-                node = dig(before[i][1], *keys)
-                if node is None:
-                    raise _Unfixable(f"{ref}: cannot render the change again")
-                renamed[text] = node
-            e = _renamed(e, renamed)
-        expected[i] = apply_edits(expected[i], [e])
-
-
-def _renamed(edit: Any, renamed: Mapping[str, Any]) -> Any:
-    """``edit`` with each string of its value, and each mapping (by its JSON), that
-    ``renamed`` names replaced."""
-    from dataclasses import replace
-
-    def swap(value: Any) -> Any:
-        if isinstance(value, str):
-            return renamed.get(value, value)
-        if isinstance(value, dict):
-            whole = json.dumps(value, sort_keys=True)
-            if whole in renamed:
-                return renamed[whole]
-            return {k: swap(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [swap(v) for v in value]
-        return value
-
-    return replace(edit, value=swap(edit.value))
-
-
-def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[str | None, str]]:
-    """``{path: (old text or None for a new file, new text)}``: one patch file a changed
-    object (``ssrisk-fix-<kind>-<name>.yaml``, merged into the one a former run wrote) and
-    one file a new object, each listed in the kustomization (``patches:``,
-    ``resources:``), which is changed as text (comments and the rest kept)."""
-    from .loading import read_text
-    from .renderers.common import kustomization_file
-    from .yamlpos import load_documents
-
-    if os.path.islink(directory) or not os.path.isdir(directory):
-        raise _Unfixable(f"{directory}: not a directory of the tree")
-    kfile = kustomization_file(directory)
-    if kfile is None:
-        raise _Unfixable(f"{directory}: no kustomization file")
-    over = _included_by(directory)
-    if over is not None:
-        raise _Unfixable(
-            f"{over} builds on {directory}: a change here changes it too; fix it there (check "
-            "the tree, or name that kustomization)"
-        )
-    why = _file_not_writable(kfile)
-    if why is not None:
-        raise _Unfixable(f"{kfile}: {why}")
-    patches: dict[tuple[str, str], dict[str, Any]] = {}
-    resources: dict[tuple[str, str], dict[str, Any]] = {}
-    built: dict[tuple[str, str], Any] = {}  # (kind, name in its file) -> the object built
-    for overlay in overlays:
-        for patch, target in zip(overlay.patches, overlay.targets, strict=False):
-            key = (str(patch["kind"]), str(patch["metadata"]["name"]))
-            if built.setdefault(key, target) != target:
-                raise _Unfixable(
-                    f"{built[key]} and {target} are both named {key[1]} in their files: a "
-                    "patch cannot tell them apart"
-                )
-            patches[key] = _merged(patches.get(key, {}), patch)
-        for new in overlay.resources:
-            resources[(str(new["kind"]), str(new["metadata"]["name"]))] = dict(new)
-    out: dict[str, tuple[str | None, str]] = {}
-    kwritten = _Written.read(kfile)
-    text = kold = kwritten.body
-    for listed, objects in (("patches", patches), ("resources", resources)):
-        for (kind, name), data in objects.items():
-            fname = re.sub(r"[^A-Za-z0-9._-]", "-", f"ssrisk-fix-{kind.lower()}-{name}.yaml")
-            path = os.path.join(directory, fname)
-            old = None
-            if os.path.lexists(path):
-                why = _file_not_writable(path)
-                if why is not None or listed == "resources":
-                    raise _Unfixable(f"{path}: {why or 'exists already'}")
-                old, err = read_text(path)
-                if old is None or err is not None:
-                    raise _Unfixable(f"{path}: cannot read")
-                docs = [doc for doc, _dups in load_documents(old)]
-                if len(docs) != 1 or not isinstance(docs[0], dict):
-                    raise _Unfixable(f"{path}: not one patch document")
-                out[path] = (old, _merged_text(old, data))  # (its comments and fields kept)
-                continue
-            out[path] = (old, _render(data, 2, 0))
-            entry: Any = {"path": fname} if listed == "patches" else fname
-            if not re.search(rf"(?m)^\s*-\s*(path:\s*)?[\"']?{re.escape(fname)}[\"']?\s*$", text):
-                text = _add_to_list(text, listed, entry)
-    if text != kold:
-        try:
-            loaded = [doc for doc, _dups in load_documents(text)]
-        except Exception:
-            raise _Unfixable(f"{kfile}: the changed kustomization would not read") from None
-        if len(loaded) != 1 or not isinstance(loaded[0], dict):
-            raise _Unfixable(f"{kfile}: the changed kustomization would not read")
-        out[kfile] = (kwritten.old, kwritten.back(text))
-    return out
-
-
-#: The most kustomization files :func:`_included_by` reads.
-MAX_KUSTOMIZATIONS = 2000
-
-
-def _included_by(directory: str) -> str | None:
-    """Another kustomization of the tree that includes the kustomization ``directory`` (an
-    overlay of it: a patch or a new object there would change that build too), or
-    ``None``."""
-    from .confine import tree_of
-    from .renderers.common import KUSTOMIZATION_FILES
-    from .renderers.kustomize_refs import local_references
-    from .walk import walk
-
-    root = tree_of(directory)
-    target = os.path.realpath(directory)
-    seen = 0
-    for top, dirs, files in walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        if not any(name in KUSTOMIZATION_FILES for name in files):
-            continue
-        seen += 1
-        if seen > MAX_KUSTOMIZATIONS:
-            break
-        if os.path.realpath(top) != target and target in local_references(top, root):
-            return os.path.relpath(top)
-    return None
-
-
-def _merged_text(old: str, patch: Mapping[str, Any]) -> str:
-    """The patch file ``old`` with ``patch`` laid over it by ruamel.yaml's round trip: its
-    comments, quoting and the fields it has kept; containers merged by name (as kustomize
-    merges them), any other list replaced."""
-    from ruamel.yaml import YAML
-
-    from .remedy import MERGED_BY
-
-    yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    step, offset = _indentation(old)
-    yaml.indent(mapping=step, sequence=offset + 2, offset=offset)
-    doc = yaml.load(old)
-
-    def lay(into: Any, over: Mapping[str, Any]) -> None:
-        for key, value in over.items():
-            here = into.get(key)
-            merge = MERGED_BY.get(str(key))
-            if isinstance(value, dict) and isinstance(here, dict):
-                lay(here, value)
-            elif merge and isinstance(value, list) and isinstance(here, list):
-                for item in value:
-                    same = [
-                        x for x in here if isinstance(x, dict) and x.get(merge) == item.get(merge)
-                    ]
-                    if same and isinstance(item, dict):
-                        lay(same[0], item)
-                    else:
-                        here.append(item)
-            else:
-                into[key] = value
-
-    lay(doc, patch)
-    out = io.StringIO()
-    yaml.dump(doc, out)
-    return out.getvalue()
-
-
-def _merged(into: Any, patch: Any) -> Any:
-    """``patch`` laid over ``into`` (mappings merged key by key, anything else replaced)."""
-    if isinstance(into, dict) and isinstance(patch, dict):
-        out = dict(into)
-        for key, value in patch.items():
-            out[key] = _merged(into.get(key), value)
-        return out
-    return patch
-
-
-def _add_to_list(text: str, key: str, item: Any) -> str:
-    """``text`` (a kustomization) with ``item`` appended to its top-level block list ``key``,
-    or with ``key:`` and the item added at its end."""
-    lines = text.splitlines(keepends=True)
-    pattern = re.compile(rf"{key}\s*:\s*(#.*)?$")
-    at = next((i for i, ln in enumerate(lines) if pattern.match(ln.rstrip("\r\n"))), None)
-    if at is not None:
-        return _append_items(lines, at, [item])
-    if any(re.match(rf"[\"']?{key}[\"']?\s*:", ln) for ln in lines):
-        raise _Unfixable(f"{key} in the kustomization is not a block list")
-    step, offset = _indentation(text)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    lines.append(_render({key: [item]}, step, offset))
-    return "".join(lines)
-
-
 def write_fixes(run: FixRun) -> None:
     """Write each changed file of ``run`` (never through a link).
 
@@ -803,18 +214,6 @@ def unified_diff(run: FixRun) -> str:
 
 class _Unfixable(Exception):
     """A file whose fixes cannot be applied (the reason)."""
-
-
-def _values_not_writable(path: str, f: Finding) -> str | None:
-    """Why the values file ``path`` of the chart ``f`` was rendered from is not written: not
-    inside the tree the chart is checked in (a ``--values`` file from elsewhere), a link, or
-    not a regular file."""
-    from .confine import is_inside, tree_of
-
-    chart = f.fix.render[0] if f.fix is not None and f.fix.render is not None else f.position.path
-    if not is_inside(os.path.realpath(path), tree_of(chart)):
-        return f"{path} is outside the checked tree: not written"
-    return _file_not_writable(path)
 
 
 def _file_not_writable(path: str) -> str | None:
@@ -1013,28 +412,6 @@ def _has_bom(path: str) -> bool:
         return False
 
 
-def _values_edited(path: str, edits: Sequence[Any]) -> tuple[str, str]:
-    """``(old, new)`` text of a values file with the value on each edit's line (its
-    ``value_at``) replaced, comment and spacing kept; the file must still read as YAML."""
-
-    from .yamlpos import load_documents
-
-    written = _Written.read(path)
-    lines = written.body.splitlines(keepends=True)
-    for e in edits:
-        at = e.value_at.line - 1
-        changed = _replaced(lines[at], e.value)
-        if changed is None:
-            raise _Unfixable(f"{path}:{at + 1}: the value is not written on one line of its own")
-        lines[at] = changed
-    new = "".join(lines)
-    try:
-        list(load_documents(new))
-    except Exception:
-        raise _Unfixable(f"{path}: the changed values would not read as YAML") from None
-    return written.old, written.back(new)
-
-
 def _object_in(text: str, path: str, ref: Any) -> Any:
     """The object ``ref`` (an :class:`~ssrisk.model.ObjectRef`), read from ``text`` with
     positions."""
@@ -1192,47 +569,6 @@ def _insert_block(
 
 #: A line of a Helm template that is one action and nothing else.
 _ACTION_LINE = re.compile(r"^\s*\{\{.*\}\}\s*$")
-
-
-def _written_in_helpers(chart: str, key: str) -> str | None:
-    """``file:line`` of a helper of the chart (``templates/_*.tpl``, what ``include``
-    renders) that writes ``key``, or ``None``: a key a helper writes under a condition would
-    be written twice when the condition holds."""
-    directory = os.path.join(chart, "templates")
-    pattern = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*:")
-    try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".tpl"))
-    except OSError:
-        return None
-    for name in names[:200]:
-        path = os.path.join(directory, name)
-        if os.path.islink(path) or not os.path.isfile(path):
-            continue
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                for number, line in enumerate(fh, 1):
-                    if pattern.match(line):
-                        return f"{path}:{number}"
-        except OSError:
-            continue
-    return None
-
-
-def _written_below(lines: Sequence[str], parent: int, key: str) -> int | None:
-    """The 0-based line below the template line ``parent`` (within its block, action lines
-    and all) that writes ``key`` (under a condition, since the rendered object lacks it), or
-    ``None``."""
-    indent = _indent_of(lines[parent])
-    pattern = re.compile(rf"\s*[\"']?{re.escape(key)}[\"']?\s*:")
-    for i in range(parent + 1, len(lines)):
-        stripped = lines[i].strip()
-        if not stripped or stripped.startswith("#") or _ACTION_LINE.match(lines[i]):
-            continue
-        if _indent_of(lines[i]) <= indent:
-            break
-        if pattern.match(lines[i]):
-            return i
-    return None
 
 
 def _insert_in_item(lines: list[str], first: int, column: int, fragment: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ssrisk.hookspecs import hookimpl
-from ssrisk.model import Finding, ObjectRef, Severity
+from ssrisk.model import POD_LABELS, Finding, ObjectRef, Severity
 from ssrisk.remedy import Edit, Remedy, plain
 from ssrisk.rule import CheckContext, Rule
 
@@ -120,10 +120,6 @@ CHURNING_LABELS = frozenset(
 )
 
 
-#: The kinds whose pods a new budget's selector must not select besides the set's.
-WORKLOADS = ("StatefulSet", "Deployment", "ReplicaSet", "DaemonSet", "Job", "CronJob", "Pod")
-
-
 def _selects_others(ctx: CheckContext, selector: Any) -> bool:
     """Whether ``selector`` selects the pods of another workload of the set's namespace (any
     of the run's manifests, as the eviction API would count them: a pod with two budgets
@@ -137,16 +133,12 @@ def _selects_others(ctx: CheckContext, selector: Any) -> bool:
         line_offset=0,
         namespace=ctx.sts.namespace,
     )
-    for kind in WORKLOADS:
+    for kind, at in POD_LABELS.items():  # (the run models StatefulSets: ssrisk fix reads
+        # the other kinds in the set's directory, ssrisk.fixer._budget_clash)
         for other in ctx.inventory.of_kind(kind):
             if other is ctx.sts or other.namespace != ctx.sts.namespace:
                 continue
-            if kind == "Pod":
-                labels = other.metadata.get("labels")
-            elif kind == "CronJob":
-                labels = other.get("spec", "jobTemplate", "spec", "template", "metadata", "labels")
-            else:
-                labels = other.get("spec", "template", "metadata", "labels")
+            labels = other.get(*at)
             if isinstance(labels, dict) and pdb_selects(probe, labels):
                 return True
     return False

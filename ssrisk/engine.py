@@ -5,6 +5,7 @@ One direction, no cycles: loading knows nothing of rules, rules nothing of repor
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -814,6 +815,11 @@ def _fix(
     for f in findings:  # (every finding of the set, before folding)
         before[f.rule] = max(f.severity, before.get(f.rule, f.severity))
     tried: dict[Any, Any] = {}
+
+    @functools.cache
+    def built() -> tuple[Any, ...]:  # (the objects a kustomize patch must tell apart)
+        return (*ctx.inventory.of_kind(ctx.sts.kind), *ctx.inventory.of_kind("PodDisruptionBudget"))
+
     for f in findings:
         rule = by_id.get(f.rule)
         if f.severity == Severity.INFO:
@@ -828,11 +834,7 @@ def _fix(
                 f.fix = in_template(placed_in_values(f.fix, ctx.sts), ctx.sts, ctx.pdbs())
                 f.fix = renders_reading(f.fix, ctx.inventory.chart_renders())
             elif f.fix is not None and by == "kustomization":
-                built = [
-                    *ctx.inventory.of_kind(ctx.sts.kind),
-                    *ctx.inventory.of_kind("PodDisruptionBudget"),
-                ]
-                f.fix = in_overlay(f.fix, ctx.sts, ctx.pdbs(), built)
+                f.fix = in_overlay(f.fix, ctx.sts, ctx.pdbs(), built())
 
 
 def _draw(findings: Sequence[Finding], ctx: CheckContext) -> None:

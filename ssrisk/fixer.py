@@ -301,17 +301,6 @@ def _edited(
     return old, written.back(text), fails
 
 
-#: Kinds whose pods a new budget must not select besides the set's (a pod with two budgets
-#: cannot be evicted at all: eviction.go#Create).
-_WORKLOADS = {
-    "StatefulSet": ("spec", "template", "metadata", "labels"),
-    "Deployment": ("spec", "template", "metadata", "labels"),
-    "ReplicaSet": ("spec", "template", "metadata", "labels"),
-    "DaemonSet": ("spec", "template", "metadata", "labels"),
-    "Job": ("spec", "template", "metadata", "labels"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "metadata", "labels"),
-    "Pod": ("metadata", "labels"),
-}
 #: The largest neighbouring file read for :func:`_budget_clash`.
 MAX_NEIGHBOUR_BYTES = 2_000_000
 
@@ -322,7 +311,7 @@ def _budget_clash(path: str, pdb: Mapping[str, Any], sts: Any) -> str | None:
     does not model) holds a budget that already selects the set's pods, or a workload other
     than the set whose pods the new budget would select too; else ``None``."""
     from .embedded_sim.selectors import InvalidSelector, selector_matches
-    from .model import dig
+    from .model import POD_LABELS, dig
     from .yamlpos import load_documents
 
     directory = os.path.dirname(os.path.abspath(path))
@@ -360,7 +349,11 @@ def _budget_clash(path: str, pdb: Mapping[str, Any], sts: Any) -> str | None:
                     theirs = dig(doc, "spec", "selector")
                     if isinstance(theirs, Mapping) and selector_matches(theirs, mine):
                         return f"{name} has PodDisruptionBudget {other} for these pods already"
-                labels = dig(doc, *_WORKLOADS[kind]) if kind in _WORKLOADS else None
+                labels = (
+                    dig(doc, *POD_LABELS[kind])
+                    if isinstance(kind, str) and kind in POD_LABELS
+                    else None
+                )
                 same = kind == "StatefulSet" and other == sts.name
                 if isinstance(labels, Mapping) and not same and selector_matches(selector, labels):
                     return (

@@ -5,6 +5,7 @@ changed as text (:func:`plan_overlay`).
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import re
@@ -81,7 +82,7 @@ def _overlay_edited(directory: str, overlays: Sequence[Any]) -> dict[str, tuple[
                     f"{built[key]} and {target} are both named {key[1]} in their files: a "
                     "patch cannot tell them apart"
                 )
-            patches[key] = _merged(patches.get(key, {}), patch)
+            _lay(patches.setdefault(key, {}), copy.deepcopy(patch))
         for new in overlay.resources:
             resources[(str(new["kind"]), str(new["metadata"]["name"]))] = dict(new)
     out: dict[str, tuple[str | None, str]] = {}
@@ -153,8 +154,6 @@ def _merged_text(old: str, patch: Mapping[str, Any]) -> str:
     merges them), any other list replaced."""
     from ruamel.yaml import YAML
 
-    from .remedy import MERGED_BY
-
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096
@@ -162,38 +161,33 @@ def _merged_text(old: str, patch: Mapping[str, Any]) -> str:
     yaml.indent(mapping=step, sequence=offset + 2, offset=offset)
     doc = yaml.load(old)
 
-    def lay(into: Any, over: Mapping[str, Any]) -> None:
-        for key, value in over.items():
-            here = into.get(key)
-            merge = MERGED_BY.get(str(key))
-            if isinstance(value, dict) and isinstance(here, dict):
-                lay(here, value)
-            elif merge and isinstance(value, list) and isinstance(here, list):
-                for item in value:
-                    same = [
-                        x for x in here if isinstance(x, dict) and x.get(merge) == item.get(merge)
-                    ]
-                    if same and isinstance(item, dict):
-                        lay(same[0], item)
-                    else:
-                        here.append(item)
-            else:
-                into[key] = value
-
-    lay(doc, patch)
+    _lay(doc, patch)
     out = io.StringIO()
     yaml.dump(doc, out)
     return out.getvalue()
 
 
-def _merged(into: Any, patch: Any) -> Any:
-    """``patch`` laid over ``into`` (mappings merged key by key, anything else replaced)."""
-    if isinstance(into, dict) and isinstance(patch, dict):
-        out = dict(into)
-        for key, value in patch.items():
-            out[key] = _merged(into.get(key), value)
-        return out
-    return patch
+def _lay(into: Any, over: Mapping[str, Any]) -> None:
+    """Lay the patch ``over`` over ``into`` (plain data, or a ruamel.yaml round-trip document
+    whose comments stay) as kustomize merges patches: mappings key by key, containers by
+    name (:data:`ssrisk.remedy.MERGED_BY`), any other list or value replaced."""
+    from .remedy import MERGED_BY
+
+    for key, value in over.items():
+        here = into.get(key)
+        merge = MERGED_BY.get(str(key))
+        if isinstance(value, dict) and isinstance(here, dict):
+            _lay(here, value)
+        elif merge and isinstance(value, list) and isinstance(here, list):
+            for item in value:
+                name = item.get(merge) if isinstance(item, dict) else None
+                same = [x for x in here if isinstance(x, dict) and x.get(merge) == name]
+                if same and isinstance(item, dict):
+                    _lay(same[0], item)
+                else:
+                    here.append(item)
+        else:
+            into[key] = value
 
 
 def _add_to_list(text: str, key: str, item: Any) -> str:

@@ -265,6 +265,19 @@ def _directory_unit(path: str) -> str:
     return os.path.dirname(os.path.normpath(path)) or os.curdir
 
 
+#: Where each kind that runs pods writes its pods' labels (a PodDisruptionBudget selects
+#: pods by them: a new budget must not select another workload's pods too).
+POD_LABELS: Mapping[str, tuple[str, ...]] = {
+    "StatefulSet": ("spec", "template", "metadata", "labels"),
+    "Deployment": ("spec", "template", "metadata", "labels"),
+    "ReplicaSet": ("spec", "template", "metadata", "labels"),
+    "DaemonSet": ("spec", "template", "metadata", "labels"),
+    "Job": ("spec", "template", "metadata", "labels"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "metadata", "labels"),
+    "Pod": ("metadata", "labels"),
+}
+
+
 def dig(data: Any, *keys: str | int) -> Any:
     """Follow ``keys`` through nested mappings and lists; ``None`` when any step is missing."""
     node = data

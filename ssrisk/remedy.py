@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .model import ObjectRef, Position
@@ -502,24 +503,34 @@ def _leaves(node: Any, keys: tuple[str | int, ...]) -> Iterator[tuple[tuple[str 
 
 def _template_lines_after(path: str, line: int, most: int = 50) -> list[str]:
     """Up to ``most`` lines of the template file ``path`` after line ``line`` (1-based)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return []
-    return lines[line : line + most]
+    return list(_template_lines(path)[line : line + most])
 
 
 def _template_line(path: str, line: int) -> str:
     """Line ``line`` (1-based) of the template file ``path`` (``""``: none)."""
+    lines = _template_lines(path)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _template_lines(path: str) -> tuple[str, ...]:
+    """The lines of the template file ``path`` (read once while it is unchanged: ``ssrisk
+    fix`` writes templates between its checks)."""
+    import os
+
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return ()
+    return _read_lines(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _read_lines(path: str, _mtime_ns: int, _size: int) -> tuple[str, ...]:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            for i, text in enumerate(fh, 1):
-                if i == line:
-                    return text
+            return tuple(fh.read().splitlines())
     except OSError:
-        return ""
-    return ""
+        return ()
 
 
 @dataclass(frozen=True)

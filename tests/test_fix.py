@@ -47,6 +47,11 @@ FIXED_RULES = "partition-blocks-update,replicas-share-failure-domain"
 ZONES = "profile: {zones: 3, nodes-per-zone: 2}\n"
 
 
+def _files(root: Path) -> dict[Path, bytes]:
+    """Every file below ``root`` with its bytes (to show that nothing was written)."""
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
 def _repo(tmp_path: Path, zones: bool = True) -> Path:
     (tmp_path / ".git").mkdir()
     (tmp_path / "db.yaml").write_text(MANIFEST, encoding="utf-8")
@@ -182,7 +187,7 @@ def test_labels_an_include_writes_are_reused_or_the_change_is_refused(
     (template.parent / "_helpers.tpl").write_text(
         '{{- define "db.labels" -}}\napp: {{ .Release.Name }}-pods\n{{- end }}\n'
     )
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    before = _files(repo)
     run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
     if form == "nindent":
         assert run.code == 0, run.out + run.err
@@ -195,7 +200,7 @@ def test_labels_an_include_writes_are_reused_or_the_change_is_refused(
         return
     assert run.code == 1, run.out + run.err
     assert "not applied (the changed chart does not render exactly the fix" in run.out
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    assert _files(repo) == before
 
 
 def test_a_link_is_never_written(tmp_path: Path) -> None:
@@ -466,10 +471,10 @@ def test_a_value_that_writes_other_fields_too_is_not_changed(tmp_path: Path) -> 
             1,
         )
     )
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    before = _files(repo)
     done = run_cli("fix", "--select", "partition-blocks-update", ".", cwd=repo)
     assert done.code == 1 and "writes other fields too" in done.out, done.out
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    assert _files(repo) == before
 
 
 def test_fixes_an_sre_would_not_merge_are_not_offered(tmp_path: Path) -> None:
@@ -739,11 +744,11 @@ def test_a_field_a_later_patch_of_the_overlay_sets_is_not_patched_again(tmp_path
     )
     with (overlay / "kustomization.yaml").open("a") as fh:
         fh.write("patches:\n  - path: hold.yaml\n    target: {kind: StatefulSet, name: db}\n")
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    before = _files(repo)
     run = run_cli("fix", "--select", "partition-blocks-update", "overlays/prod", cwd=repo)
     assert run.code == 1 and "overlays/prod/hold.yaml:" in run.out, run.out
     assert "sets spec.updateStrategy.rollingUpdate.partition too" in run.out
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    assert _files(repo) == before
 
 
 @needs_kustomize
@@ -805,12 +810,12 @@ def test_what_is_not_the_users_to_edit_is_not_written(tmp_path: Path) -> None:
         .replace("\n", "\r\n")
     )
     (tmp_path / "crlf.yaml").write_bytes(crlf.encode())
-    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    before = _files(tmp_path)
     args = ("--select", "partition-blocks-update")
     for path in ("render.yaml", "chart/templates"):
         run = run_cli("fix", *args, path, cwd=tmp_path)
         assert run.code == 1 and ": not applied (" in run.out, run.out
-    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert _files(tmp_path) == before
     rules = ("--select", "partition-blocks-update,pvc-retention-delete")
     run_cli("fix", *rules, "crlf.yaml", cwd=tmp_path)
     after = (tmp_path / "crlf.yaml").read_bytes().decode()
@@ -845,12 +850,12 @@ def test_a_fix_the_build_undoes_later_is_put_back(tmp_path: Path) -> None:
         )
     )
     _transformer(repo / "overlays" / "prod", "replace", "updateStrategy/rollingUpdate/partition", 8)
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    before = _files(repo)
     run = run_cli("fix", "--select", "partition-blocks-update", "overlays/prod", cwd=repo)
     assert run.code == 1, run.out + run.err
     assert "not applied (written, but still reported after" in run.out
     assert "0 fix(es) written" in run.err
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    assert _files(repo) == before
 
 
 @pytest.mark.slow
@@ -873,10 +878,10 @@ def test_a_template_change_another_variant_renders_wrong_is_refused(tmp_path: Pa
         "    - {maxSkew: 1, topologyKey: kubernetes.io/hostname,"
         " whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: orders-db}}}\n"
     )
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    before = _files(repo)
     run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
     assert run.code == 1 and "duplicate key 'topologySpreadConstraints'" in run.out, run.out
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    assert _files(repo) == before
 
 
 @pytest.mark.slow
@@ -900,11 +905,11 @@ def test_a_values_file_another_chart_reads_otherwise_is_not_changed(tmp_path: Pa
     (tmp_path / ".ssrisk.yaml").write_text(
         "charts:\n  a: {values: [common.yaml]}\n  b: {values: [common.yaml]}\n"
     )
-    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    before = _files(tmp_path)
     args = ("--select", "partition-blocks-update", ".")
     run = run_cli("fix", *args, cwd=tmp_path)
     assert run.code == 1 and "writes other fields too" in run.out, run.out + run.err
-    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert _files(tmp_path) == before
 
 
 @pytest.mark.slow
@@ -957,11 +962,11 @@ def test_an_overlay_another_builds_on_is_not_changed(tmp_path: Path) -> None:
     eu = repo / "overlays" / "eu"
     eu.mkdir()
     (eu / "kustomization.yaml").write_text("nameSuffix: -eu\nresources:\n  - ../prod\n")
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    before = _files(repo)
     args = ("--select", "eviction-disabled-by-toleration")
     run = run_cli("fix", *args, "overlays/prod", cwd=repo)
     assert run.code == 1 and "overlays/eu builds on overlays/prod" in run.out, run.out
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    assert _files(repo) == before
     whole = run_cli("fix", *args, ".", cwd=repo)
     assert whole.code == 0 and whole.out.startswith("overlays/eu: "), whole.out + whole.err
 
@@ -983,10 +988,10 @@ def test_a_key_a_helper_writes_when_asked_is_not_added_again(tmp_path: Path) -> 
         '{{- define "db.sched" -}}\n{{- if .Values.spread }}\ntopologySpreadConstraints:\n'
         "{{ toYaml .Values.spread }}\n{{- end }}\n{{- end }}\n"
     )
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    before = _files(repo)
     run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
     assert run.code == 1 and "_helpers.tpl:3 writes topologySpreadConstraints" in run.out, run.out
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    assert _files(repo) == before
 
 
 @needs_kustomize

@@ -10,13 +10,20 @@ ARG KUSTOMIZE_VERSION=v5.8.1
 RUN CGO_ENABLED=0 GOBIN=/out go install "sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}"
 
 FROM python:3.12-slim-bookworm AS build
+# a C compiler and libyaml's headers build ssrisk's compiled YAML reader (ssrisk/_cyaml.c)
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev libyaml-dev \
+    && rm -rf /var/lib/apt/lists/*
 COPY . /src
 RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /wheels /src
 
 FROM python:3.12-slim-bookworm
 COPY --from=kustomize /out/kustomize /usr/local/bin/kustomize
 COPY --from=build /wheels /wheels
-RUN wheel="$(ls /wheels/ssrisk-*.whl)" \
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libyaml-0-2 \
+    && rm -rf /var/lib/apt/lists/* \
+    && wheel="$(ls /wheels/ssrisk-*.whl)" \
     && python -m pip install --no-cache-dir "${wheel}[helm]" \
     && rm -rf /wheels \
     && useradd --create-home --uid 10001 ssrisk

@@ -516,6 +516,45 @@ def _integer(value: str) -> Any:
     return value
 
 
+#: What a plain scalar's resolver gives the C reader for a text it must leave to this one.
+_BAIL: Any = object()
+
+
+def _plain_resolver(strict: bool) -> Callable[[str], Any]:
+    """The value of an untagged plain scalar, for the C reader (:mod:`ssrisk._cyaml`): the
+    same resolution as :meth:`_Builder.scalar`, or :data:`_BAIL` where this reader would
+    raise (a tag Kubernetes does not accept, under ``strict``)."""
+    builder = _Builder(strict)
+
+    def plain(raw: str) -> Any:
+        try:
+            return builder.scalar(_resolve(raw, (True, False)), raw, None, 0)
+        except YamlInputError:
+            return _BAIL
+
+    return plain
+
+
+def _compiled_reader() -> Any:
+    """:mod:`ssrisk._cyaml` configured for this module, or ``None`` when it was not built
+    (no C compiler or libyaml headers at install time) or ``SSRISK_PURE_PYTHON_YAML`` is set
+    (to test or compare the pure-Python reader)."""
+    import os
+
+    if os.environ.get("SSRISK_PURE_PYTHON_YAML"):
+        return None
+    try:
+        from . import _cyaml
+    except ImportError:
+        return None
+    _cyaml.configure(PosMap, PosList, array, _BAIL)
+    return _cyaml
+
+
+_COMPILED: Any = _compiled_reader()
+_PLAIN = {True: _plain_resolver(True), False: _plain_resolver(False)}
+
+
 def load_documents(text: str, strict: bool = True) -> Iterator[tuple[Any, list[DuplicateKey]]]:
     """Each YAML document of ``text`` as plain data with positions, and the duplicate keys
     found in it, built from the parser's events (no node tree: memory is what the data
@@ -531,7 +570,17 @@ def load_documents(text: str, strict: bool = True) -> Iterator[tuple[Any, list[D
             ``problem_mark``).
         YamlInputError: nesting deeper than :data:`MAX_DEPTH`, a mapping key that is not a
             scalar, a tag Kubernetes does not accept, or a bad merge key.
+
+    The C reader (:mod:`ssrisk._cyaml`, when built) reads the common case, about seven times
+    faster; any text holding an anchor, alias, tag, merge key, duplicate key, non-scalar key,
+    deep nesting or syntax error is read again here, so both give the same result.
     """
+    if _COMPILED is not None:
+        documents = _COMPILED.load(text, _PLAIN[strict])
+        if documents is not None:
+            for data in documents:
+                yield data, []
+            return
     loader = _FastLoader(text)
     try:
         loader.get_event()  # the stream's start

@@ -71,3 +71,8 @@ def test_the_wheel_installs_and_runs_through_the_action_script(tmp_path: Path) -
         capture_output=True, text=True,
     )  # fmt: skip
     assert version.returncode == 0 and "0.1.0" in version.stdout
+    # the wheel holds the compiled YAML reader where it can be built (a C compiler and
+    # libyaml's headers, as on this machine); without them it installs without it
+    if shutil.which("cc") and Path("/usr/include/yaml.h").exists():
+        compiled = subprocess.run([str(python), "-c", "import ssrisk._cyaml"], capture_output=True)
+        assert compiled.returncode == 0, compiled.stderr

@@ -1,0 +1,373 @@
+/* The common case of ssrisk.yamlpos.load_documents in C, read straight from libyaml's events.
+ *
+ * load(text, plain) returns the list of the documents of ``text`` as ssrisk.yamlpos builds
+ * them (PosMap and PosList with their packed positions, scalars resolved as
+ * sigs.k8s.io/yaml does), or None when the text holds anything this reader leaves to the
+ * Python one: a syntax error, an anchor or alias, an explicit tag, a key that is not a plain
+ * or quoted scalar, a merge key, a key written twice or nesting deeper than the limit. The
+ * caller then reads the whole text again in Python, so every rare case has one home.
+ *
+ * ``plain(raw)`` resolves a plain scalar that may be a number, a merge key, a null written
+ * ``~`` or anything else whose first character one of YAML 1.1's implicit resolvers keys on
+ * (``-+.0123456789<=~``); it returns ``bail`` for one this reader must leave to Python.
+ * Plain scalars starting with any other character are resolved here: the booleans and nulls
+ * of YAML 1.1 (the resolver's finite word lists), otherwise text.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#include <yaml.h>
+
+#define MAX_DEPTH 200
+
+typedef struct {
+    PyObject *posmap;  /* ssrisk.yamlpos.PosMap */
+    PyObject *poslist; /* ssrisk.yamlpos.PosList */
+    PyObject *array;   /* array.array */
+    PyObject *bail;    /* what ``plain`` returns to give the text to Python */
+    PyObject *pos_name;
+} state_t;
+
+static state_t S = {NULL, NULL, NULL, NULL, NULL};
+
+typedef struct {
+    PyObject *obj;       /* the PosMap or PosList being built (owned) */
+    int mapping;
+    long long *pos;      /* its own position, then one per key or item */
+    Py_ssize_t n, cap;
+    PyObject *key;       /* the key waiting for its value (owned), or NULL */
+    long long key_at;
+} frame_t;
+
+typedef struct {
+    frame_t frames[MAX_DEPTH + 2];
+    int depth;
+    PyObject *plain;
+    PyObject *cache; /* plain scalar text -> its value, for this text */
+} reader_t;
+
+static long long at_of(yaml_mark_t mark) {
+    return ((long long)mark.line << 32) | (long long)mark.column;
+}
+
+static int push_pos(frame_t *f, long long at) {
+    if (f->n == f->cap) {
+        Py_ssize_t cap = f->cap ? f->cap * 2 : 8;
+        long long *grown = PyMem_Realloc(f->pos, (size_t)cap * sizeof(long long));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        f->pos = grown;
+        f->cap = cap;
+    }
+    f->pos[f->n++] = at;
+    return 0;
+}
+
+/* Empty a frame for its next container (its position buffer is kept for reuse). */
+static void clear_frame(frame_t *f) {
+    Py_CLEAR(f->obj);
+    Py_CLEAR(f->key);
+    f->n = 0;
+}
+
+static int word(const char *s, size_t n, const char *const *words) {
+    for (; *words != NULL; words++) {
+        if (strlen(*words) == n && memcmp(*words, s, n) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* PyYAML's resolver.py word lists (YAML 1.1 bool and null); a boolean is true when its
+ * lower case is true, yes or on (ssrisk.yamlpos._Builder.scalar). */
+static const char *const TRUE_WORDS[] = {"yes", "Yes", "YES", "true", "True", "TRUE",
+                                         "on",  "On",  "ON",  NULL};
+static const char *const FALSE_WORDS[] = {"no",    "No",  "NO",  "false", "False",
+                                          "FALSE", "off", "Off", "OFF",   NULL};
+static const char *const NULL_WORDS[] = {"null", "Null", "NULL", NULL};
+
+/* A new reference to a scalar's value, NULL with an exception set, or a new reference to
+ * S.bail. */
+static PyObject *scalar_value(reader_t *r, yaml_event_t *event) {
+    const char *s = (const char *)event->data.scalar.value;
+    size_t n = event->data.scalar.length;
+    if (event->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+        return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+    }
+    if (n == 0) {
+        Py_RETURN_NONE;
+    }
+    if (strchr("-+.0123456789<=~", s[0]) != NULL) {
+        PyObject *raw = PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+        if (raw == NULL) {
+            return NULL;
+        }
+        PyObject *value = PyDict_GetItemWithError(r->cache, raw);
+        if (value != NULL) {
+            Py_DECREF(raw);
+            Py_INCREF(value);
+            return value;
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(raw);
+            return NULL;
+        }
+        value = PyObject_CallOneArg(r->plain, raw);
+        if (value != NULL && PyDict_SetItem(r->cache, raw, value) < 0) {
+            Py_CLEAR(value);
+        }
+        Py_DECREF(raw);
+        return value;
+    }
+    if (strchr("yYnNtTfFoO", s[0]) != NULL) {
+        if (word(s, n, TRUE_WORDS)) {
+            Py_RETURN_TRUE;
+        }
+        if (word(s, n, FALSE_WORDS)) {
+            Py_RETURN_FALSE;
+        }
+        if (word(s, n, NULL_WORDS)) {
+            Py_RETURN_NONE;
+        }
+    }
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+}
+
+/* Give ``value`` (a new reference, consumed) to the innermost open container, or make it
+ * the root. Returns 0, -1 on error, 1 to bail. */
+static int place(reader_t *r, PyObject *value, long long at, PyObject **root) {
+    if (r->depth == 0) {
+        Py_XSETREF(*root, value);
+        return 0;
+    }
+    frame_t *f = &r->frames[r->depth - 1];
+    if (!f->mapping) {
+        int failed = PyList_Append(f->obj, value);
+        Py_DECREF(value);
+        return failed ? -1 : push_pos(f, at);
+    }
+    PyObject *key = f->key;
+    f->key = NULL;
+    int found = PyDict_Contains(f->obj, key);
+    if (found != 0) { /* a key written twice: duplicates are reported by the Python reader */
+        Py_DECREF(key);
+        Py_DECREF(value);
+        return found < 0 ? -1 : 1;
+    }
+    int failed = PyDict_SetItem(f->obj, key, value);
+    Py_DECREF(key);
+    Py_DECREF(value);
+    return failed ? -1 : push_pos(f, f->key_at);
+}
+
+/* A scalar event in a mapping that waits for a key. Returns 0, -1 on error, 1 to bail. */
+static int take_key(frame_t *f, yaml_event_t *event) {
+    const char *s = (const char *)event->data.scalar.value;
+    size_t n = event->data.scalar.length;
+    if (event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && n > 0 &&
+        (s[0] == '<' || s[0] == '=')) {
+        return 1; /* a merge key, or a key the Python reader refuses */
+    }
+    PyObject *key = PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
+    if (key == NULL) {
+        return -1;
+    }
+    PyUnicode_InternInPlace(&key);
+    f->key = key;
+    f->key_at = at_of(event->start_mark);
+    return 0;
+}
+
+static PyObject *packed(frame_t *f) {
+    return PyObject_CallFunction(S.array, "sy#", "q", (const char *)f->pos,
+                                 (Py_ssize_t)(f->n * (Py_ssize_t)sizeof(long long)));
+}
+
+/* Close the innermost container and place it. Returns 0, -1 on error, 1 to bail. */
+static int close_container(reader_t *r, PyObject **root) {
+    frame_t *f = &r->frames[r->depth - 1];
+    if (f->key != NULL) {
+        return -1; /* a key without a value: libyaml never emits this */
+    }
+    PyObject *pos = packed(f);
+    if (pos == NULL || PyObject_SetAttr(f->obj, S.pos_name, pos) < 0) {
+        Py_XDECREF(pos);
+        return -1;
+    }
+    Py_DECREF(pos);
+    PyObject *obj = f->obj;
+    long long at = f->pos[0];
+    f->obj = NULL;
+    clear_frame(f);
+    r->depth--;
+    return place(r, obj, at, root);
+}
+
+/* One event. Returns 0, -1 on error, 1 to bail, 2 at the end of the stream. */
+static int step(reader_t *r, yaml_event_t *event, PyObject **root, PyObject *docs) {
+    frame_t *f = r->depth ? &r->frames[r->depth - 1] : NULL;
+    switch (event->type) {
+    case YAML_STREAM_START_EVENT:
+        return 0;
+    case YAML_STREAM_END_EVENT:
+        return 2;
+    case YAML_DOCUMENT_START_EVENT:
+        Py_CLEAR(*root);
+        return 0;
+    case YAML_DOCUMENT_END_EVENT: {
+        int failed = PyList_Append(docs, *root ? *root : Py_None);
+        Py_CLEAR(*root);
+        return failed ? -1 : 0;
+    }
+    case YAML_ALIAS_EVENT:
+        return 1;
+    case YAML_SCALAR_EVENT: {
+        if (event->data.scalar.anchor != NULL || event->data.scalar.tag != NULL) {
+            return 1;
+        }
+        if (f != NULL && f->mapping && f->key == NULL) {
+            return take_key(f, event);
+        }
+        PyObject *value = scalar_value(r, event);
+        if (value == NULL) {
+            return -1;
+        }
+        if (value == S.bail) {
+            Py_DECREF(value);
+            return 1;
+        }
+        return place(r, value, at_of(event->start_mark), root);
+    }
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: {
+        int mapping = event->type == YAML_MAPPING_START_EVENT;
+        yaml_char_t *anchor =
+            mapping ? event->data.mapping_start.anchor : event->data.sequence_start.anchor;
+        yaml_char_t *tag = mapping ? event->data.mapping_start.tag : event->data.sequence_start.tag;
+        if (anchor != NULL || tag != NULL || r->depth > MAX_DEPTH) {
+            return 1;
+        }
+        if (f != NULL && f->mapping && f->key == NULL) {
+            return 1; /* a mapping or sequence as a key */
+        }
+        frame_t *g = &r->frames[r->depth];
+        g->obj = PyObject_CallNoArgs(mapping ? S.posmap : S.poslist);
+        if (g->obj == NULL) {
+            return -1;
+        }
+        g->mapping = mapping;
+        g->key = NULL;
+        r->depth++;
+        return push_pos(g, at_of(event->start_mark));
+    }
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        return close_container(r, root);
+    default:
+        return 1;
+    }
+}
+
+static PyObject *load(PyObject *self, PyObject *args) {
+    PyObject *text, *plain;
+    if (!PyArg_ParseTuple(args, "UO:load", &text, &plain)) {
+        return NULL;
+    }
+    if (S.posmap == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "ssrisk._cyaml.configure was not called");
+        return NULL;
+    }
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 == NULL) { /* lone surrogates: the Python reader says what is wrong */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    reader_t *r = PyMem_Calloc(1, sizeof(reader_t));
+    if (r == NULL) {
+        return PyErr_NoMemory();
+    }
+    r->plain = plain;
+    r->cache = PyDict_New();
+    PyObject *docs = PyList_New(0);
+    PyObject *root = NULL;
+    yaml_parser_t parser;
+    int outcome = -1;
+    if (r->cache != NULL && docs != NULL && yaml_parser_initialize(&parser)) {
+        yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
+        /* no encoding set: libyaml finds UTF-8 and skips a leading byte order mark without
+         * counting it, as for PyYAML's parser (which gives it the text the same way) */
+        outcome = 0;
+        while (outcome == 0) {
+            yaml_event_t event;
+            if (!yaml_parser_parse(&parser, &event)) {
+                outcome = 1; /* a syntax error: the Python reader reports it */
+                break;
+            }
+            outcome = step(r, &event, &root, docs);
+            yaml_event_delete(&event);
+        }
+        yaml_parser_delete(&parser);
+    } else if (r->cache != NULL && docs != NULL) {
+        PyErr_NoMemory();
+    }
+    for (int i = 0; i < MAX_DEPTH + 2; i++) {
+        clear_frame(&r->frames[i]);
+        PyMem_Free(r->frames[i].pos);
+    }
+    Py_XDECREF(root);
+    Py_XDECREF(r->cache);
+    PyMem_Free(r);
+    if (outcome == 2) {
+        return docs;
+    }
+    Py_XDECREF(docs);
+    if (outcome == 1) {
+        Py_RETURN_NONE;
+    }
+    if (!PyErr_Occurred()) {
+        PyErr_SetString(PyExc_RuntimeError, "ssrisk._cyaml: unexpected event order");
+    }
+    return NULL;
+}
+
+static PyObject *configure(PyObject *self, PyObject *args) {
+    PyObject *posmap, *poslist, *array, *bail;
+    if (!PyArg_ParseTuple(args, "OOOO:configure", &posmap, &poslist, &array, &bail)) {
+        return NULL;
+    }
+    Py_INCREF(posmap);
+    Py_INCREF(poslist);
+    Py_INCREF(array);
+    Py_INCREF(bail);
+    Py_XSETREF(S.posmap, posmap);
+    Py_XSETREF(S.poslist, poslist);
+    Py_XSETREF(S.array, array);
+    Py_XSETREF(S.bail, bail);
+    if (S.pos_name == NULL) {
+        S.pos_name = PyUnicode_InternFromString("_pos");
+        if (S.pos_name == NULL) {
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(posmap, poslist, array, bail): the types to build and the bail marker."},
+    {"load", load, METH_VARARGS,
+     "load(text, plain) -> list of documents, or None to leave the text to Python."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "ssrisk._cyaml",
+    "The common case of ssrisk.yamlpos.load_documents, read from libyaml's events in C.", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__cyaml(void) { return PyModule_Create(&module); }

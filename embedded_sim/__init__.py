@@ -13,6 +13,7 @@ from typing import Any
 
 from .budget import STEP_MEANING, Budget, BudgetExhausted
 from .memo import CACHE, prepare_base, rename
+from .podtemplate import PodTemplate, SetSpec
 from .profile import ClusterProfile, NodeSpec, default_nodes
 from .result import ClusterShape, Goal, PlacementFacts, PodResult, ScenarioResult, TimelineEvent
 from .scenarios import DESCRIPTIONS, SCENARIOS, run
@@ -58,7 +59,8 @@ class Simulator:
     Arguments as for :func:`simulate`; `max_steps` is the work budget all scenarios of this
     set share (budget.py; None: no limit). Raises ValueError when the set has more replicas
     than `workload.MAX_SIMULATED_REPLICAS`; :meth:`run` raises ValueError for an unknown
-    scenario, Kubernetes version or feature gate.
+    scenario, Kubernetes version or feature gate. `template` and `spec`, when the caller has
+    them, are `parse_template` and `parse_spec` of `statefulset` (not parsed again).
     """
 
     def __init__(
@@ -74,6 +76,8 @@ class Simulator:
         horizon_s: float = 86400.0,
         use_cache: bool = True,
         max_steps: int | None = None,
+        template: PodTemplate | None = None,
+        spec: SetSpec | None = None,
     ) -> None:
         check_replica_limit(statefulset)
         self._statefulset = statefulset
@@ -87,7 +91,11 @@ class Simulator:
             "horizon_s": horizon_s,
         }
         self._pdbs = pdbs
-        self._base = prepare_base(statefulset, pdbs=pdbs, **self._kwargs) if use_cache else None
+        self._base = (
+            prepare_base(statefulset, pdbs=pdbs, template=template, spec=spec, **self._kwargs)
+            if use_cache
+            else None
+        )
 
     def run(self, scenario: str) -> ScenarioResult:
         """The result of `scenario` (memoised as described in :func:`simulate`); when the

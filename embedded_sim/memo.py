@@ -28,6 +28,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, cast
 
 from .disruption import DisruptionBudget
+from .podtemplate import PodTemplate, SetSpec
 from .profile import ClusterProfile
 from .result import PodResult, ScenarioResult, TimelineEvent
 from .simulation import resolve_storage
@@ -148,12 +149,19 @@ def prepare_base(
     profile: ClusterProfile | None,
     feature_gates: Mapping[str, bool] | None,
     horizon_s: float,
+    template: PodTemplate | None = None,
+    spec: SetSpec | None = None,
 ) -> Prepared | None:
-    """Everything of a call but the scenario, parsed and keyed once (None: not cacheable)."""
+    """Everything of a call but the scenario, parsed and keyed once (None: not cacheable).
+    ``template`` and ``spec``: as for :func:`parse_statefulset`."""
     prof = profile or _DEFAULT_PROFILE
     sts = statefulset if isinstance(statefulset, Mapping) else {}
     wl = parse_statefulset(
-        sts, prof.default_not_ready_toleration_s, prof.default_unreachable_toleration_s
+        sts,
+        prof.default_not_ready_toleration_s,
+        prof.default_unreachable_toleration_s,
+        template=template,
+        spec=spec,
     )
     pdb_list = [x for x in pdbs if isinstance(x, Mapping)]
     parsed = [DisruptionBudget.from_object(x) for x in pdb_list]

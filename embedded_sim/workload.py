@@ -18,6 +18,7 @@ from .podtemplate import (
     NodeSelectorRequirement,
     PodTemplate,
     Requests,
+    SetSpec,
     Toleration,
     _map,
     _str,
@@ -177,12 +178,22 @@ def parse_statefulset(
     sts: Mapping[str, Any],
     default_not_ready_s: float = DEFAULT_TOLERATION_S,
     default_unreachable_s: float = DEFAULT_TOLERATION_S,
+    *,
+    template: PodTemplate | None = None,
+    spec: SetSpec | None = None,
 ) -> Workload:
     """The StatefulSet as the simulator runs it: the model's template and spec fields
     (:func:`parse_template`, :func:`parse_spec`), defaulted as the API server does. Never
-    raises."""
+    raises.
+
+    ``template`` and ``spec``, when given, are those :func:`parse_template` and
+    :func:`parse_spec` give for ``sts`` (a caller that keeps them saves parsing them again).
+    """
     meta = _map(sts.get("metadata"))
-    template, spec = parse_template(sts), parse_spec(sts)
+    if template is None:
+        template = parse_template(sts)
+    if spec is None:
+        spec = parse_spec(sts)
     pmp = spec.pod_management_policy
     ustype = spec.update_strategy_type
     namespace = _str(meta.get("namespace"), "default") or "default"

@@ -202,6 +202,9 @@ class K8sObject:
         """The typed pod and claim templates of this StatefulSet
         (:func:`ssrisk.embedded_sim.podtemplate.parse_template`), parsed once and kept until
         :meth:`forget_model`."""
+        found = self.__dict__.get("_template")  # (the common case first: rules ask often)
+        if found is not None and found is not FORGOTTEN:
+            return cast("PodTemplate", found)
         from .embedded_sim.podtemplate import parse_template
 
         return cast("PodTemplate", self._model("_template", parse_template))
@@ -209,6 +212,9 @@ class K8sObject:
     def set_spec(self) -> SetSpec:
         """The StatefulSet's own spec fields as written
         (:func:`ssrisk.embedded_sim.podtemplate.parse_spec`), kept as :meth:`pod_template`."""
+        found = self.__dict__.get("_set_spec")
+        if found is not None and found is not FORGOTTEN:
+            return cast("SetSpec", found)
         from .embedded_sim.podtemplate import parse_spec
 
         return cast("SetSpec", self._model("_set_spec", parse_spec))

@@ -22,6 +22,7 @@ from .ruleoptions import RuleOption
 
 if TYPE_CHECKING:
     from .embedded_sim import ClusterProfile, ScenarioResult
+    from .embedded_sim.podtemplate import SetSpec
     from .remedy import Remedy
     from .settings import Settings
 
@@ -292,6 +293,8 @@ class CheckContext:
         try:
             if self._simulator is None:
                 data = self.sts.data
+                template = self.sts.pod_template()
+                spec: SetSpec | None = self.sts.set_spec()
                 meta = data.get("metadata")
                 if isinstance(meta, Mapping) and meta.get("namespace") != self.sts.namespace:
                     # the namespace it is applied in (--namespace, a kustomization's, a chart
@@ -301,9 +304,9 @@ class CheckContext:
                     t.class_name for t in self.sts.pod_template().claim_templates
                 )
                 if self.autoscaler() is not None:  # simulate the autoscaler's minimum
-                    spec = dict(data.get("spec") or {})
-                    spec["replicas"] = self.replicas
-                    data = {**data, "spec": spec}
+                    written = dict(data.get("spec") or {})
+                    written["replicas"] = self.replicas
+                    data, spec = {**data, "spec": written}, None  # (its template unchanged)
                 self._simulator = embedded_sim.Simulator(
                     data,
                     kube_version=self.kube_version,
@@ -313,6 +316,8 @@ class CheckContext:
                     profile=self.profile,
                     feature_gates=self.feature_gates,
                     max_steps=self.max_steps,
+                    template=template,
+                    spec=spec,
                 )
             result = self._simulator.run(scenario)
             if result.budget_exhausted:

@@ -17,6 +17,7 @@ Any other form has no link (``None``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -26,6 +27,7 @@ _KEP = re.compile(r"^KEP-(\d+)\b")
 _ISSUE = re.compile(r"^([\w.-]+)/([\w.-]+)#(\d+)\b")
 
 
+@functools.lru_cache(maxsize=4096)  # (a run cites a few hundred references, each many times)
 def reference_url(reference: str, kube_version: str) -> str | None:
     """The link of one reference (see the module), ``kube_version`` as ``1.NN[.P]``.
 

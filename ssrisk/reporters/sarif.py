@@ -488,10 +488,14 @@ class _Log:
 
 
 def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
-    """Write the SARIF log of ``report`` to ``out`` as indented JSON (``json.dumps(log,
-    indent=2)``, the same text as :func:`sarif_log` gives), one result at a time: a result
+    """Write the SARIF log of ``report`` to ``out`` as JSON, one result at a time: a result
     and its explanation are made when written and dropped after, so memory does not grow
     with the number of findings (the lines of the files they point into aside).
+
+    The envelope (tool, rules, invocation) is indented as ``json.dumps(log, indent=2)``
+    writes it; each result is one line (compact JSON, by the C encoder: indenting tens of
+    thousands of results in Python cost about a fifth of a large run). The document is the
+    log :func:`sarif_log` gives.
     """
     from .escape import json_text
 
@@ -513,48 +517,13 @@ def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
     indent = head[head.rindex("\n") + 1 :]  # the placeholder's line up to it: its indent
     out.write(head)
     for i, result in enumerate(log.results()):
-        parts: list[str] = []
-        _indented(result, "\n" + indent, parts)
-        text = json_text("".join(parts))
+        text = json_text(_COMPACT(result))
         out.write(f",\n{indent}{text}" if i else text)
     out.write(tail + "\n")
 
 
-#: Scalars and keys as ``json.dumps(..., ensure_ascii=False)`` writes them (the C encoder).
-_SCALAR = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def _indented(value: Any, newline: str, parts: list[str]) -> None:
-    """Append to ``parts`` the text ``json.dumps(value, indent=2, ensure_ascii=False)`` gives,
-    each line after the first starting with ``newline`` (a line break and the indent of
-    ``value``'s own line). Python's indenting encoder is written in Python and makes a
-    closure cycle at each call, garbage that only the cyclic collector frees (about 2 KB per
-    SARIF result, held until it runs); this recursion makes none. Dict keys must be strings
-    (``TypeError`` otherwise), as every SARIF key is."""
-    if isinstance(value, dict):
-        if not value:
-            parts.append("{}")
-            return
-        inner = newline + "  "
-        parts.append("{")
-        for i, (key, item) in enumerate(value.items()):
-            if not isinstance(key, str):
-                raise TypeError(f"SARIF key {key!r} is not a string")
-            parts.append(f"{',' if i else ''}{inner}{_SCALAR(key)}: ")
-            _indented(item, inner, parts)
-        parts.append(newline + "}")
-    elif isinstance(value, (list, tuple)):
-        if not value:
-            parts.append("[]")
-            return
-        inner = newline + "  "
-        parts.append("[")
-        for i, item in enumerate(value):
-            parts.append(f",{inner}" if i else inner)
-            _indented(item, inner, parts)
-        parts.append(newline + "]")
-    else:
-        parts.append(_SCALAR(value))
+#: JSON as ``json.dumps(..., ensure_ascii=False)`` writes it (the C encoder), made once.
+_COMPACT = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _region(f: Finding, line_text: str | None) -> dict[str, int]:
@@ -670,7 +639,7 @@ def _notification(
 
 
 class SarifReporter(Reporter):
-    """Writes the SARIF log as indented JSON, one result at a time (:func:`write_sarif`)."""
+    """Writes the SARIF log as JSON, one result at a time (:func:`write_sarif`)."""
 
     def write(self, report: Report, out: TextIO) -> None:
         write_sarif(report, self.rules, out)

@@ -1,4 +1,8 @@
-/* The common case of ssrisk.yamlpos.load_documents in C, read straight from libyaml's events.
+/* Compiled helpers of ssrisk's loading, each with a pure-Python twin that gives the same
+ * answers (used where this module was not built):
+ *
+ * - load: the common case of ssrisk.yamlpos.load_documents, read from libyaml's events;
+ * - plain_json: ssrisk.validation.is_plain_json's walk over loaded data.
  *
  * load(text, plain) returns the list of the documents of ``text`` as ssrisk.yamlpos builds
  * them (PosMap and PosList with their packed positions, scalars resolved as
@@ -334,6 +338,108 @@ static PyObject *load(PyObject *self, PyObject *args) {
     return NULL;
 }
 
+
+/* plain_json(data, max_nodes, max_depth, before) -> set of the ids of data's containers, or
+ * None: ssrisk.validation.is_plain_json's walk (only mappings with str keys, lists, str, int,
+ * bool and None; no container reached twice or named in ``before``, a set of ids or None;
+ * at most ``max_nodes`` values; containers less than ``max_depth`` deep). */
+typedef struct {
+    PyObject *value; /* borrowed: the data is not changed during the walk */
+    Py_ssize_t depth;
+} item_t;
+
+static int push_item(item_t **stack, Py_ssize_t *n, Py_ssize_t *cap, PyObject *v, Py_ssize_t d) {
+    if (*n == *cap) {
+        Py_ssize_t grown_cap = *cap ? *cap * 2 : 64;
+        item_t *grown = PyMem_Realloc(*stack, (size_t)grown_cap * sizeof(item_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *stack = grown;
+        *cap = grown_cap;
+    }
+    (*stack)[*n].value = v;
+    (*stack)[*n].depth = d;
+    (*n)++;
+    return 0;
+}
+
+static PyObject *plain_json(PyObject *self, PyObject *args) {
+    PyObject *data, *before;
+    Py_ssize_t budget, max_depth;
+    if (!PyArg_ParseTuple(args, "OnnO:plain_json", &data, &budget, &max_depth, &before)) {
+        return NULL;
+    }
+    if (before != Py_None && !PyAnySet_Check(before)) {
+        PyErr_SetString(PyExc_TypeError, "before must be a set or None");
+        return NULL;
+    }
+    PyObject *seen = PySet_New(NULL);
+    item_t *stack = NULL;
+    Py_ssize_t n = 0, cap = 0;
+    int plain = seen != NULL && push_item(&stack, &n, &cap, data, 0) == 0 ? 1 : -1;
+    while (plain == 1 && n > 0) {
+        item_t it = stack[--n];
+        PyObject *v = it.value;
+        budget--;
+        if (PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyBool_Check(v) || v == Py_None) {
+            continue;
+        }
+        int mapping = PyDict_Check(v), list = PyList_Check(v);
+        if (budget < 0 || it.depth >= max_depth || !(mapping || list)) {
+            plain = 0;
+            break;
+        }
+        PyObject *id = PyLong_FromVoidPtr(v);
+        if (id == NULL) {
+            plain = -1;
+            break;
+        }
+        int again = PySet_Contains(seen, id);
+        if (again == 0 && before != Py_None) {
+            again = PySet_Contains(before, id);
+        }
+        if (again != 0 || (mapping ? PyDict_GET_SIZE(v) : PyList_GET_SIZE(v)) > budget) {
+            Py_DECREF(id);
+            plain = again < 0 ? -1 : 0;
+            break;
+        }
+        int added = PySet_Add(seen, id);
+        Py_DECREF(id);
+        if (added < 0) {
+            plain = -1;
+            break;
+        }
+        if (mapping) {
+            Py_ssize_t pos = 0;
+            PyObject *key, *item;
+            while (plain == 1 && PyDict_Next(v, &pos, &key, &item)) {
+                if (!PyUnicode_CheckExact(key)) {
+                    plain = 0;
+                } else if (push_item(&stack, &n, &cap, item, it.depth + 1) < 0) {
+                    plain = -1;
+                }
+            }
+        } else {
+            for (Py_ssize_t i = 0; plain == 1 && i < PyList_GET_SIZE(v); i++) {
+                if (push_item(&stack, &n, &cap, PyList_GET_ITEM(v, i), it.depth + 1) < 0) {
+                    plain = -1;
+                }
+            }
+        }
+    }
+    PyMem_Free(stack);
+    if (plain == 1 && budget >= 0) {
+        return seen;
+    }
+    Py_XDECREF(seen);
+    if (plain < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyObject *posmap, *poslist, *array, *bail;
     if (!PyArg_ParseTuple(args, "OOOO:configure", &posmap, &poslist, &array, &bail)) {
@@ -359,6 +465,8 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(posmap, poslist, array, bail): the types to build and the bail marker."},
+    {"plain_json", plain_json, METH_VARARGS,
+     "plain_json(data, max_nodes, max_depth, before) -> set of container ids, or None."},
     {"load", load, METH_VARARGS,
      "load(text, plain) -> list of documents, or None to leave the text to Python."},
     {NULL, NULL, 0, NULL},
@@ -366,7 +474,9 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "ssrisk._cyaml",
-    "The common case of ssrisk.yamlpos.load_documents, read from libyaml's events in C.", -1,
+    "Compiled helpers of ssrisk's loading: yamlpos.load_documents' common case and "
+    "validation.is_plain_json's walk.",
+    -1,
     methods,
 };
 

@@ -210,8 +210,20 @@ def is_plain_json(
     twice too; when the answer is yes, this object's containers are added to ``repeats.seen``.
 
     About twice as fast as copying, and true of nearly every manifest, so validation then
-    reads the loaded data itself.
+    reads the loaded data itself. The compiled helper (``ssrisk._cyaml.plain_json``, when
+    built) walks the same way, about ten times faster.
     """
+    from .yamlpos import _COMPILED
+
+    if _COMPILED is not None:
+        found = _COMPILED.plain_json(
+            data, max_nodes, max_depth, repeats.seen if repeats is not None else None
+        )
+        if found is None:
+            return False
+        if repeats is not None:
+            repeats.seen |= found
+        return True
     stack: list[tuple[Any, int]] = [(data, 0)]
     seen: set[int] = set()
     before = repeats.seen if repeats is not None else seen

@@ -263,3 +263,58 @@ def test_without_the_compiled_reader_the_python_one_reads() -> None:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert done.stdout == "{'a': [1, True]} [3, 4, 7]\n"
+
+
+def _python_plain_json(data: Any, max_nodes: int, max_depth: int, before: set[int]) -> bool:
+    from ssrisk import validation
+
+    compiled, yamlpos._COMPILED = yamlpos._COMPILED, None
+    try:
+        repeats = validation.Repeats(10)
+        repeats.seen = set(before)
+        plain = validation.is_plain_json(data, max_nodes, max_depth, repeats)
+        return plain and repeats.seen - before == {id(c) for c in _containers(data)}
+    finally:
+        yamlpos._COMPILED = compiled
+
+
+def _containers(data: Any) -> list[Any]:
+    out, todo = [], [data]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict | list):
+            out.append(value)
+            todo.extend(value.values() if isinstance(value, dict) else value)
+    return out
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=2) | st.floats(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=2) | st.integers(), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@needs_c
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(_VALUES, st.integers(0, 40), st.integers(0, 6), st.booleans(), st.booleans())
+def test_the_plain_json_walks_agree(
+    data: Any, max_nodes: int, max_depth: int, share: bool, seen_before: bool
+) -> None:
+    """``is_plain_json`` in C and in Python: the same answer and the same containers
+    recorded, with budgets, depths, floats, non-string keys and containers reached twice."""
+    from ssrisk import validation
+
+    containers = _containers(data)
+    if share and containers:  # a container reached twice (an alias)
+        data = [data, containers[-1]]
+    before = {id(containers[0])} if seen_before and containers else set()
+    expected = _python_plain_json(data, max_nodes, max_depth, before)
+    repeats = validation.Repeats(10)
+    repeats.seen = set(before)
+    assert validation.is_plain_json(data, max_nodes, max_depth, repeats) is bool(expected or False)
+    if expected:
+        assert repeats.seen - before == {id(c) for c in _containers(data)}

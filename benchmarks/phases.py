@@ -10,7 +10,7 @@ floor (PyYAML's C ``compose_all`` over the same files, in a fresh process) is me
 same run, so each phase is also given as a multiple of the floor: the sum is the
 ``ssrisk / floor`` ratio that ``bench.py`` reports (about; the sampler adds a few percent).
 
-Usage: ``.venv/bin/python benchmarks/phases.py [--documents 10000] [--format text|json]
+Usage: ``.venv/bin/python benchmarks/phases.py [--documents 10000] [--format text|json|sarif]
 [--repeat 3] [--markdown]``
 """
 
@@ -132,9 +132,11 @@ def profile(directory: Path, fmt: str) -> dict[int, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--documents", type=int, default=10000, help="synthetic documents")
-    ap.add_argument("--format", default="text", choices=("text", "json"))
+    ap.add_argument("--format", default="text", choices=("text", "json", "sarif"))
     ap.add_argument("--repeat", type=int, default=3, help="profiled runs (samples summed)")
-    ap.add_argument("--keep", type=Path, help="write the synthetic repository here and keep it")
+    ap.add_argument(
+        "--keep", type=Path, help="write the synthetic repository below this directory and keep it"
+    )
     ap.add_argument("--markdown", action="store_true", help="print the README table")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="ssrisk-phases-"))

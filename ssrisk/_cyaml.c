@@ -27,7 +27,7 @@
 typedef struct {
     PyObject *posmap;  /* ssrisk.yamlpos.PosMap */
     PyObject *poslist; /* ssrisk.yamlpos.PosList */
-    PyObject *array;   /* array.array */
+    PyObject *zero;    /* array.array('q', [0]) */
     PyObject *bail;    /* what ``plain`` returns to give the text to Python */
     PyObject *pos_name;
 } state_t;
@@ -185,9 +185,27 @@ static int take_key(frame_t *f, yaml_event_t *event) {
     return 0;
 }
 
+/* The positions as an array('q') of exactly their size (array('q', bytes) over-allocates,
+ * as appending does; repeating a one-item array allocates exactly). */
 static PyObject *packed(frame_t *f) {
-    return PyObject_CallFunction(S.array, "sy#", "q", (const char *)f->pos,
-                                 (Py_ssize_t)(f->n * (Py_ssize_t)sizeof(long long)));
+    PyObject *arr = PySequence_Repeat(S.zero, f->n);
+    if (arr == NULL) {
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(arr, &view, PyBUF_WRITABLE) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    if (view.len != f->n * (Py_ssize_t)sizeof(long long)) {
+        PyBuffer_Release(&view);
+        Py_DECREF(arr);
+        PyErr_SetString(PyExc_RuntimeError, "ssrisk._cyaml: array('q') is not 8 bytes a item");
+        return NULL;
+    }
+    memcpy(view.buf, f->pos, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return arr;
 }
 
 /* Close the innermost container and place it. Returns 0, -1 on error, 1 to bail. */
@@ -445,13 +463,16 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOO:configure", &posmap, &poslist, &array, &bail)) {
         return NULL;
     }
+    PyObject *zero = PyObject_CallFunction(array, "s[i]", "q", 0);
+    if (zero == NULL) {
+        return NULL;
+    }
     Py_INCREF(posmap);
     Py_INCREF(poslist);
-    Py_INCREF(array);
     Py_INCREF(bail);
     Py_XSETREF(S.posmap, posmap);
     Py_XSETREF(S.poslist, poslist);
-    Py_XSETREF(S.array, array);
+    Py_XSETREF(S.zero, zero);
     Py_XSETREF(S.bail, bail);
     if (S.pos_name == NULL) {
         S.pos_name = PyUnicode_InternFromString("_pos");

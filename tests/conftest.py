@@ -92,3 +92,15 @@ def shared(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is not available")
     return path
+
+
+def containers(value: Any) -> list[Any]:
+    """Every mapping and list in ``value`` (loaded data), ``value`` itself included."""
+    out: list[Any] = []
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict | list):
+            out.append(v)
+            todo.extend(v.values() if isinstance(v, dict) else v)
+    return out

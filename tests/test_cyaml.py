@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, SHARED, ssrisk_executable
+from conftest import DATA, SHARED, containers, ssrisk_executable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -273,19 +273,9 @@ def _python_plain_json(data: Any, max_nodes: int, max_depth: int, before: set[in
         repeats = validation.Repeats(10)
         repeats.seen = set(before)
         plain = validation.is_plain_json(data, max_nodes, max_depth, repeats)
-        return plain and repeats.seen - before == {id(c) for c in _containers(data)}
+        return plain and repeats.seen - before == {id(c) for c in containers(data)}
     finally:
         yamlpos._COMPILED = compiled
-
-
-def _containers(data: Any) -> list[Any]:
-    out, todo = [], [data]
-    while todo:
-        value = todo.pop()
-        if isinstance(value, dict | list):
-            out.append(value)
-            todo.extend(value.values() if isinstance(value, dict) else value)
-    return out
 
 
 _VALUES = st.recursive(
@@ -308,13 +298,13 @@ def test_the_plain_json_walks_agree(
     recorded, with budgets, depths, floats, non-string keys and containers reached twice."""
     from ssrisk import validation
 
-    containers = _containers(data)
-    if share and containers:  # a container reached twice (an alias)
-        data = [data, containers[-1]]
-    before = {id(containers[0])} if seen_before and containers else set()
+    found = containers(data)
+    if share and found:  # a container reached twice (an alias)
+        data = [data, found[-1]]
+    before = {id(found[0])} if seen_before and found else set()
     expected = _python_plain_json(data, max_nodes, max_depth, before)
     repeats = validation.Repeats(10)
     repeats.seen = set(before)
     assert validation.is_plain_json(data, max_nodes, max_depth, repeats) is bool(expected or False)
     if expected:
-        assert repeats.seen - before == {id(c) for c in _containers(data)}
+        assert repeats.seen - before == {id(c) for c in containers(data)}

@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-from conftest import DATA
+from conftest import DATA, containers
 
 from ssrisk.loading import load_path
-from ssrisk.yamlpos import PosList, PosMap
-
-
-def _containers(value: Any) -> list[PosMap | PosList]:
-    out: list[PosMap | PosList] = []
-    todo = [value]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, PosMap | PosList):
-            out.append(v)
-            todo.extend(v.values() if isinstance(v, dict) else v)
-    return out
 
 
 def test_positions_cost_about_eight_bytes_each() -> None:
     loaded = load_path(str(DATA / "perf" / "risky.yaml"))
-    containers = [c for obj in loaded.objects for c in _containers(obj.data)]
-    entries = sum(len(c) + 1 for c in containers)  # the container's own position and each key's
-    held = sum(sys.getsizeof(c._pos) for c in containers)
+    found = [c for obj in loaded.objects for c in containers(obj.data)]
+    entries = sum(len(c) + 1 for c in found)  # the container's own position and each key's
+    held = sum(sys.getsizeof(c._pos) for c in found)
     assert entries > 150
-    assert held / len(containers) <= 64 + 8 * entries / len(containers) + 16, held
+    assert held / len(found) <= 64 + 8 * entries / len(found) + 16, held
 
 
 def test_positions_of_keys_items_and_duplicates() -> None:

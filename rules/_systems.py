@@ -65,8 +65,8 @@ class System:
     images: frozenset[str] = frozenset()
     commands: frozenset[str] = frozenset()
     env: frozenset[str] = frozenset()
-    args: tuple[re.Pattern[str], ...] = ()
-    clients: tuple[re.Pattern[str], ...] = ()
+    args: tuple[LazyPattern, ...] = ()
+    clients: tuple[LazyPattern, ...] = ()
     ports: frozenset[int] = frozenset()
     #: The same ports in the catalog's order: the one clients connect to first (a readiness
     #: probe the fixes add checks the first of them the container declares).
@@ -80,19 +80,19 @@ class System:
     factor_default: int | None = None
     factor_env: frozenset[str] = frozenset()
     factor_settings: tuple[str, ...] = ()
-    factor_not_when: tuple[re.Pattern[str], ...] = ()
-    voting_env: tuple[re.Pattern[str], ...] = ()
+    factor_not_when: tuple[LazyPattern, ...] = ()
+    voting_env: tuple[LazyPattern, ...] = ()
     voting_roles: frozenset[str] = frozenset()
     default_votes: bool = True
     durable: bool = True
     often_cache: bool = False
-    no_data_when: tuple[re.Pattern[str], ...] = ()
+    no_data_when: tuple[LazyPattern, ...] = ()
     data_paths: tuple[str, ...] = ()
     data_env: frozenset[str] = frozenset()
     data_settings: tuple[str, ...] = ()
     per_pod_dns: bool | None = None
-    peer_probes: tuple[re.Pattern[str], ...] = ()
-    local_probes: tuple[re.Pattern[str], ...] = ()
+    peer_probes: tuple[LazyPattern, ...] = ()
+    local_probes: tuple[LazyPattern, ...] = ()
     grace_s: int | None = None
     minimum_grace_s: int | None = None
     shutdown_what: str = ""
@@ -117,8 +117,35 @@ class System:
         return self.model == "quorum" or bool(self.voting_roles)
 
 
-def _patterns(values: Iterable[str]) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(v) for v in values)
+class LazyPattern:
+    """A catalog pattern, compiled when it is first searched: the catalog holds about 170
+    and a run consults few of them (compiling them all was about 20 ms of every run's start).
+    Patterns are checked when an entry is read (:func:`pattern_problem`)."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.pattern)
+        return compiled.search(text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LazyPattern) and other.pattern == self.pattern
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern!r})"
+
+
+def _patterns(values: Iterable[str]) -> tuple[LazyPattern, ...]:
+    return tuple(LazyPattern(str(v)) for v in values)
 
 
 def parse_entry(raw: Mapping[str, Any], origin: str) -> System:
@@ -528,7 +555,7 @@ def holds_no_data(
     system: System,
     container: Container,
     labels: Mapping[str, Any],
-    patterns: tuple[re.Pattern[str], ...] | None = None,
+    patterns: tuple[LazyPattern, ...] | None = None,
 ) -> bool:
     """Whether the entry's ``data.no_data_when`` patterns (or ``patterns``) mark this member as
     one that holds no data (a MongoDB arbiter): searched in ``NAME=value`` of the literal env

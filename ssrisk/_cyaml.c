@@ -8,14 +8,15 @@
  * them (PosMap and PosList with their packed positions, scalars resolved as
  * sigs.k8s.io/yaml does), or None when the text holds anything this reader leaves to the
  * Python one: a syntax error, an anchor or alias, an explicit tag, a key that is not a plain
- * or quoted scalar, a merge key, a key written twice or nesting deeper than the limit. The
+ * or quoted scalar, a key that may be a merge key, a key written twice or nesting deeper
+ * than the limit. The
  * caller then reads the whole text again in Python, so every rare case has one home.
  *
  * ``plain(raw)`` resolves a plain scalar that may be a number, a merge key, a null written
  * ``~`` or anything else whose first character one of YAML 1.1's implicit resolvers keys on
  * (``-+.0123456789<=~``); it returns ``bail`` for one this reader must leave to Python.
  * Plain scalars starting with any other character are resolved here: the booleans and nulls
- * of YAML 1.1 (the resolver's finite word lists), otherwise text.
+ * of go-yaml v2 (finite word lists), otherwise text.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -85,12 +86,13 @@ static int word(const char *s, size_t n, const char *const *words) {
     return 0;
 }
 
-/* PyYAML's resolver.py word lists (YAML 1.1 bool and null); a boolean is true when its
- * lower case is true, yes or on (ssrisk.yamlpos._Builder.scalar). */
-static const char *const TRUE_WORDS[] = {"yes", "Yes", "YES", "true", "True", "TRUE",
-                                         "on",  "On",  "ON",  NULL};
-static const char *const FALSE_WORDS[] = {"no",    "No",  "NO",  "false", "False",
-                                          "FALSE", "off", "Off", "OFF",   NULL};
+/* The booleans and nulls of go-yaml v2 (resolve.go, resolveMapList: YAML 1.1's words and
+ * y/n), as ssrisk.yamlpos._resolve gives them; a boolean is true when its lower case is
+ * true, yes, on or y (ssrisk.yamlpos._Builder.scalar). */
+static const char *const TRUE_WORDS[] = {"y",  "Y",  "yes", "Yes", "YES", "true",
+                                         "True", "TRUE", "on", "On", "ON", NULL};
+static const char *const FALSE_WORDS[] = {"n",     "N",     "no",  "No",  "NO", "false",
+                                          "False", "FALSE", "off", "Off", "OFF", NULL};
 static const char *const NULL_WORDS[] = {"null", "Null", "NULL", NULL};
 
 /* A new reference to a scalar's value, NULL with an exception set, or a new reference to
@@ -171,9 +173,8 @@ static int place(reader_t *r, PyObject *value, long long at, PyObject **root) {
 static int take_key(frame_t *f, yaml_event_t *event) {
     const char *s = (const char *)event->data.scalar.value;
     size_t n = event->data.scalar.length;
-    if (event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && n > 0 &&
-        (s[0] == '<' || s[0] == '=')) {
-        return 1; /* a merge key, or a key the Python reader refuses */
+    if (event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && n > 0 && s[0] == '<') {
+        return 1; /* maybe a merge key */
     }
     PyObject *key = PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
     if (key == NULL) {

@@ -9,7 +9,7 @@ times more time. The result is made of :class:`PosMap` and :class:`PosList` (``d
 ``lc.col``, ``lc.key(k)`` and ``lc.item(i)`` (all 0-based).
 
 Scalars are resolved as Kubernetes' YAML reader (sigs.k8s.io/yaml, YAML 1.1 rules) does:
-null, booleans (true/false/yes/no/on/off), integers, floats, everything else a string
+null, booleans (true/false/yes/no/on/off/y/n), integers, floats, everything else a string
 (timestamps stay strings). Anchors and aliases share one object and are never copied, so an
 alias bomb costs nothing here; merge keys (``<<``) are applied as the YAML merge key spec and
 go-yaml apply them (the earlier mapping of a merged list wins). No tag ever constructs an
@@ -184,12 +184,23 @@ class DuplicateKey:
 _IMPLICIT = yaml.resolver.Resolver.yaml_implicit_resolvers
 
 
+#: go-yaml v2 (resolve.go, ``resolveMapList``; the reader of sigs.k8s.io/yaml) also reads
+#: these one-letter words as booleans, which PyYAML's YAML 1.1 resolver leaves as text.
+_GO_YAML_BOOLS = frozenset({"y", "Y", "n", "N"})
+_BOOL = f"{_T}bool"
+_VALUE = f"{_T}value"
+
+
 def _resolve(value: str, implicit: tuple[bool, bool]) -> str:
-    """The tag of an untagged scalar, as PyYAML's resolver gives it (YAML 1.1)."""
+    """The tag of an untagged scalar, as go-yaml v2 resolves it (``resolve.go``,
+    ``resolve``): PyYAML's YAML 1.1 resolver, with ``y``/``n`` booleans and without YAML 1.1's
+    ``=`` value type (go-yaml reads ``=`` as text)."""
     if implicit[0]:
+        if value in _GO_YAML_BOOLS:
+            return _BOOL
         for tag, regexp in _IMPLICIT.get(value[:1], ()):
             if regexp.match(value):
-                return str(tag)
+                return _STR if tag == _VALUE else str(tag)
     return _STR
 
 
@@ -538,10 +549,10 @@ def _plain_resolver(strict: bool) -> Callable[[str], Any]:
 def _compiled_reader() -> Any:
     """:mod:`ssrisk._cyaml` configured for this module, or ``None`` when it was not built
     (no C compiler or libyaml headers at install time) or ``SSRISK_PURE_PYTHON_YAML`` is set
-    (to test or compare the pure-Python reader)."""
+    to anything but ``0`` (to test or compare the pure-Python reader)."""
     import os
 
-    if os.environ.get("SSRISK_PURE_PYTHON_YAML"):
+    if os.environ.get("SSRISK_PURE_PYTHON_YAML", "") not in ("", "0"):
         return None
     try:
         from . import _cyaml

@@ -176,3 +176,22 @@ def test_json_with_comments_is_skipped_or_pointed_at_its_first_comment(tmp_path:
     run = run_cli("check", "--format", "json", str(manifest))
     (error,) = run.json()["errors"]
     assert run.code == 2 and (error["line"], error["column"]) == (1, 1)
+
+
+def test_scalars_resolve_as_kubectl_reads_them(tmp_path: Path) -> None:
+    """go-yaml v2 (resolve.go, the reader of sigs.k8s.io/yaml): a plain ``=`` is text (YAML
+    1.1's value type is not Kubernetes'), and ``y``/``n`` are booleans."""
+    path = tmp_path / "sts.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n"
+        "  annotations: {flag: y, other: N}\nspec:\n  serviceName: db\n  replicas: 3\n"
+        "  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n"
+        "    spec:\n      containers:\n      - name: db\n        image: postgres:16\n"
+        "        args: [--sep, =]\n",
+        encoding="utf-8",
+    )
+    loaded = load_path(str(path))
+    assert loaded.errors == []
+    (obj,) = loaded.objects
+    assert obj.data["spec"]["template"]["spec"]["containers"][0]["args"] == ["--sep", "="]
+    assert obj.data["metadata"]["annotations"] == {"flag": True, "other": False}

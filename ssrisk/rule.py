@@ -301,7 +301,7 @@ class CheckContext:
                     # variant's), which the manifest need not write
                     data = {**data, "metadata": {**meta, "namespace": self.sts.namespace}}
                 classes, volumes = self.inventory.storage_inputs(
-                    t.class_name for t in self.sts.pod_template().claim_templates
+                    t.class_name for t in template.claim_templates
                 )
                 if self.autoscaler() is not None:  # simulate the autoscaler's minimum
                     written = dict(data.get("spec") or {})

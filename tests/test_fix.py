@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, run_cli
+from conftest import DATA, Run, run_cli
 
 from ssrisk.model import Finding, Severity
 from ssrisk.remedy import Edit, Remedy, apply_edits, find_fix
@@ -50,6 +50,16 @@ ZONES = "profile: {zones: 3, nodes-per-zone: 2}\n"
 def _files(root: Path) -> dict[Path, bytes]:
     """Every file below ``root`` with its bytes (to show that nothing was written)."""
     return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _fix_writes_nothing(repo: Path, rule: str, target: str = ".") -> Run:
+    """``ssrisk fix --select RULE TARGET`` in ``repo``, which must exit 1 and leave every file
+    as it was; the run, for what it says."""
+    before = _files(repo)
+    run = run_cli("fix", "--select", rule, target, cwd=repo)
+    assert run.code == 1, run.out + run.err
+    assert _files(repo) == before
+    return run
 
 
 def _repo(tmp_path: Path, zones: bool = True) -> Path:
@@ -471,10 +481,8 @@ def test_a_value_that_writes_other_fields_too_is_not_changed(tmp_path: Path) -> 
             1,
         )
     )
-    before = _files(repo)
-    done = run_cli("fix", "--select", "partition-blocks-update", ".", cwd=repo)
-    assert done.code == 1 and "writes other fields too" in done.out, done.out
-    assert _files(repo) == before
+    done = _fix_writes_nothing(repo, "partition-blocks-update")
+    assert "writes other fields too" in done.out, done.out
 
 
 def test_fixes_an_sre_would_not_merge_are_not_offered(tmp_path: Path) -> None:
@@ -744,11 +752,9 @@ def test_a_field_a_later_patch_of_the_overlay_sets_is_not_patched_again(tmp_path
     )
     with (overlay / "kustomization.yaml").open("a") as fh:
         fh.write("patches:\n  - path: hold.yaml\n    target: {kind: StatefulSet, name: db}\n")
-    before = _files(repo)
-    run = run_cli("fix", "--select", "partition-blocks-update", "overlays/prod", cwd=repo)
-    assert run.code == 1 and "overlays/prod/hold.yaml:" in run.out, run.out
+    run = _fix_writes_nothing(repo, "partition-blocks-update", "overlays/prod")
+    assert "overlays/prod/hold.yaml:" in run.out, run.out
     assert "sets spec.updateStrategy.rollingUpdate.partition too" in run.out
-    assert _files(repo) == before
 
 
 @needs_kustomize
@@ -850,12 +856,9 @@ def test_a_fix_the_build_undoes_later_is_put_back(tmp_path: Path) -> None:
         )
     )
     _transformer(repo / "overlays" / "prod", "replace", "updateStrategy/rollingUpdate/partition", 8)
-    before = _files(repo)
-    run = run_cli("fix", "--select", "partition-blocks-update", "overlays/prod", cwd=repo)
-    assert run.code == 1, run.out + run.err
+    run = _fix_writes_nothing(repo, "partition-blocks-update", "overlays/prod")
     assert "not applied (written, but still reported after" in run.out
     assert "0 fix(es) written" in run.err
-    assert _files(repo) == before
 
 
 @pytest.mark.slow
@@ -878,10 +881,8 @@ def test_a_template_change_another_variant_renders_wrong_is_refused(tmp_path: Pa
         "    - {maxSkew: 1, topologyKey: kubernetes.io/hostname,"
         " whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: orders-db}}}\n"
     )
-    before = _files(repo)
-    run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
-    assert run.code == 1 and "duplicate key 'topologySpreadConstraints'" in run.out, run.out
-    assert _files(repo) == before
+    run = _fix_writes_nothing(repo, "replicas-share-failure-domain")
+    assert "duplicate key 'topologySpreadConstraints'" in run.out, run.out
 
 
 @pytest.mark.slow
@@ -962,12 +963,9 @@ def test_an_overlay_another_builds_on_is_not_changed(tmp_path: Path) -> None:
     eu = repo / "overlays" / "eu"
     eu.mkdir()
     (eu / "kustomization.yaml").write_text("nameSuffix: -eu\nresources:\n  - ../prod\n")
-    before = _files(repo)
-    args = ("--select", "eviction-disabled-by-toleration")
-    run = run_cli("fix", *args, "overlays/prod", cwd=repo)
-    assert run.code == 1 and "overlays/eu builds on overlays/prod" in run.out, run.out
-    assert _files(repo) == before
-    whole = run_cli("fix", *args, ".", cwd=repo)
+    run = _fix_writes_nothing(repo, "eviction-disabled-by-toleration", "overlays/prod")
+    assert "overlays/eu builds on overlays/prod" in run.out, run.out
+    whole = run_cli("fix", "--select", "eviction-disabled-by-toleration", ".", cwd=repo)
     assert whole.code == 0 and whole.out.startswith("overlays/eu: "), whole.out + whole.err
 
 
@@ -988,10 +986,8 @@ def test_a_key_a_helper_writes_when_asked_is_not_added_again(tmp_path: Path) -> 
         '{{- define "db.sched" -}}\n{{- if .Values.spread }}\ntopologySpreadConstraints:\n'
         "{{ toYaml .Values.spread }}\n{{- end }}\n{{- end }}\n"
     )
-    before = _files(repo)
-    run = run_cli("fix", "--select", "replicas-share-failure-domain", ".", cwd=repo)
-    assert run.code == 1 and "_helpers.tpl:3 writes topologySpreadConstraints" in run.out, run.out
-    assert _files(repo) == before
+    run = _fix_writes_nothing(repo, "replicas-share-failure-domain")
+    assert "_helpers.tpl:3 writes topologySpreadConstraints" in run.out, run.out
 
 
 @needs_kustomize

@@ -27,6 +27,24 @@ def test_builtin_rules_are_plugins_found_in_the_package() -> None:
     assert len(modules) == len(ids)  # one rule a module
 
 
+def test_builtin_rules_hook_implementations_are_the_ones_pluggy_finds() -> None:
+    # the manager reads only the hook names of a built-in module (start-up time): a plain
+    # pluggy manager, which reads every name, must find the same implementations
+    import pluggy
+
+    from ssrisk import hookspecs
+    from ssrisk.plugins import builtin_rule_modules
+
+    plain = pluggy.PluginManager(hookspecs.PROJECT)
+    plain.add_hookspecs(hookspecs)
+    ours = plugin_manager()
+    for name, module in builtin_rule_modules():
+        plain.register(module, name=name)
+        found = sorted(c.name for c in plain.get_hookcallers(module) or [])
+        assert found == sorted(c.name for c in ours.get_hookcallers(module) or []), name
+        assert found == ["ssrisk_rules"], name
+
+
 def test_an_outside_plugin_adds_a_rule() -> None:
     plugin_dir = DATA / "plugin" / "outside_rules"
     env = {**os.environ, "PYTHONPATH": str(plugin_dir)}

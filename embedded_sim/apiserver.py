@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from .cluster import Pod
 from .disruption import DisruptionBudget
@@ -34,8 +35,7 @@ class ApiError(Exception):
 VERBS = ("create-pod", "delete-pod", "update-pod", "update-status", "update-claim")
 
 
-@dataclass(frozen=True)
-class EvictionOutcome:
+class EvictionOutcome(msgspec.Struct, frozen=True):
     allowed: bool
     code: int
     message: str

@@ -14,13 +14,12 @@ A reference is identified by kind and name (#matchesRef); its UID tells whether 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from .cluster import OwnerRef, Volume
 
 
-@dataclass(frozen=True)
-class Obj:
+class Obj(msgspec.Struct, frozen=True):
     """The identity of a set or pod as an owner: kind, name and UID ("" = not created yet)."""
 
     kind: str
@@ -33,8 +32,7 @@ class Obj:
         return OwnerRef(self.kind, self.name, self.uid, controller=True)
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(msgspec.Struct, frozen=True):
     when_scaled: str = "Retain"
     when_deleted: str = "Retain"
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
+
+import msgspec
 
 from .profile import Allocatable
 
@@ -24,8 +25,7 @@ def parent_and_ordinal(name: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
-@dataclass(frozen=True)
-class OwnerRef:
+class OwnerRef(msgspec.Struct, frozen=True):
     """metav1.OwnerReference (apiVersion folded into kind)."""
 
     kind: str  # "StatefulSet", "Pod", "ConfigMap", ...
@@ -34,28 +34,26 @@ class OwnerRef:
     controller: bool = False
 
 
-@dataclass
-class Taint:
+class Taint(msgspec.Struct):
     key: str
     effect: str
     value: str = ""
     added_s: float = 0.0
 
 
-@dataclass
-class Node:
+class Node(msgspec.Struct):
     name: str
     zone: str
     # Ground truth: is the kubelet running and able to reach the API server?
     alive: bool = True
     # Ready condition as stored in the API: "True", "False" (kubelet) or "Unknown" (NLC).
     ready: str = "True"
-    taints: list[Taint] = field(default_factory=list)
+    taints: list[Taint] = msgspec.field(default_factory=list)
     unschedulable: bool = False
     deleted: bool = False
     shutting_down: bool = False
     lost_at_s: float | None = None
-    labels: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
     allocatable: Allocatable | None = None  # status.allocatable (None: unlimited)
 
     @property
@@ -78,8 +76,7 @@ class Node:
         return len(self.taints) != before
 
 
-@dataclass
-class Pod:
+class Pod(msgspec.Struct):
     name: str
     ordinal: int
     revision: str
@@ -123,8 +120,7 @@ class Pod:
         return min_ready_s <= 0 or now >= self.ready_since_s + min_ready_s
 
 
-@dataclass
-class Volume:
+class Volume(msgspec.Struct):
     """A PVC and its bound PV (one per claim template per ordinal)."""
 
     claim: str
@@ -143,7 +139,7 @@ class Volume:
     mounted_on_dead_node: bool = False
     deleted: bool = False
     # KEP-1847: metadata.ownerReferences maintained by the StatefulSet controller.
-    owner_refs: list[OwnerRef] = field(default_factory=list)
+    owner_refs: list[OwnerRef] = msgspec.field(default_factory=list)
     finalizers: tuple[str, ...] = ()
     deletion_requested: bool = False  # deletionTimestamp set, kept by a finalizer
 
@@ -164,14 +160,13 @@ class Volume:
         return any(m in ("ReadWriteMany", "ReadOnlyMany") for m in self.access_modes)
 
 
-@dataclass
-class Cluster:
-    nodes: dict[str, Node] = field(default_factory=dict)
-    pods: dict[str, Pod] = field(default_factory=dict)
-    volumes: dict[str, Volume] = field(default_factory=dict)
+class Cluster(msgspec.Struct):
+    nodes: dict[str, Node] = msgspec.field(default_factory=dict)
+    pods: dict[str, Pod] = msgspec.field(default_factory=dict)
+    volumes: dict[str, Volume] = msgspec.field(default_factory=dict)
     version: int = 0  # bumped on every mutation (used to detect fixed points)
     # Other objects that exist and can own claims: (kind, name, uid).
-    others: set[tuple[str, str, str]] = field(default_factory=set)
+    others: set[tuple[str, str, str]] = msgspec.field(default_factory=set)
     _uid: int = 0
     _deletions: int = 0
     _zone_index: tuple[tuple[int, int, int], dict[str, list[Node]]] | None = None

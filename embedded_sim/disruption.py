@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 #: What validation accepts as a percentage (``IsValidPercent``: ``^[0-9]+%$``).
 _PERCENT = re.compile(r"[0-9]+%")
@@ -44,8 +45,7 @@ SOURCE_EXPECTED = "pkg/controller/disruption/disruption.go#getExpectedPodCount"
 SOURCE_ALLOWED = "pkg/controller/disruption/disruption.go#updatePdbStatus"
 
 
-@dataclass(frozen=True)
-class IntOrPercent:
+class IntOrPercent(msgspec.Struct, frozen=True):
     """A Kubernetes ``IntOrString`` value: ``value`` itself, or ``value`` percent."""
 
     value: int
@@ -93,8 +93,7 @@ def int_or_percent_problem(raw: Any, at_most_100: bool = True) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class DisruptionBudget:
+class DisruptionBudget(msgspec.Struct, frozen=True):
     """The budget of one PodDisruptionBudget ``spec``.
 
     ``field`` is ``"maxUnavailable"``, ``"minAvailable"`` or ``None`` (neither set: no

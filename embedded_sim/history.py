@@ -10,11 +10,10 @@ simulator's revision names, e.g. "rev-2"): two revisions are equal when their na
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass
-class ControllerRevision:
+class ControllerRevision(msgspec.Struct):
     name: str  # the template it records
     revision: int  # .revision, the position in the history
     owned: bool = True  # carries the set's controller reference

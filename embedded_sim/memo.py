@@ -53,13 +53,16 @@ def _freeze(v: Any) -> Hashable:
         return ("seq", tuple(_freeze(x) for x in v))
     if v is None or isinstance(v, (bool, int, float, str)):
         return (type(v).__name__, v)
+    names = getattr(type(v), "__struct_fields__", None)  # a typed value of the model
+    if names is not None:
+        return _freeze({name: getattr(v, name) for name in names})
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return _freeze({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})
     return ("repr", repr(v))
 
 
 _KEY_FIELDS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(Workload) if f.name not in _NAME_FIELDS
+    name for name in Workload.__struct_fields__ if name not in _NAME_FIELDS
 )
 
 

@@ -20,14 +20,14 @@ makes the check strict.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from .profile import Allocatable, ClusterProfile, NodeTaint
 from .workload import HOSTNAME_KEY, ZONE_KEYS, NodeSelectorRequirement, Workload
 
 
-@dataclass(frozen=True)
-class BuiltNode:
+class BuiltNode(msgspec.Struct, frozen=True):
     """A node as the simulation creates it (cluster.Node is built from this)."""
 
     name: str
@@ -191,8 +191,7 @@ def build_nodes(profile: ClusterProfile, wl: Workload) -> tuple[list[BuiltNode],
     return built, notes
 
 
-@dataclass(frozen=True)
-class Fold:
+class Fold(msgspec.Struct, frozen=True):
     """Nodes of one pool that only differ by name, simulated as the first few of them:
     `kept` are simulated, `dropped` more like them are not (:func:`fold_nodes`)."""
 

@@ -20,9 +20,10 @@ Kubernetes rule has one implementation:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 #: The legacy annotation read before ``storageClassName`` (BetaStorageClassAnnotation).
 BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
@@ -60,8 +61,7 @@ def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return _map(_map(obj.get("metadata")).get("annotations"))
 
 
-@dataclass(frozen=True)
-class Service:
+class Service(msgspec.Struct, frozen=True):
     """A Service, as the StatefulSet controller and DNS read it.
 
     ``cluster_ip`` is ``spec.clusterIP`` as written (``None`` when unset); ``selector`` the
@@ -94,8 +94,7 @@ class Service:
         )
 
 
-@dataclass(frozen=True)
-class StorageClass:
+class StorageClass(msgspec.Struct, frozen=True):
     """A StorageClass.
 
     ``binding_mode`` is ``volumeBindingMode`` as written (``None`` when unset or not one of
@@ -174,8 +173,7 @@ def _epoch(t: datetime | None) -> float:
         return float("-inf")
 
 
-@dataclass(frozen=True)
-class PersistentVolume:
+class PersistentVolume(msgspec.Struct, frozen=True):
     """A PersistentVolume.
 
     ``source`` is ``"local"``, ``"hostPath"`` or ``None`` (any other volume source);

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
+import msgspec
+
 from .quantity import parse_quantity
 from .selectors import selects
 from .storage import BETA_STORAGE_CLASS_ANNOTATION, claim_class_name
@@ -152,8 +154,7 @@ PROBE_PERIOD_S = 10
 PROBE_FAILURE_THRESHOLD = 3
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(msgspec.Struct, frozen=True):
     """A readiness, liveness or startup probe: its handler (None: none the model knows) and
     its ``periodSeconds`` and ``failureThreshold`` with the API server's defaults."""
 
@@ -182,8 +183,7 @@ class VolumeMount:
     path: Path = field(default=(), compare=False)
 
 
-@dataclass(frozen=True)
-class ContainerPort:
+class ContainerPort(msgspec.Struct, frozen=True):
     path: Path
     container_port: int | None
     host_port: int | None
@@ -202,8 +202,7 @@ class HostPort:
     path: Path = field(default=(), compare=False)
 
 
-@dataclass(frozen=True)
-class Requests:
+class Requests(msgspec.Struct, frozen=True):
     """Resource requests as the scheduler sums them (millicores, bytes)."""
 
     cpu_m: float = 0.0
@@ -213,16 +212,14 @@ class Requests:
 _NO_REQUESTS = Requests()
 
 
-@dataclass(frozen=True)
-class EnvVar:
+class EnvVar(msgspec.Struct, frozen=True):
     """An ``env`` entry: ``value`` is None when it comes from ``valueFrom`` or is not text."""
 
     name: str
     value: str | None
 
 
-@dataclass(frozen=True)
-class Container:
+class Container(msgspec.Struct, frozen=True):
     """A container of the template: ``field`` is ``containers`` or ``initContainers``,
     ``index`` its position there; ``sidecar`` for an init container with ``restartPolicy:
     Always`` (KEP-753: it runs beside the main containers)."""
@@ -255,8 +252,7 @@ class Container:
         return self.field == "containers" or self.sidecar
 
 
-@dataclass(frozen=True)
-class Volume:
+class Volume(msgspec.Struct, frozen=True):
     """A pod volume: its name and, for the kinds rules look at, its source: ``host_path``
     (hostPath's ``path``), ``claim_name`` (persistentVolumeClaim's ``claimName``;
     ``""`` when unset), ``empty_dir``, ``ephemeral`` (a generic ephemeral volume: a claim
@@ -276,8 +272,7 @@ class Volume:
         return (*POD, "volumes", self.index)
 
 
-@dataclass(frozen=True)
-class ClaimTemplate:
+class ClaimTemplate(msgspec.Struct, frozen=True):
     """A ``volumeClaimTemplates`` entry: ``class_name`` is the beta annotation's class, else
     ``storageClassName``, else None (the default class applies); ``class_from_annotation``
     says which. ``has_spec``: the entry has a ``spec`` mapping."""
@@ -294,8 +289,7 @@ class ClaimTemplate:
         return ("spec", "volumeClaimTemplates", self.index)
 
 
-@dataclass(frozen=True)
-class AffinityTerm:
+class AffinityTerm(msgspec.Struct, frozen=True):
     """A pod (anti-)affinity term: its topology key, label selector (as written: read with
     :func:`embedded_sim.selectors.selects`), the namespaces it lists and whether it has a
     namespaceSelector."""
@@ -320,8 +314,7 @@ class AffinityTerm:
         return selects(self.label_selector, labels)
 
 
-@dataclass(frozen=True)
-class SpreadConstraint:
+class SpreadConstraint(msgspec.Struct, frozen=True):
     """A topologySpreadConstraint: ``when_unsatisfiable`` defaults to DoNotSchedule,
     ``max_skew`` and ``min_domains`` read below 1 (or unset) as 1, ``node_affinity_policy``
     unset as Honor and ``node_taints_policy`` unset as Ignore, as the scheduler reads them
@@ -346,8 +339,7 @@ class SpreadConstraint:
         return self.when_unsatisfiable == "DoNotSchedule"
 
 
-@dataclass(frozen=True)
-class NodeSelectorRequirement:
+class NodeSelectorRequirement(msgspec.Struct, frozen=True):
     """One matchExpressions (or matchFields, `field=True`: metadata.name) requirement."""
 
     key: str
@@ -356,8 +348,7 @@ class NodeSelectorRequirement:
     field: bool = False
 
 
-@dataclass(frozen=True)
-class NodeSelectorTerm:
+class NodeSelectorTerm(msgspec.Struct, frozen=True):
     """A required node affinity term: its matchExpressions and matchFields, in order (an entry
     that is no mapping reads as key "" In nothing, so indexes stay the manifest's)."""
 
@@ -374,8 +365,7 @@ TOLERATION_OPERATORS = ("Equal", "Exists")
 NUMERIC_TOLERATION_OPERATORS = ("Lt", "Gt")
 
 
-@dataclass(frozen=True)
-class Toleration:
+class Toleration(msgspec.Struct, frozen=True):
     key: str = ""
     operator: str = "Equal"
     value: str = ""
@@ -430,8 +420,7 @@ class Toleration:
         return f"{k} {self.operator} {eff} ({ts})"
 
 
-@dataclass(frozen=True)
-class PodTemplate:
+class PodTemplate(msgspec.Struct, frozen=True, dict=True):
     """What the template of one StatefulSet says, typed (:func:`parse_template`)."""
 
     labels: Mapping[str, Any]
@@ -447,7 +436,7 @@ class PodTemplate:
     #: tolerates nothing).
     tolerations: tuple[Toleration, ...] = ()
     node_name: str | None = None
-    node_selector: Mapping[str, Any] = field(default_factory=dict)
+    node_selector: Mapping[str, Any] = msgspec.field(default_factory=dict)
     #: podAntiAffinity / podAffinity terms: required, and the preferred ones' podAffinityTerm.
     anti_affinity_required: tuple[AffinityTerm, ...] = ()
     anti_affinity_preferred: tuple[AffinityTerm, ...] = ()
@@ -725,8 +714,7 @@ def _node_affinity(pod: Mapping[str, Any]) -> tuple[NodeSelectorTerm, ...]:
     )
 
 
-@dataclass(frozen=True)
-class SetSpec:
+class SetSpec(msgspec.Struct, frozen=True):
     """A StatefulSet's own ``spec`` fields, as written: None where the manifest leaves a field
     out (or gives it a type the API server would reject), so a rule can tell an explicit value
     from the default (:class:`embedded_sim.workload.Workload` holds the defaulted values the

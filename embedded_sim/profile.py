@@ -6,16 +6,16 @@ Values tagged [A] in ../shared/docs/k8s-behavior.md B.10 are assumptions; each a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+import msgspec
 
 #: kube-apiserver --default-not-ready-toleration-seconds and
 #: --default-unreachable-toleration-seconds (plugin/pkg/admission/defaulttolerationseconds)
 DEFAULT_TOLERATION_S = 300
 
 
-@dataclass(frozen=True)
-class NodeTaint:
+class NodeTaint(msgspec.Struct, frozen=True):
     """A taint the cluster puts on its nodes (spec.taints), e.g. a dedicated node pool."""
 
     key: str
@@ -23,8 +23,7 @@ class NodeTaint:
     value: str = ""
 
 
-@dataclass(frozen=True)
-class Allocatable:
+class Allocatable(msgspec.Struct, frozen=True):
     """A node's status.allocatable: millicores, bytes and pods."""
 
     cpu_m: int = 4000
@@ -38,8 +37,7 @@ class Allocatable:
         return f"{cpu}, {mem} memory, {self.pods} pods"
 
 
-@dataclass(frozen=True)
-class NodeSpec:
+class NodeSpec(msgspec.Struct, frozen=True):
     """One simulated node.
 
     `labels` and `taints` are added to the profile's `node_labels` / `node_taints`; the
@@ -75,11 +73,10 @@ NODE_LOSS_SCENARIOS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class ClusterProfile:
+class ClusterProfile(msgspec.Struct, frozen=True):
     """Everything about the simulated cluster that is not in the manifests. All overridable."""
 
-    nodes: tuple[NodeSpec, ...] = field(default_factory=default_nodes)
+    nodes: tuple[NodeSpec, ...] = msgspec.field(default_factory=default_nodes)
     # Generated nodes (default_nodes: zones × nodes-per-zone) have placeholder names: when the
     # manifest selects hostnames or zones by name, the simulator gives those names to its nodes
     # and zones instead of leaving the set unschedulable (nodes.py). False: the names are real.
@@ -94,7 +91,7 @@ class ClusterProfile:
     # manifest's own nodeSelector / node affinity (nodes.py), and the result says so.
     node_labels: tuple[tuple[str, str], ...] = ()
     node_taints: tuple[NodeTaint, ...] = ()
-    node_allocatable: Allocatable = field(default_factory=Allocatable)
+    node_allocatable: Allocatable = msgspec.field(default_factory=Allocatable)
 
     # --- controller settings (cited defaults) ---
     # kubelet Lease renew interval (docs/reference/node/node-status.md, Heartbeats).
@@ -181,7 +178,7 @@ class ClusterProfile:
     default_storage_class: str = ""
 
     def with_overrides(self, **kw: Any) -> ClusterProfile:
-        return replace(self, **kw)
+        return msgspec.structs.replace(self, **kw)
 
     @property
     def cluster_source(self) -> str:

@@ -7,8 +7,9 @@ placement the constraints allow) and applies its fault at t = 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .budget import Budget
 from .cluster import Node, Taint
@@ -66,8 +67,7 @@ def _all_updated(sim: Simulation, rev: str) -> bool:
 Extra = Callable[[], Goal] | None
 
 
-@dataclass(frozen=True)
-class Scenario:
+class Scenario(msgspec.Struct, frozen=True):
     """One scenario: its name (what ``--scenario`` takes), what it does (``--help`` and the
     verdicts say it), whether its fault hits one node (``"node"``), one zone (``"zone"``) or
     no failure domain (``None``), and ``setup``, which schedules its events on a simulation

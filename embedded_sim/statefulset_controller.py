@@ -16,8 +16,9 @@ the status is still written, and `sync()` returns the error.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from .apiserver import ApiError
 from .claim_owners import (
@@ -61,8 +62,7 @@ SRC_CLAIM = "pkg/controller/controller_ref_manager.go#ClaimPods"
 MAX_BATCH_SIZE = 500  # stateful_set_control.go#MaxBatchSize
 
 
-@dataclass
-class StatefulSetStatus:
+class StatefulSetStatus(msgspec.Struct):
     """status of the set as last written (stateful_set_control.go#computeReplicaStatus)."""
 
     replicas: int = 0

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from . import objects as _objects
 from .objects import PersistentVolume, StorageClass, default_class
@@ -106,8 +107,7 @@ def _m(v: Any) -> Mapping[str, Any]:
     return v if isinstance(v, Mapping) else {}
 
 
-@dataclass(frozen=True)
-class ClaimStorage:
+class ClaimStorage(msgspec.Struct, frozen=True):
     """How one claim template's volumes behave.
 
     `topology` is "local", "zonal", "regional" or "network"; `binding` the volumeBindingMode;
@@ -215,8 +215,7 @@ def local_class_name(name: str) -> bool:
     return name in NODE_LOCAL_CLASS_NAMES or bool(NODE_LOCAL_CLASS_RE.match(name))
 
 
-@dataclass(frozen=True)
-class StorageIndex:
+class StorageIndex(msgspec.Struct, frozen=True):
     """What :func:`resolve_claim` reads of a cluster's StorageClasses and PersistentVolumes,
     indexed once (:func:`storage_index`), so that each StatefulSet's claims cost time
     independent of how many there are: a set is handed only the classes and volumes its

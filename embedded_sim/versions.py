@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 MIN_MINOR = 25
 MAX_MINOR = 37
@@ -53,8 +54,7 @@ KNOWN_GATES: tuple[str, ...] = (
 _VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
 
 
-@dataclass(frozen=True, order=True)
-class KubeVersion:
+class KubeVersion(msgspec.Struct, frozen=True, order=True):
     """A Kubernetes release, `1.<minor>[.<patch>]`; patch None means "x.y" without a patch."""
 
     major: int
@@ -98,8 +98,7 @@ def parse_kube_version(value: str | KubeVersion) -> KubeVersion:
     return kv
 
 
-@dataclass(frozen=True)
-class VersionDefaults:
+class VersionDefaults(msgspec.Struct, frozen=True):
     """Control-plane defaults and feature gates of one release."""
 
     version: KubeVersion

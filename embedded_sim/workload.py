@@ -10,8 +10,9 @@ PVC retention Retain/Retain), pkg/apis/core/v1/defaults.go#SetDefaults_PodSpec
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .podtemplate import (
     HostPort,
@@ -44,8 +45,7 @@ def _int(v: Any, default: int) -> int:
     return int(v)
 
 
-@dataclass(frozen=True)
-class ClaimTemplate:
+class ClaimTemplate(msgspec.Struct, frozen=True):
     name: str
     access_modes: tuple[str, ...]
     # storage.py#claim_class_name: the beta annotation, else spec.storageClassName; None = neither
@@ -53,8 +53,7 @@ class ClaimTemplate:
     storage_class_name: str | None
 
 
-@dataclass(frozen=True)
-class SpreadRule:
+class SpreadRule(msgspec.Struct, frozen=True):
     """A hard placement rule over the set's own pods, per domain of the node label
     ``topology_key`` (any key: kubernetes.io/hostname, a zone key, a rack label): required
     anti-affinity (none of ours in the domain), required affinity (one of ours in the domain,
@@ -86,8 +85,7 @@ class SpreadRule:
         return f"{what} on {self.topology_key}"
 
 
-@dataclass
-class Workload:
+class Workload(msgspec.Struct):
     namespace: str
     name: str
     replicas: int
@@ -119,7 +117,7 @@ class Workload:
     # its requirements); () = no required node affinity.
     node_affinity_terms: tuple[tuple[NodeSelectorRequirement, ...], ...] = ()
     host_ports: tuple[HostPort, ...] = ()
-    requests: Requests = field(default_factory=Requests)
+    requests: Requests = msgspec.field(default_factory=Requests)
     # Required (anti-)affinity terms about other workloads' pods, which the simulation cannot
     # place (it only holds this set's pods): counted, reported as not modelled.
     foreign_affinity_terms: int = 0
@@ -127,7 +125,7 @@ class Workload:
     # matchLabelKeys of a spread, the matchLabelKeys / mismatchLabelKeys of a pod affinity
     # term): the simulation names them as not simulated.
     unmodelled_terms: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
 
     @property
     def parallel(self) -> bool:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ssrisk.inventory import pdb_selects
 from ssrisk.model import K8sObject
@@ -34,8 +35,7 @@ from ._systems import Catalog, ctx_catalog, server_system
 MAX_SETS = 200
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(msgspec.Struct, frozen=True):
     """The StatefulSets that form one system with a set (itself included), by name, with
     their replicas; ``ties`` says what tied them (for messages)."""
 

@@ -10,8 +10,8 @@ way the cluster profile says the platform handles a dead node (``node-remediatio
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+import msgspec
 from ssrisk.embedded_sim import ScenarioResult
 
 from ssrisk.model import FactValue
@@ -120,8 +120,7 @@ def remediation_facts(ctx: CheckContext) -> dict[str, FactValue]:
     return {}
 
 
-@dataclass(frozen=True)
-class Assessment:
+class Assessment(msgspec.Struct, frozen=True):
     """One simulated scenario against its objective.
 
     ``took`` is the most replicas unavailable at once, ``allowed`` the objective's

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from ssrisk.embedded_sim.podtemplate import Container
 
 if TYPE_CHECKING:
@@ -55,8 +55,7 @@ _LAUNCHER = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class System:
+class System(msgspec.Struct, frozen=True):
     """One catalog entry, typed. Durations in seconds; ``None``: the catalog does not say."""
 
     id: str
@@ -102,7 +101,7 @@ class System:
     manual_rejoin: bool = False
     recovery_what: str = ""
     #: section name → source (a documentation page or a source file and function)
-    sources: Mapping[str, str] = field(default_factory=dict)
+    sources: Mapping[str, str] = msgspec.field(default_factory=dict)
     #: where the entry comes from: a file of the catalog, the configuration, a plugin
     origin: str = ""
 
@@ -434,8 +433,7 @@ def _server_container(sts: K8sObject) -> Container | None:
 # --- a StatefulSet's system ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Recognised:
+class Recognised(msgspec.Struct, frozen=True):
     """The system a StatefulSet runs: the entry, the container that is its server, and how it
     was recognised (``"annotation"`` or ``"container"``)."""
 
@@ -495,8 +493,7 @@ def companions(ctx: CheckContext) -> frozenset[str]:
 # --- where the data lives -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DataDir:
+class DataDir(msgspec.Struct, frozen=True):
     """Where a server keeps its data: ``path``, and how ssrisk knows (``"env NAME"``,
     ``"--setting"``, or ``"default"`` for the catalog's default paths of the common images;
     ``candidates`` then lists them)."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+import msgspec
 from ssrisk.embedded_sim.podtemplate import Container, PodTemplate
 
 from ssrisk.hookspecs import hookimpl
@@ -22,8 +22,7 @@ from ._text import paragraph
 _RESYNC_MODELS = frozenset({"quorum", "sharded"})
 
 
-@dataclass(frozen=True)
-class _Where:
+class _Where(msgspec.Struct, frozen=True):
     """Where the data directory is: ``kind`` is ``"emptyDir"``, ``"ephemeral"`` (a generic
     ephemeral volume), ``"container"`` (no volume: the container's writable layer) or
     ``"persistent"``; ``volume`` names the volume, ``at`` is the field to point at."""

@@ -9,9 +9,9 @@ counted depends on the release (k8s-behavior.md B.4.2 step 7, E.3).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from ssrisk.embedded_sim.disruption import parse_int_or_percent, rolling_max_unavailable
 
 from ssrisk.hookspecs import hookimpl
@@ -60,8 +60,7 @@ def majority_lost_at(replicas: int) -> int:
     return (replicas + 1) // 2
 
 
-@dataclass(frozen=True)
-class _Gate:
+class _Gate(msgspec.Struct, frozen=True):
     on: bool
     configured: bool  # set by the configuration's feature-gates, not the version default
 

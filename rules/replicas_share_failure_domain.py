@@ -9,9 +9,9 @@ placement on the cluster profile's nodes. The message gives both and says why th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from ssrisk.embedded_sim import ClusterShape, ScenarioResult
 
 from ssrisk.hookspecs import hookimpl
@@ -189,8 +189,7 @@ def _wrong_selector(ctx: CheckContext, spread: Spread) -> tuple[str, tuple[str |
     return None
 
 
-@dataclass(frozen=True)
-class _OtherKey:
+class _OtherKey(msgspec.Struct, frozen=True):
     """A required podAntiAffinity over the set's own pods on a topology key other than the
     hostname and zone keys (a rack label): ``carried`` when every node of the profile carries
     the key, so the term admits one replica per node (interpodaffinity/filtering.go
@@ -632,8 +631,7 @@ def ssrisk_rules() -> list[Rule]:
     return [ReplicasShareFailureDomain()]
 
 
-@dataclass(frozen=True)
-class _Simulated:
+class _Simulated(msgspec.Struct, frozen=True):
     """What the simulation of one loss adds to the finding: the sentence of the explanation,
     how many replicas it took, the condition the worst case needs when the
     simulation took fewer (``" when a node has room for 3"``), and the result itself."""
@@ -643,7 +641,7 @@ class _Simulated:
     condition: str
     result: Any
     #: The numbers ``condition`` states, as finding facts.
-    condition_facts: Mapping[str, int] = field(default_factory=dict)
+    condition_facts: Mapping[str, int] = msgspec.field(default_factory=dict)
 
 
 def _node_simulated(

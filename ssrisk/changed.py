@@ -33,8 +33,10 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .confine import RealPaths, Trees
 from .embedded_sim.storage import claim_class_name
@@ -199,7 +201,7 @@ def check_changed(
     """
     excludes = Excludes(settings.exclude)
     plan = plan_changes(paths, excludes, settings.charts)
-    settings = replace(settings, chart_variants_only=plan.variants_only())
+    settings = msgspec.structs.replace(settings, chart_variants_only=plan.variants_only())
     realpath = plan.realpath
     gone = _deleted(plan, settings, excludes)
     for path in plan.excluded:  # said, so that "nothing to check" is not a surprise

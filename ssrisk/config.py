@@ -19,15 +19,23 @@ import re
 import stat
 import sys
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from .model import Position, Severity
 from .objectives import Objectives
 from .paths import ExcludePattern
-from .settings import CONFIG_NAMES, DEFAULT_KUBE_VERSION, ChartVariant, Settings
+from .settings import (
+    CONFIG_NAMES,
+    DEFAULT_KUBE_VERSION,
+    DEFAULT_RELEASE_NAME,
+    ChartVariant,
+    Settings,
+)
 
 PYPROJECT = "pyproject.toml"
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "config.schema.json"
@@ -73,8 +81,7 @@ def _message(err: Any) -> str:
     return str(err.message).replace(shown, snippet(shown, 60))
 
 
-@dataclass
-class Config:
+class Config(msgspec.Struct):
     """A validated configuration file. Keys are the file's, in snake case; ``None`` = unset.
 
     ``profile`` maps ClusterProfile field names (snake case, durations in seconds) to values;
@@ -86,10 +93,10 @@ class Config:
     prefix: str = ""
     select: tuple[str, ...] = ()
     disable: tuple[str, ...] = ()
-    severity: dict[str, Severity] = field(default_factory=dict)
+    severity: dict[str, Severity] = msgspec.field(default_factory=dict)
     #: ``rule-options``: rule id → option name → value (checked against the rules' declared
     #: options by :meth:`unknown_rules` when it is given them)
-    rule_options: dict[str, dict[str, float]] = field(default_factory=dict)
+    rule_options: dict[str, dict[str, float]] = msgspec.field(default_factory=dict)
     fail_on: Severity | None = None
     kube_version: str | None = None
     namespace: str | None = None
@@ -97,20 +104,20 @@ class Config:
     #: The ``baseline`` file, resolved against the configuration file's directory (``None``:
     #: none configured).
     baseline: str | None = None
-    profile: dict[str, Any] = field(default_factory=dict)
-    feature_gates: dict[str, bool] = field(default_factory=dict)
+    profile: dict[str, Any] = msgspec.field(default_factory=dict)
+    feature_gates: dict[str, bool] = msgspec.field(default_factory=dict)
     #: The ``objectives`` section, checked and converted (durations in seconds), by scenario.
-    objectives: dict[str, dict[str, Any]] = field(default_factory=dict)
+    objectives: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     #: The ``systems`` section: ``(id, fields as JSON, origin)`` for the catalog of stateful
     #: systems (each entry checked, laid over the built-in one, against its schema).
     systems: tuple[tuple[str, str, str], ...] = ()
     #: The ``api-versions`` list (charts' extra ``.Capabilities.APIVersions``).
     api_versions: tuple[str, ...] = ()
     #: The ``charts`` section: the real path of each chart directory → its renders.
-    charts: dict[str, tuple[ChartVariant, ...]] = field(default_factory=dict)
-    positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
+    charts: dict[str, tuple[ChartVariant, ...]] = msgspec.field(default_factory=dict)
+    positions: dict[tuple[str | int, ...], Position] = msgspec.field(default_factory=dict)
     #: where the value of a key path is written (``fail-on: warn``: at ``warn``)
-    value_positions: dict[tuple[str | int, ...], Position] = field(default_factory=dict)
+    value_positions: dict[tuple[str | int, ...], Position] = msgspec.field(default_factory=dict)
 
     def where(self, *keys: str | int) -> str:
         """``path:line:col`` of the key path ``keys`` (or of its nearest known parent)."""
@@ -738,7 +745,7 @@ def _charts(
         base = ChartVariant(
             values=values_files(keys, entry.get("values") or ()),
             set_values=_set_expressions(entry.get("set") or {}),
-            release=entry.get("release") or ChartVariant.release,
+            release=entry.get("release") or DEFAULT_RELEASE_NAME,
             namespace=entry.get("namespace"),
             set_positions=set_at(keys, entry.get("set") or {}),
         )
@@ -846,7 +853,8 @@ def _profile(
         from .embedded_sim.profile import ClusterProfile
     except ImportError:  # the simulator is not installed: pass the values through unchecked
         return {_kebab_to_snake(k): v for k, v in raw.items()}
-    types = {f.name: str(f.type) for f in fields(ClusterProfile) if f.name != "nodes"}
+    written = ClusterProfile.__annotations__  # (the annotations as written: strings)
+    types = {n: str(written[n]) for n in ClusterProfile.__struct_fields__ if n != "nodes"}
     out: dict[str, Any] = {}
     shape = {"zones": 3, "nodes_per_zone": 2}  # the simulated cluster (default_nodes)
     limits = {"zones": 26, "nodes_per_zone": 50}

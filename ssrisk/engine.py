@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+import msgspec
+
 from .inventory import Inventory
 from .loading import RELATED_KINDS, LoadedFile
 from .model import (
@@ -651,7 +653,7 @@ def _evaluate(
         statefulsets = inventory.statefulsets
     total = len(statefulsets)
     if settings.simulation_steps is None:
-        settings = replace(settings, simulation_steps=simulation_steps(total))
+        settings = msgspec.structs.replace(settings, simulation_steps=simulation_steps(total))
     jobs = settings.jobs or default_processes(_usable_cpus(), _load_average())
     jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
     if jobs <= 1 or total < PARALLEL_MIN_STATEFULSETS:

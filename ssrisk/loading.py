@@ -13,10 +13,11 @@ import bisect
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from .model import InputError, K8sObject, Notice
 
@@ -74,23 +75,22 @@ def _sniffer(kinds: frozenset[str] | None) -> re.Pattern[str]:
 _SNIFFERS: dict[frozenset[str], re.Pattern[str]] = {}
 
 
-@dataclass
-class LoadedFile:
+class LoadedFile(msgspec.Struct):
     """What one input file yielded."""
 
     path: str
     documents: int = 0
-    objects: list[K8sObject] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
+    objects: list[K8sObject] = msgspec.field(default_factory=list)
+    errors: list[InputError] = msgspec.field(default_factory=list)
+    notices: list[Notice] = msgspec.field(default_factory=list)
     skipped_kinds: int = 0
     #: ``# ssrisk: ignore[...]`` comments of the files the user edits, by path as positions
     #: give it (this file; a chart's template sources; a kustomization's resources), recorded
     #: while their text is at hand so that suppression never reads a file again.
-    ignore_comments: dict[str, list[IgnoreComment]] = field(default_factory=dict)
+    ignore_comments: dict[str, list[IgnoreComment]] = msgspec.field(default_factory=dict)
     #: ``{path: [(first line, last line)]}``: where objects the API server would reject are
     #: written (not checked, so their suppressions can be neither used nor unused).
-    unchecked: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    unchecked: dict[str, list[tuple[int, int]]] = msgspec.field(default_factory=dict)
     #: Whether it is a file the run read (counted in the report's ``files``); ``False`` for
     #: what carries only the notices of something not read (a link out of the tree).
     read: bool = True

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+import msgspec
 
 #: The scenarios an objective can be set for, and the keys each takes.
 KEYS: Mapping[str, tuple[str, ...]] = {
@@ -120,8 +121,7 @@ def describe_max_unavailable(value: int | str, replicas: int, quorum: bool = Tru
     return f"{value} ({allowed} of {replicas})"
 
 
-@dataclass(frozen=True)
-class Objective:
+class Objective(msgspec.Struct, frozen=True):
     """The objective of one scenario; ``None`` means not set (not checked)."""
 
     scenario: str
@@ -157,11 +157,10 @@ def _defaults() -> dict[str, Objective]:
     }
 
 
-@dataclass(frozen=True)
-class Objectives:
+class Objectives(msgspec.Struct, frozen=True):
     """The recovery objectives of a run: the defaults with the configuration's overrides."""
 
-    by_scenario: Mapping[str, Objective] = field(default_factory=_defaults)
+    by_scenario: Mapping[str, Objective] = msgspec.field(default_factory=_defaults)
 
     def __getitem__(self, scenario: str) -> Objective:
         return self.by_scenario.get(scenario) or Objective(scenario)
@@ -175,7 +174,7 @@ class Objectives:
             changes: dict[str, Any] = {}
             for key, value in keys.items():
                 changes[key.replace("-", "_").replace("_within", "_within_s")] = value
-            out[scenario] = replace(obj, **changes)
+            out[scenario] = msgspec.structs.replace(obj, **changes)
         return Objectives(out)
 
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from fnmatch import translate
+
+import msgspec
 
 
 def ancestors(path: str) -> Iterator[str]:
@@ -71,8 +72,7 @@ def join(directory: str, name: str) -> str:
     return _not_an_option(name) if directory == os.curdir else os.path.join(directory, name)
 
 
-@dataclass(frozen=True)
-class Exclude:
+class Exclude(msgspec.Struct, frozen=True):
     """A glob pattern and the directory its relative paths are anchored at (``None``: the
     working directory of the run)."""
 

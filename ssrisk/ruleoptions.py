@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 #: What the configuration file holds: rule id → option name → value.
 RuleOptions = Mapping[str, Mapping[str, float]]
 
 
-@dataclass(frozen=True)
-class RuleOption:
+class RuleOption(msgspec.Struct, frozen=True):
     """One option of a rule: ``name`` in kebab case with its unit (``max-grace-period-s``),
     its ``default``, the inclusive range ``minimum`` .. ``maximum`` and a line of ``help``. An
     integer default makes an integer option."""

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from .exitcodes import ExitCode
 from .model import InputError, Notice, Position, Severity
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 
-@dataclass(frozen=True)
-class RunRequest:
+class RunRequest(msgspec.Struct, frozen=True):
     """What to run, as the command line or a caller states it.
 
     ``inputs`` are the settings of how inputs are read and rendered (``kube_version``,
@@ -42,7 +42,7 @@ class RunRequest:
 
     paths: tuple[str, ...]
     config: str | None = None
-    inputs: Mapping[str, Any] = field(default_factory=dict)
+    inputs: Mapping[str, Any] = msgspec.field(default_factory=dict)
     context: tuple[str, ...] = ()
     changed: bool = False
     fail_on: Severity | None = None
@@ -64,8 +64,7 @@ class RunRequest:
     outputs: tuple[str, ...] = ()
 
 
-@dataclass
-class CheckRun:
+class CheckRun(msgspec.Struct):
     """The outcome of :func:`check`: the merged report, its exit code and, with
     ``write_baseline``, how many findings the new baseline records."""
 
@@ -74,17 +73,16 @@ class CheckRun:
     baseline_written: int | None = None
 
 
-@dataclass
-class SimulationRun:
+class SimulationRun(msgspec.Struct):
     """The outcome of :func:`simulate`: one result per StatefulSet and scenario (input
     order), the input errors (a set that cannot be simulated is one), and the Kubernetes
     version of the first group of inputs."""
 
     kube_version: str
-    results: list[ScenarioResult] = field(default_factory=list)
+    results: list[ScenarioResult] = msgspec.field(default_factory=list)
     #: Where the StatefulSet of each result starts (its file and line), in the same order.
-    positions: list[Position] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
+    positions: list[Position] = msgspec.field(default_factory=list)
+    errors: list[InputError] = msgspec.field(default_factory=list)
     statefulsets: int = 0
 
     @property
@@ -248,7 +246,9 @@ def simulate(
         run.errors.extend(report.errors)
         run.statefulsets += len(checked)
         if settings.simulation_steps is None:  # the same work budget as check's
-            settings = replace(settings, simulation_steps=simulation_steps(len(checked)))
+            settings = msgspec.structs.replace(
+                settings, simulation_steps=simulation_steps(len(checked))
+            )
         profile = settings.profile or ClusterProfile()
         for sts in checked:
             ctx = CheckContext.of(sts, inventory, settings)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from .model import Position, Severity
 from .objectives import Objectives
@@ -48,8 +49,7 @@ OWN_FILE_NAMES = (*CONFIG_NAMES, ".ssrisk-baseline.json")
 DEFAULT_RELEASE_NAME = "release-name"
 
 
-@dataclass(frozen=True)
-class ChartVariant:
+class ChartVariant(msgspec.Struct, frozen=True):
     """One render of a configured chart (the configuration's ``charts: <dir>:``): the
     chart's own settings with one variant's laid over them (values files and ``set`` after the
     chart's, release and namespace replacing them).
@@ -85,8 +85,7 @@ def values_readers(
     return out
 
 
-@dataclass
-class Settings:
+class Settings(msgspec.Struct):
     """Everything that changes what a run reports.
 
     ``kube_version`` is ``"1.NN"`` or ``"1.NN.P"`` (1.25 to 1.37). ``severity`` overrides the
@@ -102,10 +101,10 @@ class Settings:
     exclude: tuple[ExcludePattern, ...] = ()
     enable: frozenset[str] = frozenset()
     disable: frozenset[str] = frozenset()
-    severity: Mapping[str, Severity] = field(default_factory=dict)
+    severity: Mapping[str, Severity] = msgspec.field(default_factory=dict)
     #: The configuration's ``rule-options``: rule id → option name → value (checked against
     #: the rules' declarations; :meth:`ssrisk.rule.Rule.option` reads them).
-    rule_options: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    rule_options: Mapping[str, Mapping[str, float]] = msgspec.field(default_factory=dict)
     #: The configuration's ``systems`` and plugins' ``ssrisk_systems`` entries for the catalog
     #: of stateful systems: ``(id, fields as JSON, origin)`` (``rules/_systems.py``).
     systems: tuple[tuple[str, str, str], ...] = ()
@@ -118,10 +117,10 @@ class Settings:
     #: The configuration's ``charts``: the real path of each configured chart directory → its
     #: renders, one per variant (:class:`ChartVariant`). The command line's ``--values`` and
     #: ``--set`` apply after each variant's.
-    charts: Mapping[str, tuple[ChartVariant, ...]] = field(default_factory=dict)
+    charts: Mapping[str, tuple[ChartVariant, ...]] = msgspec.field(default_factory=dict)
     #: With ``--changed``: the variants to render of the charts whose only changed files are
     #: variants' values files (real chart path → variant names); other charts render all.
-    chart_variants_only: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    chart_variants_only: Mapping[str, frozenset[str]] = msgspec.field(default_factory=dict)
     #: More API versions for charts' ``.Capabilities.APIVersions`` (``--api-versions`` and
     #: the configuration's ``api-versions``), beside the built-in ones of ``kube_version``.
     helm_api_versions: tuple[str, ...] = ()
@@ -134,7 +133,7 @@ class Settings:
     #: The configuration's ``baseline`` file (resolved; ``--baseline`` overrides it).
     baseline: str | None = None
     #: Recovery objectives per scenario (the configuration's ``objectives``, over the defaults).
-    objectives: Objectives = field(default_factory=Objectives)
+    objectives: Objectives = msgspec.field(default_factory=Objectives)
     #: Worker processes for checking many StatefulSets: 0 = one per core, 1 = no workers.
     jobs: int = 0
     #: Real paths of files ssrisk reads or writes itself in this run (configuration,

@@ -20,7 +20,8 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from .model import Finding, K8sObject, Notice, ObjectRef, Position
 from .names import unknown_rule
@@ -42,8 +43,7 @@ _NAMED = re.compile("ssrisk", re.I)
 _OPENING = re.compile(r"(?:^|\s)#\s*ssrisk:\s*ignore\[")
 
 
-@dataclass(frozen=True)
-class Suppression:
+class Suppression(msgspec.Struct, frozen=True):
     """Why a finding is suppressed: ``kind`` is ``"annotation"`` or ``"comment"``."""
 
     kind: str
@@ -118,8 +118,7 @@ def comment_suppression(lines: Sequence[str], line: int, rule_id: str) -> Suppre
     return None
 
 
-@dataclass(frozen=True)
-class IgnoreComment:
+class IgnoreComment(msgspec.Struct, frozen=True):
     """An ``# ssrisk: ignore[...]`` comment of a file: where it is (1-based ``line``, the
     ``column`` of its ``#``), what it says, and the line it applies to (``target``: its own
     line, or for a comment on a line of its own the first line below that is not a comment

@@ -35,9 +35,10 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from .model import InputError, K8sObject, Notice
 
@@ -440,8 +441,7 @@ def field_path(path: Sequence[str | int]) -> str:
     return out or "(object)"
 
 
-@dataclass
-class Validation:
+class Validation(msgspec.Struct):
     """What :func:`validate_object` found.
 
     ``errors`` make the API server reject the object in a way that leaves its meaning unclear
@@ -452,8 +452,8 @@ class Validation:
     object such as a patch; it is checked as written, with the API defaults).
     """
 
-    errors: list[InputError] = field(default_factory=list)
-    warnings: list[Notice] = field(default_factory=list)
+    errors: list[InputError] = msgspec.field(default_factory=list)
+    warnings: list[Notice] = msgspec.field(default_factory=list)
 
 
 def validate_object(
@@ -600,8 +600,7 @@ def validate_objects(
     return keep, errors, warnings
 
 
-@dataclass(frozen=True)
-class _Problem:
+class _Problem(msgspec.Struct, frozen=True):
     path: tuple[str | int, ...]
     message: str
     error: bool = True

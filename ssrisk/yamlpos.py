@@ -23,9 +23,9 @@ import re
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import yaml
 from yaml.events import (
     AliasEvent,
@@ -171,8 +171,7 @@ class YamlInputError(Exception):
         self.column = column
 
 
-@dataclass(frozen=True)
-class DuplicateKey:
+class DuplicateKey(msgspec.Struct, frozen=True):
     """A mapping key given twice (0-based position of the second one)."""
 
     key: str

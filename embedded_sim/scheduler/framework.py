@@ -16,25 +16,24 @@ other pods are, so the same code places the steady state and schedules replaceme
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from ..cluster import Node, Volume
     from ..workload import Workload
 
 
-@dataclass(frozen=True)
-class OtherPod:
+class OtherPod(msgspec.Struct, frozen=True):
     """Another pod of the set, as the scheduler's snapshot shows it (NodeInfo)."""
 
     node: str
     terminating: bool = False
 
 
-@dataclass
-class FilterContext:
+class FilterContext(msgspec.Struct):
     """What one scheduling attempt of one pod sees."""
 
     wl: Workload
@@ -42,10 +41,10 @@ class FilterContext:
     others: Sequence[OtherPod]  # the set's other bound, non-terminal pods
     volumes: Sequence[Volume] = ()  # the pod's claims
     first_node: str | None = None  # where spec.nodeName points (nodes.py names it)
-    _by_node: dict[str, int] | None = field(default=None, repr=False)
+    _by_node: dict[str, int] | None = msgspec.field(default=None)
     # per-attempt values filters derive from the whole snapshot (PreFilter state upstream),
     # computed once instead of once per node
-    memo: dict[object, object] = field(default_factory=dict, repr=False)
+    memo: dict[object, object] = msgspec.field(default_factory=dict)
     # the version's VolumeBinding reason (versions.VersionDefaults.volume_conflict_reason)
     volume_conflict_reason: str = "node(s) didn't match PersistentVolume's node affinity"
     # the version's PodTopologySpread gates (versions.VersionDefaults.min_domains_honoured and

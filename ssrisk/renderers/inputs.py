@@ -23,8 +23,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
+
+import msgspec
 
 from ..confine import Trees, refusal, tree_of
 from ..loading import (
@@ -51,24 +52,23 @@ STDIN = "-"
 STDIN_PATH = "<stdin>"
 
 
-@dataclass
-class InputPlan:
+class InputPlan(msgspec.Struct):
     """What to read: plain files, the units each renderer renders (by ``Renderer.kind``),
     and stdin."""
 
-    files: list[str] = field(default_factory=list)
-    units: dict[str, list[str]] = field(default_factory=dict)
+    files: list[str] = msgspec.field(default_factory=list)
+    units: dict[str, list[str]] = msgspec.field(default_factory=dict)
     stdin: bool = False
-    errors: list[InputError] = field(default_factory=list)
+    errors: list[InputError] = msgspec.field(default_factory=list)
     #: Links out of the tree that no walk reads (not manifests' names): said, not errors.
-    warnings: list[Notice] = field(default_factory=list)
+    warnings: list[Notice] = msgspec.field(default_factory=list)
     #: The checked tree (:func:`ssrisk.confine.tree_of` of the PATH it was found under) of
     #: each chart and kustomization: what a kustomization may reference.
-    trees: dict[str, str] = field(default_factory=dict)
+    trees: dict[str, str] = msgspec.field(default_factory=dict)
     #: real chart path -> the configured variants whose values files were named as PATHs
-    variants: dict[str, set[str]] = field(default_factory=dict)
+    variants: dict[str, set[str]] = msgspec.field(default_factory=dict)
     #: real paths of the charts planned otherwise (every variant renders)
-    every_variant: set[str] = field(default_factory=set)
+    every_variant: set[str] = msgspec.field(default_factory=set)
 
     def add(self, renderer: Renderer, unit: str, tree: str, *, whole: bool = True) -> None:
         """Plan ``unit`` (once); ``whole=False``: a chart planned for some variants only."""
@@ -316,7 +316,6 @@ def load_inputs(
     Returns:
         ``(loaded files, input errors)``; nothing is raised for bad input.
     """
-    from dataclasses import replace
 
     from ..settings import values_readers
 
@@ -324,7 +323,9 @@ def load_inputs(
     plan = plan_inputs(paths, settings.exclude, settings.skip_files, chart_files, values_of)
     only = plan.variants_only()
     if only:  # (values files named as PATHs: their variants only)
-        settings = replace(settings, chart_variants_only={**settings.chart_variants_only, **only})
+        settings = msgspec.structs.replace(
+            settings, chart_variants_only={**settings.chart_variants_only, **only}
+        )
     namespace = settings.namespace
     loaded: list[LoadedFile] = []
     for path in plan.files:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
+
+import msgspec
 
 from ..paths import Excludes
 from .common import (
@@ -38,8 +39,7 @@ if TYPE_CHECKING:
     from ..settings import Settings
 
 
-@dataclass
-class Repository:
+class Repository(msgspec.Struct):
     """The repository of changed files, as ``--changed`` sees it: its tree ``root``, the
     exclude patterns, the real-path lookup, and ``state``, what a renderer learns of the
     repository for the run's next changed files."""
@@ -47,7 +47,7 @@ class Repository:
     root: str
     excludes: Excludes
     realpath: Callable[[str], str]
-    state: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class Renderer:

@@ -5,7 +5,6 @@ does (``provisioning-s`` was such a key)."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from pathlib import Path
 
 import ssrisk.embedded_sim as embedded_sim
@@ -16,9 +15,9 @@ def test_every_profile_setting_is_read() -> None:
     package = Path(embedded_sim.__file__).parent
     source = "\n".join(p.read_text(encoding="utf-8") for p in sorted(package.rglob("*.py")))
     unread = [
-        f.name
-        for f in fields(ClusterProfile)
+        name
+        for name in ClusterProfile.__struct_fields__
         # an attribute read (``profile.attach_s``) or a name looked up (``"attach_s"``)
-        if not re.search(rf"\.{f.name}\b|[\"']{f.name}[\"']", source)
+        if not re.search(rf"\.{name}\b|[\"']{name}[\"']", source)
     ]
     assert unread == []

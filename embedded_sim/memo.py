@@ -27,6 +27,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, cast
 
+import msgspec
+
 from .disruption import DisruptionBudget
 from .podtemplate import PodTemplate, SetSpec
 from .profile import ClusterProfile
@@ -374,12 +376,12 @@ def _renamed_field(res: ScenarioResult, attr: str, sub: Callable[[str], str]) ->
         basis = res.placement_basis
         if basis is None or not _has_placeholder(basis.limits):
             return basis
-        return dataclasses.replace(basis, limits=tuple(_sub_all(list(basis.limits), sub)))
+        return msgspec.structs.replace(basis, limits=tuple(_sub_all(list(basis.limits), sub)))
     if attr == "cluster_shape":
         shape = res.cluster_shape
         if shape is None or not _has_placeholder(shape.text):
             return shape
-        return dataclasses.replace(shape, text=sub(shape.text))
+        return msgspec.structs.replace(shape, text=sub(shape.text))
     value = getattr(res, attr)  # verdict, placement, description, not_back_because
     return sub(value) if isinstance(value, str) and _has_placeholder(value) else value
 

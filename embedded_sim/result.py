@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import msgspec
+
 
 def _same(text: str) -> str:
     return text
@@ -41,8 +43,7 @@ class TimelineEvent(NamedTuple):
         }
 
 
-@dataclass
-class PodResult:
+class PodResult(msgspec.Struct):
     """Per-pod outcome; `unavailable_s` is 0 if never unavailable, None if never back."""
 
     unavailable_s: float | None
@@ -52,8 +53,7 @@ class PodResult:
         return {"unavailable_s": _num(self.unavailable_s), "node": self.node}
 
 
-@dataclass(frozen=True)
-class PlacementFacts:
+class PlacementFacts(msgspec.Struct, frozen=True):
     """How the steady-state placement relates to the failure a scenario injects.
 
     `worst_node` / `worst_zone`: replicas the worst allowed placement puts on the node (zone)
@@ -98,8 +98,7 @@ class PlacementFacts:
         }
 
 
-@dataclass(frozen=True)
-class ClusterShape:
+class ClusterShape(msgspec.Struct, frozen=True):
     """The simulated cluster's live nodes when the fault starts: `zones`, `nodes_per_zone` (the
     largest zone) and `text` ("3 zones × 2 nodes", or "5 nodes in 3 zones" when uneven);
     `source` says where the nodes come from: ``"assumed"`` (ssrisk's default shape, grown to
@@ -145,8 +144,7 @@ class ClusterShape:
         }
 
 
-@dataclass(frozen=True)
-class Goal:
+class Goal(msgspec.Struct, frozen=True):
     """Whether the operation a scenario starts finished: `name` is ``drain``, ``rollout`` or
     ``scale_down`` (the JSON keys are ``<name>_completed`` and, when `timed`,
     ``<name>_duration_s``); `duration_s` is when it finished (None: it did not)."""

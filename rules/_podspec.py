@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+import msgspec
 from ssrisk.embedded_sim import workload as _model
 from ssrisk.embedded_sim.disruption import DisruptionBudget, parse_int_or_percent
 from ssrisk.embedded_sim.objects import PersistentVolume, Service
@@ -97,8 +97,7 @@ def containers(sts: K8sObject) -> tuple[Container, ...]:
 # --- tolerations -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Eviction:
+class Eviction(msgspec.Struct, frozen=True):
     """When the taint eviction controller deletes a pod for one NoExecute node taint.
 
     ``after_s`` is ``None`` when the pod tolerates the taint for ever, ``0`` when it does not
@@ -163,8 +162,7 @@ def tolerated_for_ever(sts: K8sObject, taint: str, value: str = "") -> bool:
 # --- selectors and spreading -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(msgspec.Struct, frozen=True):
     """How a template limits replicas per topology domain.
 
     ``max_per_domain`` is 1 for a required anti-affinity (``anti``), ``maxSkew`` for a
@@ -326,8 +324,7 @@ def scaled(value: Any, total: int) -> int | None:
     return None if amount is None else amount.scaled(total, round_up=True)
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(msgspec.Struct, frozen=True):
     """What a PDB allows over a StatefulSet of ``replicas``: the model's budget
     (:class:`ssrisk.embedded_sim.disruption.DisruptionBudget`) read for that scale.
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from .inventory import Inventory
 from .loading import RELATED_KINDS, LoadedFile
@@ -30,20 +30,19 @@ from .rule import CheckContext, Rule, ascii_text
 from .settings import Settings
 
 
-@dataclass
-class Report:
+class Report(msgspec.Struct):
     """The outcome of one run, read by every reporter."""
 
     kube_version: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = msgspec.field(default_factory=list)
     #: Findings folded into another finding of the same StatefulSet (``Finding.folded_into``):
     #: kept for the JSON report and the explanation of the finding they are folded into.
-    folded: list[Finding] = field(default_factory=list)
+    folded: list[Finding] = msgspec.field(default_factory=list)
     #: Facts stated once for the run (``Rule.note``), with the number of StatefulSets each
     #: applies to.
-    run_notes: list[RunNote] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
+    run_notes: list[RunNote] = msgspec.field(default_factory=list)
+    errors: list[InputError] = msgspec.field(default_factory=list)
+    notices: list[Notice] = msgspec.field(default_factory=list)
     files: int = 0
     documents: int = 0
     statefulsets: int = 0
@@ -53,15 +52,15 @@ class Report:
     #: Findings dropped because a baseline (``--baseline``) lists them.
     baselined: int = 0
     #: Every StatefulSet checked with where it starts, and the ids of the rules that ran.
-    checked: list[tuple[ObjectRef, Position]] = field(default_factory=list)
-    rules_run: list[str] = field(default_factory=list)
+    checked: list[tuple[ObjectRef, Position]] = msgspec.field(default_factory=list)
+    rules_run: list[str] = msgspec.field(default_factory=list)
     #: Severities the configuration sets per rule id (``severity:``), for formats that
     #: describe the rules (SARIF's ``defaultConfiguration.level``).
-    rule_severity: dict[str, Severity] = field(default_factory=dict)
+    rule_severity: dict[str, Severity] = msgspec.field(default_factory=dict)
     #: The clusters the StatefulSets were simulated on, one per configuration of the run
     #: (``"an assumed cluster (3 zones × 2 nodes)"``, ``"the profile's nodes (9 nodes in 3
     #: zones)"``: :func:`cluster_description`).
-    clusters: list[str] = field(default_factory=list)
+    clusters: list[str] = msgspec.field(default_factory=list)
     #: The ids (``id()``) of the reported findings at or above their configuration's
     #: ``fail-on``: those that fail the run (set by :func:`ssrisk.run.check`; ``None``: not
     #: judged, every finding counts as failing).
@@ -653,7 +652,7 @@ def _evaluate(
         statefulsets = inventory.statefulsets
     total = len(statefulsets)
     if settings.simulation_steps is None:
-        settings = msgspec.structs.replace(settings, simulation_steps=simulation_steps(total))
+        settings = replace(settings, simulation_steps=simulation_steps(total))
     jobs = settings.jobs or default_processes(_usable_cpus(), _load_average())
     jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
     if jobs <= 1 or total < PARALLEL_MIN_STATEFULSETS:

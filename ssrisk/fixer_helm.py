@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from .fixer import (
     _ACTION_LINE,
     FixRun,
@@ -417,7 +419,6 @@ def _expect(
 def _renamed(edit: Any, renamed: Mapping[str, Any]) -> Any:
     """``edit`` with each string of its value, and each mapping (by its JSON), that
     ``renamed`` names replaced."""
-    from dataclasses import replace
 
     def swap(value: Any) -> Any:
         if isinstance(value, str):
@@ -431,7 +432,7 @@ def _renamed(edit: Any, renamed: Mapping[str, Any]) -> Any:
             return [swap(v) for v in value]
         return value
 
-    return replace(edit, value=swap(edit.value))
+    return msgspec.structs.replace(edit, value=swap(edit.value))
 
 
 def values_not_writable(path: str, f: Finding) -> str | None:

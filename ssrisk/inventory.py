@@ -17,8 +17,9 @@ from collections.abc import (
     MutableMapping,
     Sequence,
 )
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import msgspec
 
 from .model import K8sObject
 from .paths import ancestors
@@ -433,8 +434,7 @@ def pdb_selects(pdb: K8sObject, pod_labels: Mapping[str, Any]) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class Tally:
+class Tally(msgspec.Struct, frozen=True):
     """Weights added up (:meth:`Inventory.tally_labelled`): ``total``, and by name
     (:meth:`weight`); ``counts``: how many were added, by name."""
 

@@ -14,6 +14,8 @@ from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import msgspec
+
 from .yamlpos import PosMap, locate
 
 if TYPE_CHECKING:
@@ -105,8 +107,7 @@ def path_below(path: str, directory: str) -> bool:
     return rel != os.pardir and not rel.startswith(os.pardir + os.sep)
 
 
-@dataclass(frozen=True)
-class ObjectRef:
+class ObjectRef(msgspec.Struct, frozen=True):
     """Identity of a Kubernetes object as the API server would key it."""
 
     api_version: str
@@ -301,8 +302,7 @@ def dig(data: Any, *keys: str | int) -> Any:
     return node
 
 
-@dataclass(frozen=True)
-class InputError:
+class InputError(msgspec.Struct, frozen=True):
     """An input that could not be read or parsed; it makes the run exit with code 2."""
 
     path: str

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec.structs import replace
 
 from .model import ObjectRef, Position
 
@@ -37,8 +39,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(msgspec.Struct, frozen=True):
     """Set the field at ``keys`` (``("spec", "updateStrategy", "type")``; an ``int`` is the
     index of an item of a list that exists: ``("spec", "template", "spec", "tolerations", 0,
     "tolerationSeconds")``) to ``value`` (JSON-like, made plain), creating the mappings above
@@ -59,7 +60,7 @@ class Edit:
     value_at: Position | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "value", plain(self.value))
+        msgspec.structs.force_setattr(self, "value", plain(self.value))
 
     @property
     def field(self) -> str:
@@ -91,8 +92,7 @@ class Edit:
         return f"{self.field}: {json.dumps(self.value, separators=(', ', ': '))}"
 
 
-@dataclass(frozen=True)
-class Remedy:
+class Remedy(msgspec.Struct, frozen=True):
     """A candidate change: ``summary`` says it in one sentence, ``edits`` make it;
     ``caution`` says what applying it does that the simulation does not show (a rollout of
     every pod, a precondition to check first), ``""`` when nothing."""
@@ -106,14 +106,13 @@ class Remedy:
     advice: bool = False
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(msgspec.Struct, frozen=True):
     """A remedy verified on the finding's StatefulSet: the rule reports nothing after it.
     ``before`` are the finding's facts."""
 
     remedy: Remedy
     rule: str
-    before: Mapping[str, Any] = field(default_factory=dict)
+    before: Mapping[str, Any] = msgspec.field(default_factory=dict)
     #: Each scenario simulated both before and after the change: ``(name, before, after)``,
     #: each an :class:`Outcome`.
     simulated: tuple[tuple[str, Outcome, Outcome], ...] = ()
@@ -168,8 +167,7 @@ class Fix:
         )
 
 
-@dataclass(frozen=True)
-class OverlayPatch:
+class OverlayPatch(msgspec.Struct, frozen=True):
     """A fix of kustomize-built objects as ``ssrisk fix`` writes it in the kustomization that
     builds them (``directory``, as shown): ``patches`` are strategic-merge patches, each
     naming its object as its resource file does (kustomize matches a patch by the name before
@@ -325,8 +323,7 @@ def _own_patch(path: str) -> bool:
     return os.path.basename(path).startswith("ssrisk-fix-")
 
 
-@dataclass(frozen=True)
-class InTemplate:
+class InTemplate(msgspec.Struct, frozen=True):
     """A fix of chart-rendered objects made in the chart's templates: for each edit (by its
     index in the remedy's edits) the template file (as shown), the 1-based line there of the
     deepest of its keys that the rendered object has, and how many of its keys it has; and
@@ -533,8 +530,7 @@ def _read_lines(path: str, _mtime_ns: int, _size: int) -> tuple[str, ...]:
         return ()
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     """What a simulated scenario came to: the most replicas down at once, of how many, when
     the set was back (seconds after the fault; ``None``: not back), and for a scenario that
     starts an operation (a drain, a rollout) whether it finished (``None``: no operation)."""

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+
+import msgspec
 
 from .inventory import Inventory
 from .model import NO_FACTS, FactValue, Finding, K8sObject, ObjectRef, Position, RunNote, Severity
@@ -80,12 +81,14 @@ _ECHOES: dict[tuple[str, ...], tuple[str, ...]] = {}
 MAX_PDBS = 10
 
 
-@dataclass
-class CheckContext:
+class CheckContext(msgspec.Struct, dict=True, weakref=True):
     """Everything a rule may read while checking one StatefulSet.
 
     ``simulate(scenario)`` runs the embedded simulator lazily and caches the result, so
     several rules quoting the same scenario cost one run.
+
+    (A msgspec Struct: ``dict`` for its cached properties, ``weakref`` so that a plugin or a
+    test can follow when a context is freed.)
     """
 
     sts: K8sObject
@@ -93,19 +96,19 @@ class CheckContext:
     kube_version: str
     profile: ClusterProfile | None = None
     feature_gates: Mapping[str, bool] | None = None
-    objectives: Objectives = field(default_factory=Objectives)
+    objectives: Objectives = msgspec.field(default_factory=Objectives)
     #: Simulation steps this StatefulSet may take over all its scenarios (None: no limit).
     max_steps: int | None = None
     #: The run's ``rule-options`` (rule id → option name → value; read by :meth:`Rule.option`).
-    rule_options: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    rule_options: Mapping[str, Mapping[str, float]] = msgspec.field(default_factory=dict)
     #: Stateful systems the configuration and plugins add to the catalog (or lay over its
     #: entries): ``(id, fields as JSON, origin)``, read by ``rules/_systems.py``.
     systems: tuple[tuple[str, str, str], ...] = ()
-    _sim_cache: dict[str, Any] = field(default_factory=dict)
+    _sim_cache: dict[str, Any] = msgspec.field(default_factory=dict)
     _simulator: Any = None  # embedded_sim.Simulator, made on the first simulate()
     _pdbs: list[K8sObject] | None = None
     _hpa: tuple[K8sObject | None] | None = None
-    _memo: dict[Hashable, Any] = field(default_factory=dict)
+    _memo: dict[Hashable, Any] = msgspec.field(default_factory=dict)
 
     @classmethod
     def of(cls, sts: K8sObject, inventory: Inventory, settings: Settings) -> CheckContext:

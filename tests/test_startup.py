@@ -58,3 +58,34 @@ def test_a_run_loads_the_reporter_of_its_format(fmt: str, module: str) -> None:
 def test_a_changed_plain_file_loads_no_renderer() -> None:
     """``ssrisk check --changed FILE`` (the pre-commit hook) for a plain manifest."""
     assert _loaded("--changed") == "exit 0 loaded"
+
+
+DATACLASSES = """
+import dataclasses, sys
+made = []
+process = dataclasses._process_class
+
+
+def counted(cls, *args, **kwargs):
+    made.append(f"{cls.__module__}.{cls.__qualname__}")
+    return process(cls, *args, **kwargs)
+
+
+dataclasses._process_class = counted
+from ssrisk.cli import main
+code = main(["check", sys.argv[1]])
+print("exit", code, "dataclasses", len(made), *sorted(m for m in made if m.startswith("ssrisk")))
+"""
+
+#: Dataclasses a one-file check may make: each costs about 0.8 ms of start-up to generate
+#: its methods (frozen ones most), so the model's typed values are msgspec Structs, made in C.
+DATACLASS_BUDGET = 12
+
+
+def test_a_one_file_check_makes_few_dataclasses() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", DATACLASSES, str(KV)], capture_output=True, text=True, timeout=60
+    )
+    words = run.stdout.splitlines()[-1].split() if run.stdout else []
+    assert words[:3] == ["exit", "0", "dataclasses"], run.stdout + run.stderr[-2000:]
+    assert int(words[3]) <= DATACLASS_BUDGET, words[4:]

@@ -260,9 +260,17 @@ def _present(path: Path) -> bool:
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        data = _toml_load(path)
+        raw = _read_config_bytes(path, str(path))
     except ConfigError:
         return True  # report the broken file rather than silently skipping it
+    if b"ssrisk" not in raw and b"\\u" not in raw and b"\\U" not in raw:
+        # a [tool.ssrisk] table names ssrisk in the text (or spells it with an escape in a
+        # quoted key): most pyproject.toml files are not parsed (4 ms of a pre-commit run)
+        return False
+    try:
+        data = _toml_load(path)
+    except ConfigError:
+        return True
     tool = data.get("tool")
     return isinstance(tool, Mapping) and "ssrisk" in tool
 

@@ -51,6 +51,26 @@ def test_pyproject_without_the_table_is_not_a_config(repo: Path) -> None:
     assert run.code == 1 and "single-replica" in rules_of(run.out)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[project]\nname = "x"\n[tool.other\n',
+        '[tool."ss\\u0072isk"]\nselect = ["single-replica"]\n',
+    ],
+    ids=["broken-without-ssrisk", "escaped-key"],
+)
+def test_pyproject_is_parsed_only_when_it_may_name_ssrisk(repo: Path, text: str) -> None:
+    # a file that cannot name the table (not even with an escape) is not parsed: a broken
+    # pyproject.toml of the project is no configuration of ssrisk; a key spelt with an
+    # escape is still read
+    everything = rules_of(run_cli("check", "deploy", cwd=repo).out)  # (no configuration)
+    assert len(everything) > 1
+    (repo / "pyproject.toml").write_text(text, encoding="utf-8")
+    run = run_cli("check", "deploy", cwd=repo)
+    assert run.code == 1 and "TOML" not in run.err, run.out + run.err
+    assert rules_of(run.out) == ({"single-replica"} if "u0072" in text else everything)
+
+
 def test_ssrisk_yaml_wins_over_pyproject_in_the_same_directory(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[tool.ssrisk]\nselect = ["pdb-missing"]\n')
     (repo / ".ssrisk.yaml").write_text("select: [single-replica]\n")

@@ -38,3 +38,37 @@ def test_select_and_disable_take_comma_separated_rule_ids() -> None:
 def test_an_option_of_another_command_says_which() -> None:
     run = run_cli("check", "--scenario", "node-loss", EXAMPLES)
     assert run.code == 2 and "--scenario is an option of 'ssrisk simulate'" in run.err
+
+
+def test_an_option_of_another_command_is_named_with_its_command() -> None:
+    # (the parser built for one command still knows every command's options for the hint)
+    run = run_cli("check", "--scenario", "node-loss", "examples")
+    assert run.code == 2
+    assert "--scenario is an option of 'ssrisk simulate'" in run.err
+
+
+def test_the_parser_of_one_command_parses_and_helps_as_the_full_parser() -> None:
+    import argparse
+
+    from ssrisk.cli import COMMANDS, build_parser
+
+    def command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+        (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        found: argparse.ArgumentParser = sub.choices[name]
+        return found
+
+    full = build_parser()
+    argv = {
+        "check": ["check", "--format", "json", "--kube-version", "1.30", "--", "a.yaml"],
+        "simulate": ["simulate", "--scenario", "node-loss", "a.yaml"],
+        "fix": ["fix", "--diff", "--select", "pdb-missing", "a.yaml"],
+        "rules": ["rules", "--format", "markdown"],
+        "explain": ["explain", "single-replica"],
+        "systems": ["systems", "--format", "json"],
+        "profile": ["profile", "nodes.yaml"],
+    }
+    assert set(argv) == set(COMMANDS)
+    for name in COMMANDS:
+        one = build_parser(name)
+        assert command_parser(one, name).format_help() == command_parser(full, name).format_help()
+        assert vars(one.parse_args(argv[name])) == vars(full.parse_args(argv[name])), name

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from ssrisk.hookspecs import hookimpl
@@ -30,6 +29,8 @@ class UnknownSystem(Rule):
             cat = ctx_catalog(ctx)
             if named == NONE or cat.get(named) is not None:
                 return
+            import difflib  # (only for a name the catalog lacks)
+
             close = difflib.get_close_matches(named, sorted(cat.systems), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             msg = (

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def closest(name: str, known: Iterable[str]) -> str | None:
     """The known name closest to ``name`` (``difflib``'s ratio of at least 0.6), if any."""
+    import difflib  # (only for a name that is not known)
+
     found = difflib.get_close_matches(name, sorted(known), n=1)
     return found[0] if found else None
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from typing import TextIO
 
@@ -77,6 +76,8 @@ def write_file(path: str, write: Callable[[TextIO], object]) -> None:
         return
     directory = os.path.dirname(os.path.abspath(path))
     try:
+        import tempfile  # (only when an output file is written: not on a pre-commit run)
+
         fd, tmp = tempfile.mkstemp(
             prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory
         )

@@ -32,6 +32,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 #: Bump when what is written changes (the schema hook, the format).
 FORMAT = 1
 #: A cache file larger than this is not read (the largest kind's is about 250 KB).
@@ -105,8 +107,8 @@ def read(cache: Path, name: str, key: str) -> Any:
     finally:
         os.close(fd)
     try:
-        doc = json.loads(raw)
-    except ValueError:
+        doc = msgspec.json.decode(raw)  # (twice as fast as json.loads: paid by every run)
+    except ValueError:  # (msgspec.DecodeError is one)
         return None
     if not isinstance(doc, dict) or doc.get("key") != key:
         return None

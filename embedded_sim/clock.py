@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+import msgspec
 
 Callback = Callable[[], None]
 
 DEFAULT_MAX_EVENTS = 20000
 
 
-@dataclass(order=True)
-class _Entry:
+class _Entry(msgspec.Struct, order=True):
+    """One scheduled callback. Entries order by ``(t_s, seq)``: ``seq`` is unique, so the
+    comparison never reaches the fields after it."""
+
     t_s: float
     seq: int
-    cb: Callback = field(compare=False)
-    label: str = field(compare=False, default="")
-    cancelled: bool = field(compare=False, default=False)
+    cb: Callback
+    label: str = ""
+    cancelled: bool = False
 
 
 class Handle:

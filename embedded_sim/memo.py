@@ -104,8 +104,7 @@ class _HashedKey:
         return self._hash == other._hash and self.value == other.value
 
 
-@dataclasses.dataclass(frozen=True)
-class Prepared:
+class Prepared(msgspec.Struct, frozen=True, dict=True):
     """A call's cache key and real names; builds the placeholder-named inputs on a miss."""
 
     key: Hashable

@@ -71,6 +71,14 @@ def test_pyproject_is_parsed_only_when_it_may_name_ssrisk(repo: Path, text: str)
     assert rules_of(run.out) == ({"single-replica"} if "u0072" in text else everything)
 
 
+def test_a_utf16_pyproject_naming_ssrisk_is_an_error(repo: Path) -> None:
+    # (TOML is UTF-8: the table is not silently skipped for want of the ASCII word)
+    text = '[tool.ssrisk]\nselect = ["single-replica"]\n'
+    (repo / "pyproject.toml").write_bytes(text.encode("utf-16"))
+    run = run_cli("check", "deploy", cwd=repo)
+    assert run.code == 2 and "not UTF-8" in run.err, run.out + run.err
+
+
 def test_ssrisk_yaml_wins_over_pyproject_in_the_same_directory(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[tool.ssrisk]\nselect = ["pdb-missing"]\n')
     (repo / ".ssrisk.yaml").write_text("select: [single-replica]\n")

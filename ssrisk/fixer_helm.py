@@ -432,11 +432,7 @@ def _renamed(edit: Any, renamed: Mapping[str, Any]) -> Any:
             return [swap(v) for v in value]
         return value
 
-    from .remedy import plain
-
-    # (plain here, not left to Edit.__post_init__: msgspec's replace runs that hook only in
-    # its newer releases)
-    return msgspec.structs.replace(edit, value=plain(swap(edit.value)))
+    return msgspec.structs.replace(edit, value=swap(edit.value))  # (__post_init__: plain)
 
 
 def values_not_writable(path: str, f: Finding) -> str | None:

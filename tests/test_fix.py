@@ -1008,3 +1008,20 @@ def test_only_the_fix_the_build_undoes_is_put_back(tmp_path: Path) -> None:
     assert not (overlay / "ssrisk-fix-statefulset-db.yaml").exists()
     report = run_cli("check", "--format", "json", *rules, "overlays/prod", cwd=repo).json()
     assert [f["rule"] for f in report["findings"]] == ["eviction-disabled-by-toleration"]
+
+
+def test_an_edit_value_is_plain_data_however_it_is_made() -> None:
+    # a loaded value keeps its positions (PosMap, PosList); an edit is written as plain
+    # data, also when made by replacing the value of another edit (msgspec >= 0.21 runs
+    # __post_init__ in structs.replace, which the Helm fixes rely on)
+    import msgspec
+
+    from ssrisk.yamlpos import PosList, PosMap, load_documents
+
+    loaded, _duplicates = next(load_documents("a: {b: [1, 2]}\n"))
+    assert type(loaded) is PosMap and type(loaded["a"]["b"]) is PosList
+    made = Edit(("spec",), value=loaded)
+    replaced = msgspec.structs.replace(Edit(("spec",), value=1), value=loaded)
+    for edit in (made, replaced):
+        assert edit.value == {"a": {"b": [1, 2]}}
+        assert type(edit.value) is dict and type(edit.value["a"]["b"]) is list

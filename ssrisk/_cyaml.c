@@ -2,7 +2,9 @@
  * answers (used where this module was not built):
  *
  * - load: the common case of ssrisk.yamlpos.load_documents, read from libyaml's events;
- * - plain_json: ssrisk.validation.is_plain_json's walk over loaded data.
+ * - plain_json: ssrisk.validation.is_plain_json's walk over loaded data;
+ * - parses: whether a text is YAML at all (loading's syntax-only check; PyYAML's parser
+ *   gives the message of an error).
  *
  * load(text, plain) returns the list of the documents of ``text`` as ssrisk.yamlpos builds
  * them (PosMap and PosList with their packed positions, scalars resolved as
@@ -459,6 +461,57 @@ static PyObject *plain_json(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* parses(text) -> True when libyaml parses the whole stream with nesting no deeper than
+ * MAX_DEPTH, False otherwise, None for a text that is not valid Unicode (lone surrogates):
+ * loading's syntax-only check of the documents it does not read, without a Python object per
+ * event. The text is given to libyaml as load() gives it. On False the caller asks PyYAML,
+ * which gives the error's message and marks; deep nesting goes there too, for the libyaml
+ * PyYAML bundles may limit nesting (newer releases refuse more than 1000 levels) where the
+ * system's does not. */
+static PyObject *parses(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "parses() takes a str");
+        return NULL;
+    }
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        return PyErr_NoMemory();
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
+    int ok = 1, done = 0, depth = 0;
+    while (!done && ok) {
+        yaml_event_t event;
+        if (!yaml_parser_parse(&parser, &event)) {
+            ok = 0;
+            break;
+        }
+        switch (event.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            ok = ++depth <= MAX_DEPTH;
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&event);
+    }
+    yaml_parser_delete(&parser);
+    return PyBool_FromLong(ok);
+}
+
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyObject *posmap, *poslist, *array, *bail;
     if (!PyArg_ParseTuple(args, "OOOO:configure", &posmap, &poslist, &array, &bail)) {
@@ -491,6 +544,8 @@ static PyMethodDef methods[] = {
      "plain_json(data, max_nodes, max_depth, before) -> set of container ids, or None."},
     {"load", load, METH_VARARGS,
      "load(text, plain) -> list of documents, or None to leave the text to Python."},
+    {"parses", parses, METH_O,
+     "parses(text) -> whether libyaml parses the whole stream (None: not valid Unicode)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -358,7 +358,8 @@ def _yaml_load(
     expanded document is limited to :data:`MAX_CONFIG_VALUES` values (an alias bomb)."""
     import yaml
 
-    from .yamlpos import YamlInputError, build, compose_documents
+    from .yamlevents import build, compose_documents
+    from .yamlpos import YamlInputError
 
     raw = _read_config_bytes(p, shown)
     try:

@@ -468,27 +468,40 @@ def _describe(exc: Exception) -> str:
 
 
 class _SyntaxChecker:
-    """Syntax-only check with PyYAML's C parser: ``CParser.raw_parse`` runs libyaml's parser
-    without making a Python object per event (about 6x faster than iterating ``yaml.parse``,
+    """Syntax-only check. libyaml's parser through the compiled reader
+    (:func:`ssrisk._cyaml.parses`) answers without importing PyYAML; PyYAML's C parser gives
+    the error of a text that does not parse (``CParser.raw_parse`` runs libyaml's parser
+    without making a Python object per event: about 6x faster than iterating ``yaml.parse``,
     with the same errors and marks); the pure-Python parser where libyaml is missing."""
 
     def __init__(self) -> None:
+        from .yamlpos import _COMPILED
+
+        self._compiled: Any = _COMPILED
+        self._yaml: Any = None
+        self._raw: Any = None
+
+    def _import(self) -> None:
         try:
             import yaml
 
-            self._yaml: Any = yaml
+            self._yaml = yaml
             self._loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         except ImportError:  # pragma: no cover - pyyaml is a dependency
-            self._yaml = None
+            self._yaml = False
         try:
             from yaml._yaml import CParser
 
-            self._raw: Any = CParser
+            self._raw = CParser
         except ImportError:  # pragma: no cover - wheels ship libyaml
             self._raw = None
 
     def check(self, text: str) -> Exception | None:
+        if self._compiled is not None and self._compiled.parses(text):
+            return None
         if self._yaml is None:
+            self._import()
+        if self._yaml is False:  # pragma: no cover
             return None
         try:
             if self._raw is not None:
@@ -682,9 +695,7 @@ def _disguised(out: LoadedFile, chunk: str, line_offset: int, kinds: frozenset[s
     its top-level ``kind`` (with escapes, tags, anchors, aliases and merge keys resolved, as
     kubectl reads it) is one of ``kinds`` (``None``: a modelled kind) or a list. When not,
     the document is counted as skipped and a syntax error is recorded in ``out``."""
-    import yaml
-
-    from .yamlpos import load_documents
+    from .yamlpos import is_yaml_error, load_documents
 
     wanted = kinds if kinds is not None else frozenset(MODELLED_KINDS)
     found: list[str | None] = []
@@ -692,7 +703,9 @@ def _disguised(out: LoadedFile, chunk: str, line_offset: int, kinds: frozenset[s
         for data, _duplicates in load_documents(chunk, strict=False):
             kind = data.get("kind") if isinstance(data, dict) else None
             found.append(kind if isinstance(kind, str) else None)
-    except yaml.YAMLError as exc:
+    except Exception as exc:
+        if not is_yaml_error(exc):
+            raise
         if kinds is None:
             out.documents += 1
             out.skipped_kinds += 1
@@ -729,9 +742,7 @@ def has_content(chunk: str) -> bool:
 def _load_chunk(
     out: LoadedFile, chunk: str, line_offset: int, default_namespace: str | None
 ) -> None:
-    import yaml
-
-    from .yamlpos import YamlInputError, load_documents
+    from .yamlpos import YamlInputError, is_yaml_error, load_documents
 
     path = out.path
     try:
@@ -763,13 +774,15 @@ def _load_chunk(
                     out.errors,
                 )
             )
-    except yaml.YAMLError as exc:
-        line, col = _problem_position(exc, line_offset)
-        out.errors.append(InputError(path, f"YAML syntax: {_describe(exc)}", line, col))
     except YamlInputError as exc:
         line = None if exc.line is None else exc.line + 1 + line_offset
         col = None if exc.column is None else exc.column + 1
         out.errors.append(InputError(path, f"cannot load: {exc.message}", line, col))
+    except Exception as exc:
+        if not is_yaml_error(exc):
+            raise
+        line, col = _problem_position(exc, line_offset)
+        out.errors.append(InputError(path, f"YAML syntax: {_describe(exc)}", line, col))
 
 
 def _objects_of(

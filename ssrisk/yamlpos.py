@@ -1,7 +1,8 @@
 """YAML documents as plain Python data that remembers where every node was written.
 
-Built from the events of PyYAML's parser (the libyaml C parser when available), one pass and
-no node tree (:func:`load_documents`): a composed node tree costs hundreds of bytes per
+Built from the events of libyaml's parser (by :mod:`ssrisk._cyaml` where it was built, else
+from PyYAML's events in :mod:`ssrisk.yamlevents`), one pass and no node tree
+(:func:`load_documents`): a composed node tree costs hundreds of bytes per
 scalar (a node and two marks), so a flow sequence of small numbers took about 170 bytes of
 memory per byte of text; the data alone takes about ten. A round-trip loader costs 20–40
 times more time. The result is made of :class:`PosMap` and :class:`PosList` (``dict`` and
@@ -26,23 +27,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import msgspec
-import yaml
-from yaml.events import (
-    AliasEvent,
-    DocumentEndEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-)
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - wheels ship libyaml
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 #: Nesting deeper than this is refused (Kubernetes objects are far shallower).
 MAX_DEPTH = 200
@@ -180,7 +164,13 @@ class DuplicateKey(msgspec.Struct, frozen=True):
     first_line: int
 
 
-_IMPLICIT = yaml.resolver.Resolver.yaml_implicit_resolvers
+def _implicit() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    """PyYAML's YAML 1.1 implicit resolvers (first character -> ``(tag, pattern)``), imported
+    when a plain scalar first needs them: most are read by :func:`_plain_value`'s fast path
+    without importing PyYAML."""
+    from yaml.resolver import Resolver
+
+    return Resolver.yaml_implicit_resolvers
 
 
 #: go-yaml v2 (resolve.go, ``resolveMapList``; the reader of sigs.k8s.io/yaml) also reads
@@ -197,296 +187,56 @@ def _resolve(value: str, implicit: tuple[bool, bool]) -> str:
     if implicit[0]:
         if value in _GO_YAML_BOOLS:
             return _BOOL
-        for tag, regexp in _IMPLICIT.get(value[:1], ()):
+        for tag, regexp in _implicit().get(value[:1], ()):
             if regexp.match(value):
                 return _STR if tag == _VALUE else str(tag)
     return _STR
-
-
-class _FastLoader(_Loader):
-    """The safe loader with a leaner implicit-tag resolver.
-
-    PyYAML's ``Resolver.resolve`` also walks path resolvers, which safe loading never
-    registers; resolving by the first character alone gives the same tags at a fraction of
-    the cost (the resolver runs once per node, so it dominates composing).
-    """
-
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        return None
-
-    def ascend_resolver(self) -> None:
-        return None
-
-    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
-        if kind is ScalarNode:
-            return _resolve(value, implicit)
-        return _SEQ if kind is SequenceNode else _MAP
-
-
-def compose_documents(text: str) -> Iterator[Node | None]:
-    """Compose each YAML document of ``text`` into a node tree (syntax errors raise
-    ``yaml.YAMLError`` with ``problem_mark``)."""
-    loader = _FastLoader(text)
-    try:
-        while loader.check_node():
-            yield loader.get_node()
-    finally:
-        loader.dispose()
-
-
-_intern = sys.intern
-
-#: A mapping frame waits for a key (``_KEY``), for the value of a merge key (``_MERGE_KEY``)
-#: or for a value to leave out (``_SKIP``: its key was not a scalar, when not ``strict``).
-_KEY: Any = object()
-_MERGE_KEY: Any = object()
-_SKIP: Any = object()
-
-
-def _node_events(root: Node) -> Iterator[Any]:
-    """A composed node tree as the parser events that make it (a node reached again is an
-    alias), with its resolved tags given explicitly."""
-    anchors: dict[int, str] = {}
-    todo: list[tuple[Node, bool]] = [(root, False)]
-    while todo:
-        node, end = todo.pop()
-        mark = node.start_mark
-        if end:
-            yield (MappingEndEvent if isinstance(node, MappingNode) else SequenceEndEvent)(mark)
-            continue
-        name = anchors.get(id(node))
-        if name is not None:
-            yield AliasEvent(name, mark)
-            continue
-        name = anchors[id(node)] = f"n{len(anchors)}"
-        if isinstance(node, ScalarNode):
-            yield ScalarEvent(name, node.tag, (False, False), node.value, mark, None, node.style)
-            continue
-        mapping = isinstance(node, MappingNode)
-        yield (MappingStartEvent if mapping else SequenceStartEvent)(name, node.tag, False, mark)
-        todo.append((node, True))
-        children = [c for pair in node.value for c in pair] if mapping else list(node.value)
-        todo.extend((child, False) for child in reversed(children))
-    yield DocumentEndEvent(None)
-
-
-class _Frame:
-    """A mapping or sequence being built."""
-
-    __slots__ = ("firsts", "index", "key", "key_at", "merges", "obj", "positions")
-
-    def __init__(self, obj: PosMap | PosList, at: int) -> None:
-        self.obj: Any = obj
-        self.positions = array("q", (at,))  # its own position, then one per key or item
-        self.key: Any = _KEY
-        self.key_at = 0
-        self.index: dict[str, int] | None = None  # key -> its slot, made at a first duplicate
-        self.firsts: dict[str, int] | None = None  # key -> line of its first occurrence
-        self.merges: list[tuple[Any, int]] | None = None  # merge key values, in order
-
-
-def _at(mark: Any) -> int:
-    return (mark.line << 32) | mark.column  # a column is below 2**32: files are at most 64 MiB
 
 
 def _error(message: str, at: int) -> YamlInputError:
     return YamlInputError(message, at >> 32, at & 0xFFFFFFFF)
 
 
-class _Builder:
-    """Plain data with positions from a document's events: one pass, no node tree, so memory
-    is what the data takes (a composed tree costs hundreds of bytes per scalar, more than a
-    hundred times the text of a flow sequence of small numbers)."""
+def _check_tag(tag: str, at: int, default: str | None) -> None:
+    if tag in _STANDARD or tag == default or tag in (_MAP, _SEQ, "!"):
+        return
+    raise _error(f"tag {tag} is not allowed (ssrisk constructs nothing from tags)", at)
 
-    def __init__(self, strict: bool = True) -> None:
-        self.strict = strict
-        self.duplicates: list[DuplicateKey] = []
 
-    def document(self, get: Callable[[], Any]) -> Any:
-        """The data of one document, from the event after its start to its end (``get``
-        gives the next event)."""
-        # anchor -> (value, position, the scalar's text and tag, or None for a container)
-        anchors: dict[str, tuple[Any, int, str | None, str | None]] = {}
-        stack: list[_Frame] = []
-        root: Any = None
-        while True:
-            event = get()
-            kind = type(event)
-            raw: str | None = None
-            tag: str | None = None
-            if kind is ScalarEvent:
-                at = _at(event.start_mark)
-                raw, tag = event.value, event.tag
-                if tag is None or tag == "!":
-                    tag = _resolve(raw, event.implicit)
-                value = self.scalar(tag, raw, event.style, at)
-                if event.anchor is not None:
-                    self._anchor(anchors, event, (value, at, raw, tag))
-            elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                at = _at(event.start_mark)
-                if len(stack) > MAX_DEPTH and self.strict:
-                    raise _error(f"nesting deeper than {MAX_DEPTH} levels", at)
-                mapping = kind is MappingStartEvent
-                tag = event.tag
-                if tag is not None and tag != "!" and self.strict:
-                    self._check_tag(tag, at, _MAP if mapping else _SEQ)
-                obj: PosMap | PosList = PosMap() if mapping else PosList()
-                if event.anchor is not None:
-                    self._anchor(anchors, event, (obj, at, None, None))
-                stack.append(_Frame(obj, at))
-                continue
-            elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                frame = stack.pop()
-                value, at = frame.obj, frame.positions[0]
-                if kind is MappingEndEvent:
-                    self._finish_mapping(frame, stack)
-                else:
-                    value._pos = array("q", frame.positions)  # no room to grow
-            elif kind is AliasEvent:
-                found = anchors.get(event.anchor)
-                if found is None:
-                    raise yaml.composer.ComposerError(
-                        None, None, f"found undefined alias {event.anchor!r}", event.start_mark
-                    )
-                value, at, raw, tag = found
-                if raw is None and len(stack) > MAX_DEPTH and self.strict:
-                    raise _error(f"nesting deeper than {MAX_DEPTH} levels", _at(event.start_mark))
-            elif kind is DocumentEndEvent:
-                return root
-            else:
-                raise YamlInputError(f"unexpected YAML event {kind.__name__}")
-            if not stack:
-                root = value
-                continue
-            parent = stack[-1]
-            if type(parent.obj) is PosList:
-                parent.obj.append(value)
-                parent.positions.append(at)
-            elif parent.key is _KEY:
-                if raw is None:
-                    if self.strict:
-                        raise _error("mapping keys must be strings", at)
-                    parent.key = _SKIP
-                elif tag == _MERGE:
-                    parent.key = _MERGE_KEY
-                else:
-                    if tag not in _PLAIN_KEY_TAGS and self.strict:
-                        self._check_tag(str(tag), at, None)
-                    parent.key = _intern(raw)  # one string per distinct key, not per document
-                    parent.key_at = at
-            elif parent.key is _SKIP:
-                parent.key = _KEY
-            elif parent.key is _MERGE_KEY:
-                if parent.merges is None:
-                    parent.merges = []
-                parent.merges.append((value, at))
-                parent.key = _KEY
-            else:
-                self._put(parent, parent.key, parent.key_at, value, True)
-                parent.key = _KEY
+def _scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> Any:
+    """The value of a scalar of resolved tag ``tag`` (``style``: ``None`` or ``""`` for a
+    plain scalar), as go-yaml v2 gives it (resolve.go, ``resolve``).
 
-    def _put(self, frame: _Frame, key: str, at: int, value: Any, own: bool) -> None:
-        """Set ``key``: the last one written wins, in the first one's place."""
-        mapping, positions = frame.obj, frame.positions
-        if key in mapping:
-            index = frame.index
-            if index is None:
-                index = frame.index = {k: i for i, k in enumerate(mapping, 1)}
-            if own:  # a key written twice in the mapping itself (kubectl rejects it)
-                if frame.firsts is None:
-                    frame.firsts = {}
-                first = frame.firsts.setdefault(key, positions[index[key]] >> 32)
-                self.duplicates.append(DuplicateKey(key, at >> 32, at & 0xFFFFFFFF, first))
-            positions[index[key]] = at
-        else:
-            if frame.index is not None:  # a key after the first duplicate
-                frame.index[key] = len(positions)
-            positions.append(at)
-        mapping[key] = value
-
-    def _finish_mapping(self, frame: _Frame, open_frames: list[_Frame]) -> None:
-        """Apply the merge keys (YAML merge key spec, as PyYAML's ``flatten_mapping``): the
-        merged keys come first, a later merge over an earlier one, the first mapping of a
-        merged list over the later ones, and the mapping's own keys over all of them."""
-        mapping = frame.obj
-        if frame.merges is not None:
-            own = list(zip(list(mapping), frame.positions[1:], mapping.values(), strict=True))
-            mapping.clear()
-            del frame.positions[1:]
-            frame.index = None
-            for value, at in frame.merges:
-                sources = reversed(value) if type(value) is PosList else (value,)
-                for source in sources:
-                    if not self.strict and (
-                        type(source) is not PosMap or not hasattr(source, "_pos")
-                    ):
-                        continue
-                    if type(source) is not PosMap:
-                        raise _error(
-                            "bad merge key: expected a mapping or list of mappings for "
-                            f"merging, but found {type(source).__name__}",
-                            at,
-                        )
-                    if any(f.obj is source for f in open_frames) or source is mapping:
-                        raise _error("bad merge key: a mapping merges a mapping it is in", at)
-                    for key, key_at, item in zip(
-                        source, source._pos[1:], source.values(), strict=True
-                    ):
-                        self._put(frame, key, key_at, item, False)
-            for key, key_at, item in own:
-                self._put(frame, key, key_at, item, False)
-        mapping._pos = array("q", frame.positions)  # no room to grow
-
-    @staticmethod
-    def _anchor(
-        anchors: dict[str, tuple[Any, int, str | None, str | None]],
-        event: Any,
-        found: tuple[Any, int, str | None, str | None],
-    ) -> None:
-        first = anchors.get(event.anchor)
-        if first is not None:
-            raise yaml.composer.ComposerError(
-                f"found duplicate anchor {event.anchor!r}; first occurrence",
-                yaml.error.Mark("", 0, first[1] >> 32, first[1] & 0xFFFFFFFF, None, 0),
-                "second occurrence",
-                event.start_mark,
-            )
-        anchors[event.anchor] = found
-
-    @staticmethod
-    def _check_tag(tag: str, at: int, default: str | None) -> None:
-        if tag in _STANDARD or tag == default or tag in (_MAP, _SEQ, "!"):
-            return
-        raise _error(f"tag {tag} is not allowed (ssrisk constructs nothing from tags)", at)
-
-    def scalar(self, tag: str, value: str, style: str | None, at: int) -> Any:
-        if tag == _STR:
-            if not style and value[:1] in _NUMBER_START and _GO_YAML_FLOAT.match(value):
-                return float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
-            return value
-        if tag == _MERGE:
-            return value  # a merge key (as a value, go-yaml reads the text)
-        if self.strict:
-            self._check_tag(tag, at, None)
-        if style:  # quoted or block scalars are strings
-            return value
-        if tag == f"{_T}null":
-            return None
-        if tag == f"{_T}bool":
-            return value.lower() in ("true", "yes", "on", "y")
-        if tag == f"{_T}int":
-            return _integer(value)
-        if tag == f"{_T}float":
-            low = value.lower().replace("_", "")
-            if low in _FLOAT_SPECIAL:
-                return _FLOAT_SPECIAL[low]
-            if low == ".nan":
-                return float("nan")
-            try:
-                return float(low)
-            except ValueError:
-                return value
+    Raises:
+        YamlInputError: a tag Kubernetes does not accept, under ``strict``.
+    """
+    if tag == _STR:
+        if not style and value[:1] in _NUMBER_START and _GO_YAML_FLOAT.match(value):
+            return float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
         return value
+    if tag == _MERGE:
+        return value  # a merge key (as a value, go-yaml reads the text)
+    if strict:
+        _check_tag(tag, at, None)
+    if style:  # quoted or block scalars are strings
+        return value
+    if tag == f"{_T}null":
+        return None
+    if tag == f"{_T}bool":
+        return value.lower() in ("true", "yes", "on", "y")
+    if tag == f"{_T}int":
+        return _integer(value)
+    if tag == f"{_T}float":
+        low = value.lower().replace("_", "")
+        if low in _FLOAT_SPECIAL:
+            return _FLOAT_SPECIAL[low]
+        if low == ".nan":
+            return float("nan")
+        try:
+            return float(low)
+        except ValueError:
+            return value
+    return value
 
 
 #: go-yaml reads an integer only when it fits in 64 bits (int64, else uint64).
@@ -530,19 +280,77 @@ def _integer(value: str) -> Any:
 _BAIL: Any = object()
 
 
+#: What :func:`_plain_value` gives for a text its fast path does not decide.
+_UNDECIDED: Any = object()
+_DIGITS = "0123456789"
+
+
+def _plain_value(raw: str) -> Any:
+    """The value of the untagged plain scalar ``raw`` (non-empty, starting with one of
+    ``-+.0123456789<=~``) for its common forms, decided without the YAML 1.1 patterns, or
+    :data:`_UNDECIDED`: the same value as resolving it in full (``tests/test_plain_scalars.py``
+    compares both over the corpus and generated texts).
+
+    - Decimal integers without a leading zero, up to 18 digits: ``int``; a decimal fraction
+      (``0.5``): ``float``.
+    - Digits followed by a character no YAML 1.1 number or timestamp (PyYAML's resolvers)
+      and no go-yaml float can have there: text. After the leading digits only ``_ . : e E
+      b B x X -`` continue such a pattern (``0x``, ``0b``, ``1_000``, ``1:20``, ``1e9``,
+      ``2001-12-14``); after digits, a dot and digits only ``_ e E``. So ``10Gi``, ``500m``,
+      ``50%``, ``1.5Gi``, ``0.0.0.0`` and ``2.47.2`` are text.
+    - A sign not followed by a digit or a dot (``--flag``, ``-c``): text.
+    - ``~``: null; any other text starting ``<`` or ``=``: text (``<<`` as a value and
+      ``=`` are text for go-yaml too).
+    - A dot not followed by a digit or the start of ``inf``/``nan`` (``./run.sh``): text.
+    """
+    first = raw[0]
+    if first in _DIGITS:
+        if raw.isdigit() and raw.isascii():
+            if first != "0" and len(raw) <= 18:
+                return int(raw)
+            return _UNDECIDED if len(raw) > 1 else 0
+        rest = raw.lstrip(_DIGITS)  # not empty: raw is not all ASCII digits
+        if rest[0] != ".":
+            return raw if rest[0] not in "_:eEbBxX-" else _UNDECIDED
+        fraction = rest[1:]
+        after = fraction.lstrip(_DIGITS)
+        if not after:
+            return float(raw) if fraction else _UNDECIDED
+        return raw if after[0] not in "_eE" else _UNDECIDED
+    if first in "+-":
+        return raw if len(raw) == 1 or raw[1] not in "0123456789." else _UNDECIDED
+    if first in "<=":
+        return raw
+    if first == "~":
+        return None if len(raw) == 1 else raw
+    if first == ".":
+        return raw if len(raw) > 1 and raw[1] not in "0123456789iInN" else _UNDECIDED
+    return _UNDECIDED
+
+
 def _plain_resolver(strict: bool) -> Callable[[str], Any]:
     """The value of an untagged plain scalar, for the C reader (:mod:`ssrisk._cyaml`): the
-    same resolution as :meth:`_Builder.scalar`, or :data:`_BAIL` where this reader would
-    raise (a tag Kubernetes does not accept, under ``strict``)."""
-    builder = _Builder(strict)
+    same resolution as :func:`_scalar`, or :data:`_BAIL` where this reader would raise (a tag
+    Kubernetes does not accept, under ``strict``)."""
 
     def plain(raw: str) -> Any:
+        value = _plain_value(raw)
+        if value is not _UNDECIDED:
+            return value
         try:
-            return builder.scalar(_resolve(raw, (True, False)), raw, None, 0)
+            return _scalar(_resolve(raw, (True, False)), raw, None, 0, strict)
         except YamlInputError:
             return _BAIL
 
     return plain
+
+
+def is_yaml_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is PyYAML's ``yaml.YAMLError`` (a syntax error, an undefined alias or
+    a duplicate anchor from :func:`load_documents`), without importing PyYAML: when it was
+    never imported, no such error was raised."""
+    yaml = sys.modules.get("yaml")
+    return yaml is not None and isinstance(exc, yaml.YAMLError)
 
 
 def _compiled_reader() -> Any:
@@ -591,32 +399,6 @@ def load_documents(text: str, strict: bool = True) -> Iterator[tuple[Any, list[D
             for data in documents:
                 yield data, []
             return
-    loader = _FastLoader(text)
-    try:
-        loader.get_event()  # the stream's start
-        while not loader.check_event(StreamEndEvent):
-            loader.get_event()  # the document's start
-            builder = _Builder(strict)
-            try:
-                data = builder.document(loader.get_event)
-            except YamlInputError:
-                # a syntax error later in the document is reported first, as when the
-                # whole document was parsed before it was built
-                while not isinstance(loader.get_event(), DocumentEndEvent):
-                    pass
-                raise
-            yield data, builder.duplicates
-    finally:
-        loader.dispose()
+    from .yamlevents import read_documents
 
-
-def build(node: Node | None) -> tuple[Any, list[DuplicateKey]]:
-    """Plain data with positions for a composed document, and the duplicate keys found.
-
-    Raises:
-        YamlInputError: as :func:`load_documents`.
-    """
-    if node is None:
-        return None, []
-    builder = _Builder()
-    return builder.document(_node_events(node).__next__), builder.duplicates
+    yield from read_documents(text, strict)

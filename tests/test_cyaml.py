@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssrisk import yamlpos
+from ssrisk.loading import _SyntaxChecker
 
 _C = yamlpos._COMPILED
 needs_c = pytest.mark.skipif(_C is None, reason="the compiled reader was not built")
@@ -310,3 +311,52 @@ def test_the_plain_json_walks_agree(
     assert validation.is_plain_json(data, max_nodes, max_depth, repeats) is bool(expected or False)
     if expected:
         assert repeats.seen - before == {id(c) for c in containers(data)}
+
+
+def _pyyaml_parses(text: str) -> bool:
+    import yaml
+    from yaml._yaml import CParser
+
+    try:
+        CParser(text).raw_parse()
+    except yaml.YAMLError:
+        return False
+    return True
+
+
+@needs_c
+def test_the_syntax_check_agrees_with_pyyaml_on_every_test_input() -> None:
+    """``parses`` (loading's syntax-only check) and PyYAML's C parser accept the same
+    texts: every test input, and the texts left to the Python reader."""
+    assert _C is not None
+    texts = [t for t in LEFT_TO_PYTHON if "\ud800" not in t]
+    for path in _yaml_files(DATA):
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            continue
+    assert len(texts) > 100
+    checker = _SyntaxChecker()
+    verdicts = [(_C.parses(t), _pyyaml_parses(t), checker.check(t) is None) for t in texts]
+    # what it accepts PyYAML accepts; what it refuses is asked of PyYAML (deep nesting too)
+    assert [i for i, (mine, theirs, _) in enumerate(verdicts) if mine and not theirs] == []
+    assert [i for i, (_, theirs, checked) in enumerate(verdicts) if checked != theirs] == []
+    assert {mine for mine, _, _ in verdicts} == {True, False}
+    assert _C.parses("a: '\ud800'\n") is None  # not Unicode: PyYAML says what is wrong
+    assert _C.parses("[" * 201 + "]" * 201) is False and _C.parses("[" * 200 + "]" * 200)
+
+
+@needs_c
+@settings(
+    max_examples=300, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck)
+)
+@given(st.integers(0, 10**6), st.text(min_size=1, max_size=3))
+def test_the_syntax_check_agrees_with_pyyaml_on_damaged_manifests(at: int, insert: str) -> None:
+    assert _C is not None
+    text = (DATA / "perf" / "risky.yaml").read_text(encoding="utf-8")
+    at %= len(text)
+    damaged = text[:at] + insert + text[at + 1 :]
+    if any("\ud800" <= c <= "\udfff" for c in damaged):
+        return
+    assert _C.parses(damaged) == _pyyaml_parses(damaged)
+    assert (_SyntaxChecker().check(damaged) is None) == _pyyaml_parses(damaged)

@@ -413,7 +413,7 @@ def _load_kustomization(directory: str) -> Mapping[str, Any]:
     if kfile is None:
         return {}
     try:
-        from ..yamlpos import build as build_data
+        from ..yamlevents import build as build_data
 
         data, _ = build_data(read_kustomization(kfile))
     except Exception:  # kustomize itself reports a broken kustomization

@@ -141,7 +141,7 @@ def read_kustomization(kfile: str) -> Any:
 def _compose_one(text: str) -> Any:
     import yaml
 
-    from ..yamlpos import compose_documents
+    from ..yamlevents import compose_documents
 
     try:
         nodes = [n for n in compose_documents(text) if n is not None]

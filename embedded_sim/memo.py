@@ -22,7 +22,7 @@ uncached run (tests/sim/test_memo.py proves it).
 from __future__ import annotations
 
 import dataclasses
-import threading
+from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, cast
@@ -397,7 +397,7 @@ class ResultCache:
         self.max_entries = max_entries
         self._data: OrderedDict[Hashable, ScenarioResult] = OrderedDict()
         self._keys: dict[Hashable, Hashable] = {}
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()  # (threading.Lock, without importing threading)
         self.hits = 0
         self.misses = 0
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-import threading
+from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -782,7 +782,7 @@ def _parse_spec(statefulset: Mapping[str, Any]) -> SetSpec:
 #: reused while cached.
 _PARSED: OrderedDict[tuple[int, type], tuple[Mapping[str, Any], Any]] = OrderedDict()
 _PARSED_MAX = 128
-_PARSED_LOCK = threading.Lock()
+_PARSED_LOCK = allocate_lock()  # (threading.Lock, without importing threading)
 _T = TypeVar("_T")
 
 

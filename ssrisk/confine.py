@@ -92,6 +92,8 @@ def is_inside(real_path: str, real_root: str) -> bool:
 
 def in_git_dir(real_path: str, real_root: str) -> bool:
     """Whether ``real_path`` lies in a ``.git`` directory at or below ``real_root``."""
+    if is_inside(real_path, real_root):  # the common case, without relpath's two abspaths
+        return GIT_DIR in real_path[len(real_root.rstrip(os.sep)) :].split(os.sep)
     rel = os.path.relpath(real_path, real_root)
     return GIT_DIR in rel.split(os.sep)
 

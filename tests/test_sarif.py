@@ -300,16 +300,10 @@ def test_descriptions_are_plain_text_and_no_help_uri_is_invented() -> None:
 
 
 def test_help_uri_base_is_a_declared_repository_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.metadata
-
     from ssrisk.reporters import sarif
 
     def declaring(*urls: str) -> None:
-        class Meta:
-            def get_all(self, name: str) -> list[str]:
-                return list(urls) if name == "Project-URL" else []
-
-        monkeypatch.setattr(importlib.metadata, "metadata", lambda _name: Meta())
+        monkeypatch.setattr(sarif, "project_urls", lambda: list(urls))
         sarif.source_url.cache_clear()
 
     try:
@@ -322,6 +316,44 @@ def test_help_uri_base_is_a_declared_repository_only(monkeypatch: pytest.MonkeyP
     finally:
         monkeypatch.undo()
         sarif.source_url.cache_clear()
+
+
+def test_the_project_urls_read_beside_the_package_are_importlib_metadata_s(
+    tmp_path: Path,
+) -> None:
+    """``dist_info_urls`` reads a wheel install's ``METADATA`` as importlib.metadata does
+    (without importing it on every SARIF run); it declines where it cannot be sure."""
+    from importlib.metadata import PathDistribution
+
+    from ssrisk.reporters.sarif import dist_info_urls
+
+    info = tmp_path / "ssrisk-1.2.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: ssrisk\nVersion: 1.2.3\n"
+        "Project-URL: Repository, https://git.example.org/ssrisk\n"
+        "project-url: Docs, https://docs.example.org\n"
+        "Summary: x\n\nProject-URL: Not, a header (the description)\n",
+        encoding="utf-8",
+    )
+    expected = PathDistribution(info).metadata.get_all("Project-URL")
+    assert (
+        dist_info_urls(str(tmp_path))
+        == expected
+        == [
+            "Repository, https://git.example.org/ssrisk",
+            "Docs, https://docs.example.org",
+        ]
+    )
+    (info / "METADATA").write_text("Name: ssrisk\n\n", encoding="utf-8")
+    assert (
+        dist_info_urls(str(tmp_path))
+        == []
+        == (PathDistribution(info).metadata.get_all("Project-URL") or [])
+    )
+    (tmp_path / "ssrisk-1.0.dist-info").mkdir()  # a stale second install: not chosen
+    assert dist_info_urls(str(tmp_path)) is None
+    assert dist_info_urls(str(tmp_path / "absent")) is None
 
 
 def test_streamed_sarif_is_the_whole_log_dumped() -> None:

@@ -16,12 +16,12 @@ import re
 from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
 import msgspec
 
+from .keyed import Keyed
 from .quantity import parse_quantity
 from .selectors import selects
 from .storage import BETA_STORAGE_CLASS_ANNOTATION, claim_class_name
@@ -96,8 +96,7 @@ def _words(v: Any) -> tuple[str, ...]:
     return tuple(str(w) for w in _list(v))
 
 
-@dataclass(frozen=True)
-class Handler:
+class Handler(Keyed, frozen=True):
     """A probe's or lifecycle hook's action: ``kind`` is ``exec``, ``httpGet``, ``tcpSocket``,
     ``grpc`` or ``sleep`` (``""`` for none the model knows); ``command`` the exec words,
     ``http_path`` the httpGet path (``"/"`` when unset), ``sleep_s`` the sleep action's
@@ -108,8 +107,12 @@ class Handler:
     command: tuple[str, ...] = ()
     http_path: str = ""
     sleep_s: int | None = None
-    #: The handler as written (two handlers are the same check when these are equal).
-    spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    #: The handler as written (not compared: two handlers are the same check when the
+    #: fields above are equal).
+    spec: Mapping[str, Any] = msgspec.field(default_factory=dict)
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.kind, self.path, self.command, self.http_path, self.sleep_s)
 
     @property
     def command_line(self) -> str:
@@ -172,15 +175,17 @@ class Probe(msgspec.Struct, frozen=True):
         return self.failure_threshold * self.period_s
 
 
-@dataclass(frozen=True)
-class VolumeMount:
-    """A container's ``volumeMounts`` entry; ``path`` is its field path."""
+class VolumeMount(Keyed, frozen=True):
+    """A container's ``volumeMounts`` entry; ``path`` is its field path (not compared)."""
 
     name: str
     mount_path: str
     read_only: bool
     sub_path: str = ""
-    path: Path = field(default=(), compare=False)
+    path: Path = ()
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.name, self.mount_path, self.read_only, self.sub_path)
 
 
 class ContainerPort(msgspec.Struct, frozen=True):
@@ -191,15 +196,18 @@ class ContainerPort(msgspec.Struct, frozen=True):
     host_ip: str = "0.0.0.0"
 
 
-@dataclass(frozen=True)
-class HostPort:
+class HostPort(Keyed, frozen=True):
     """A port the pod binds on its node (pkg/scheduler/framework/plugins/nodeports):
-    ``path`` is the field that binds it (the port's ``hostPort``, or ``hostNetwork``)."""
+    ``path`` is the field that binds it (the port's ``hostPort``, or ``hostNetwork``; not
+    compared)."""
 
     port: int
     protocol: str = "TCP"
     host_ip: str = "0.0.0.0"
-    path: Path = field(default=(), compare=False)
+    path: Path = ()
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.port, self.protocol, self.host_ip)
 
 
 class Requests(msgspec.Struct, frozen=True):

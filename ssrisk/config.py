@@ -19,7 +19,6 @@ import re
 import stat
 import sys
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -747,7 +746,12 @@ def _charts(
             """Each ``set`` key's value position, shown as the run's other paths are."""
             found = ((k, cfg.value_positions.get((*at, "set", k))) for k in values)
             return tuple(
-                (k, replace(pos, path=_config_relative(cfg, os.path.basename(cfg.path))))
+                (
+                    k,
+                    msgspec.structs.replace(
+                        pos, path=_config_relative(cfg, os.path.basename(cfg.path))
+                    ),
+                )
                 for k, pos in found
                 if pos is not None
             )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
+from .embedded_sim.keyed import Keyed
 from .yamlpos import PosMap, locate
 
 if TYPE_CHECKING:
@@ -49,24 +50,50 @@ class Severity(enum.IntEnum):
             ) from None
 
 
-@dataclass(frozen=True, order=True)
-class Position:
-    """A place in an input file. ``line`` and ``column`` are 1-based."""
+# (mypy over the source tree cannot map ssrisk.embedded_sim, so Keyed is Any there; see
+# scripts/typecheck.py for the installed layout, where this type-checks)
+class Position(Keyed, frozen=True):  # type: ignore[call-arg,unused-ignore]
+    """A place in an input file. ``line`` and ``column`` are 1-based. Positions are equal,
+    hashed and ordered by ``(path, line, column)``; the fields after them describe where the
+    text came from."""
 
     path: str
     line: int = 1
     column: int = 1
     #: The Helm template the object was rendered from (``chart/templates/x.yaml``), when
     #: known: from a ``# Source:`` comment or from rendering a chart.
-    source: str | None = field(default=None, compare=False)
+    source: str | None = None
     #: The kustomization directory the object was built from (``kz/overlays/prod``, shown
     #: like the path), when it came out of ``kustomize build``: one base file can be part of
     #: several overlays, and this tells their findings apart.
-    kustomization: str | None = field(default=None, compare=False)
+    kustomization: str | None = None
     #: The variant of a configured chart the object was rendered for (``prod``: the
     #: configuration's ``charts: <dir>: variants:``), when it has variants: each variant is
     #: rendered and checked on its own, and every output names it.
-    variant: str | None = field(default=None, compare=False)
+    variant: str | None = None
+
+    def key(self) -> tuple[str, int, int]:
+        return (self.path, self.line, self.column)
+
+    def __lt__(self, other: object) -> bool:
+        if type(other) is not Position:
+            return NotImplemented
+        return self.key() < other.key()
+
+    def __le__(self, other: object) -> bool:
+        if type(other) is not Position:
+            return NotImplemented
+        return self.key() <= other.key()
+
+    def __gt__(self, other: object) -> bool:
+        if type(other) is not Position:
+            return NotImplemented
+        return self.key() > other.key()
+
+    def __ge__(self, other: object) -> bool:
+        if type(other) is not Position:
+            return NotImplemented
+        return self.key() >= other.key()
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
@@ -325,9 +352,9 @@ class InputError(msgspec.Struct, frozen=True):
         return f"{where}: error: {self.message}"
 
 
-@dataclass(frozen=True)
-class Notice:
-    """Something the user should know that is neither a finding nor an error."""
+class Notice(Keyed, frozen=True):  # type: ignore[call-arg,unused-ignore]
+    """Something the user should know that is neither a finding nor an error (notices are
+    equal when all but ``empty`` are)."""
 
     path: str
     message: str
@@ -337,7 +364,10 @@ class Notice:
     level: str = "notice"
     #: An input with no YAML document (empty, comments only): ``--fail-if-empty`` makes it an
     #: error.
-    empty: bool = field(default=False, compare=False)
+    empty: bool = False
+
+    def key(self) -> tuple[str, str, int | None, int | None, str]:
+        return (self.path, self.message, self.line, self.column, self.level)
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}:{self.column or 1}"

@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+import msgspec
 
 from ..loading import LoadedFile, load_text, split_documents
 from ..model import InputError, K8sObject, Position
@@ -127,11 +129,11 @@ class RenderedObject(K8sObject):
 
     def _tag(self, position: Position) -> Position:
         if self.source and position.source is None:
-            position = replace(position, source=self.source)
+            position = msgspec.structs.replace(position, source=self.source)
         if self.kustomization and position.kustomization is None:
-            position = replace(position, kustomization=self.kustomization)
+            position = msgspec.structs.replace(position, kustomization=self.kustomization)
         if self.variant and position.variant is None:
-            position = replace(position, variant=self.variant)
+            position = msgspec.structs.replace(position, variant=self.variant)
         return position
 
 

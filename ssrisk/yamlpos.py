@@ -24,6 +24,7 @@ import re
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -164,10 +165,12 @@ class DuplicateKey(msgspec.Struct, frozen=True):
     first_line: int
 
 
+@cache
 def _implicit() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     """PyYAML's YAML 1.1 implicit resolvers (first character -> ``(tag, pattern)``), imported
-    when a plain scalar first needs them: most are read by :func:`_plain_value`'s fast path
-    without importing PyYAML."""
+    when a plain scalar first needs them (then kept: the pure-Python reader resolves every
+    scalar with them); most are read by :func:`_plain_value`'s fast path without importing
+    PyYAML."""
     from yaml.resolver import Resolver
 
     return Resolver.yaml_implicit_resolvers

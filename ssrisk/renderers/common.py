@@ -128,13 +128,14 @@ class RenderedObject(K8sObject):
         return self._tag(found if found is not None else super().start())
 
     def _tag(self, position: Position) -> Position:
+        changes = {}
         if self.source and position.source is None:
-            position = msgspec.structs.replace(position, source=self.source)
+            changes["source"] = self.source
         if self.kustomization and position.kustomization is None:
-            position = msgspec.structs.replace(position, kustomization=self.kustomization)
+            changes["kustomization"] = self.kustomization
         if self.variant and position.variant is None:
-            position = msgspec.structs.replace(position, variant=self.variant)
-        return position
+            changes["variant"] = self.variant
+        return msgspec.structs.replace(position, **changes) if changes else position
 
 
 def rendered(

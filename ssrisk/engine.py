@@ -164,7 +164,7 @@ def load_all(
     missing required fields are warnings and the object is checked as written."""
     from .loading import unchecked_spans
     from .renderers.inputs import load_inputs
-    from .validation import validate_objects
+    from .validation import save_verdicts, validate_objects
 
     # Loading allocates hundreds of thousands of long-lived objects and no garbage cycles;
     # the cyclic collector would rescan them over and over (measured: 5x the loading time on
@@ -185,6 +185,7 @@ def load_all(
                     kept = {id(o) for o in lf.objects}
                     rejected = [o for o in every if id(o) not in kept]
                     lf.unchecked = unchecked_spans(every, rejected)
+        save_verdicts()
     finally:
         if collecting:
             gc.freeze()

@@ -11,21 +11,26 @@ run that validates a kind writes that kind's schema with only the definitions it
 
 and later runs read that file instead. Validation is the same either way: the definitions
 keep their document id, so every ``$ref`` resolves to the same definition
-(tests/test_schema_cache.py compares both).
+(tests/test_schema_cache.py compares both). Beside it, ``<kind's file>.verdicts`` keeps the
+digests of the values that kind's schema accepted (:class:`Verdicts`), so that a run whose
+objects were all validated before does not load the validator at all.
 
-The cache is outside any checked repository and nothing in a repository decides its path or
-content. It is used only when it is safe: every directory of it is a real directory (not a
-link) owned by this user and writable by nobody else, and a cache file is a regular file
-owned by this user, opened without following links, not larger than :data:`MAX_BYTES`, that
-names the exact source files (path, size, modification time) it was derived from. Files are
-written to a new private temporary file and renamed into place. Anything else (no home
-directory, a read-only disk, a file of another version) just means the full definitions are
-read, as without a cache; ``SSRISK_NO_CACHE=1`` turns the cache off.
+The cache is outside any checked repository, nothing in a repository decides its path, and
+all it holds of a repository is digests (at most :data:`MAX_RECORDS` of 16 bytes a kind). It
+is used only when it is safe: every directory of it is a real directory (not a link) owned by
+this user and writable by nobody else, and a cache file is a regular file owned by this user,
+opened without following links, not larger than :data:`MAX_BYTES`, that names the exact
+source files (path, size, modification time) it was derived from. Files are written to a new
+private temporary file and renamed into place (verdicts are also appended). Anything else (no
+home directory, a read-only disk, a file of another version) just means the full definitions
+are read and every object validated, as without a cache; ``SSRISK_NO_CACHE=1`` turns the
+cache off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import stat
@@ -85,27 +90,39 @@ def source_key(*files: Path) -> str:
     return "\n".join(parts)
 
 
-def read(cache: Path, name: str, key: str) -> Any:
-    """The value stored as ``name`` for ``key``, or ``None`` (missing, stale or unsafe)."""
+def _read_private(cache: Path, name: str, limit: int) -> bytes | None:
+    """The bytes of cache file ``name``, or ``None`` when it is missing, larger than ``limit``
+    or unsafe: not a regular file of this user's, writable by others, or a link."""
     try:
         fd = os.open(cache / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:
-        st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-            or st.st_size > MAX_BYTES
-        ):
+        if not _private_file(os.fstat(fd), limit):
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            raw = fh.read(MAX_BYTES + 1)
+            raw = fh.read(limit + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
+    return raw if len(raw) <= limit else None
+
+
+def _private_file(st: os.stat_result, limit: int) -> bool:
+    return (
+        stat.S_ISREG(st.st_mode)
+        and st.st_uid == os.geteuid()
+        and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        and st.st_size <= limit
+    )
+
+
+def read(cache: Path, name: str, key: str) -> Any:
+    """The value stored as ``name`` for ``key``, or ``None`` (missing, stale or unsafe)."""
+    raw = _read_private(cache, name, MAX_BYTES)
+    if raw is None:
+        return None
     try:
         doc = msgspec.json.decode(raw)  # (twice as fast as json.loads: paid by every run)
     except ValueError:  # (msgspec.DecodeError is one)
@@ -117,18 +134,176 @@ def read(cache: Path, name: str, key: str) -> Any:
 
 def write(cache: Path, name: str, key: str, value: Any) -> None:
     """Store ``value`` as ``name`` for ``key`` (atomically; errors are ignored)."""
+    try:
+        data = json.dumps({"key": key, "value": value}, separators=(",", ":")).encode()
+    except (TypeError, ValueError):
+        return
+    _replace(cache, name, data)
+
+
+def _replace(cache: Path, name: str, data: bytes) -> None:
+    """Make ``data`` the content of cache file ``name``: written to a new private file and
+    renamed into place, which replaces a link itself and never writes through it (errors
+    are ignored)."""
     import tempfile
 
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=cache)  # O_EXCL, mode 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"key": key, "value": value}, fh, separators=(",", ":"))
-        os.replace(tmp, cache / name)  # replaces a link itself, never writes through it
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, cache / name)
         tmp = None
-    except (OSError, TypeError, ValueError):
+    except OSError:
         pass
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+# --- schema verdicts --------------------------------------------------------------------------
+
+#: Bytes of a verdict: a keyed BLAKE2b digest of one value a schema accepted.
+RECORD = 16
+#: A verdict file's header: the digest of what the verdicts depend on, then how many of the
+#: records after it are sorted (8 bytes, big-endian).
+HEAD = RECORD + 8
+#: Records appended unsorted after the sorted ones before the file is rewritten sorted.
+MAX_TAIL = 4096
+#: Records a verdict file holds at most (4 MiB); a run that would make more starts it anew
+#: with its own verdicts.
+MAX_RECORDS = 262_144
+
+
+@functools.cache
+def _blake2b() -> Any:
+    try:  # (hashlib imports OpenSSL's bindings: 3 ms of a one-file run)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter without the module
+        from hashlib import blake2b
+    return blake2b
+
+
+class Verdicts:
+    """The values one kind's schema accepted, as digests kept in the cache, so that a later
+    run does not load the validator (importing jsonschema-rs and building a kind's validator
+    is about 25 ms, most of a pre-commit hook's run after the imports) for an object it has
+    validated before.
+
+    The verdict depends only on the value (its JSON encoding) and the schema: each digest is
+    keyed by ``key`` (the schema's :func:`source_key` and the validator library's files), so a
+    digest made for another schema, version or install never matches. Only acceptance is
+    kept: a value with any schema problem (an error or an unknown field) is validated again
+    every run. A verdict file is read like the schemas (private, not a link, at most
+    ``HEAD + MAX_RECORDS * RECORD`` bytes); records are sorted (binary search) up to the
+    header's count and appended after it, by ``O_APPEND`` writes of whole records, until
+    :data:`MAX_TAIL` of them make it rewrite the file sorted. A record torn or misaligned by
+    a concurrent writer is never matched (a match must start on a record boundary); its
+    value is only validated again.
+
+    ``cache`` ``None`` (the cache is off or unsafe) keeps nothing: :meth:`digest` is always
+    ``None``.
+    """
+
+    __slots__ = ("_cache", "_key", "_name", "_new", "_raw", "_saved", "_sorted")
+
+    def __init__(self, cache: Path | None, name: str, key: str) -> None:
+        self._cache = cache
+        self._name = name
+        self._key = _blake2b()(key.encode(), digest_size=RECORD).digest()
+        self._raw = b""
+        self._sorted = 0
+        self._new: dict[bytes, None] = {}
+        self._saved: set[bytes] = set()
+        if cache is None:
+            return
+        raw = _read_private(cache, name, HEAD + MAX_RECORDS * RECORD)
+        if raw is not None and len(raw) >= HEAD and raw[:RECORD] == self._key:
+            count = int.from_bytes(raw[RECORD:HEAD], "big")
+            if HEAD + count * RECORD <= len(raw):
+                self._raw, self._sorted = raw, count
+
+    def digest(self, value: Any) -> bytes | None:
+        """The digest of a plain JSON value (``None`` when the cache is off or the value has
+        no JSON encoding)."""
+        if self._cache is None:
+            return None
+        try:
+            data = msgspec.json.encode(value)
+        except (TypeError, ValueError, OverflowError, UnicodeError):
+            return None
+        return bytes(_blake2b()(data, digest_size=RECORD, key=self._key).digest())
+
+    def accepted(self, digest: bytes) -> bool:
+        """Whether a value of ``digest`` was accepted before (by this run or an earlier one)."""
+        if digest in self._new or digest in self._saved:
+            return True
+        raw = self._raw
+        lo, hi = 0, self._sorted
+        while lo < hi:
+            mid = (lo + hi) // 2
+            at = HEAD + mid * RECORD
+            found = raw[at : at + RECORD]
+            if found < digest:
+                lo = mid + 1
+            elif found > digest:
+                hi = mid
+            else:
+                return True
+        at = raw.find(digest, HEAD + self._sorted * RECORD)
+        while at >= 0:
+            if (at - HEAD) % RECORD == 0:
+                return True
+            at = raw.find(digest, at + 1)
+        return False
+
+    def add(self, digest: bytes) -> None:
+        """Record that the schema accepted a value of ``digest`` (kept by :meth:`save`)."""
+        if self._cache is not None:
+            self._new[digest] = None
+
+    def save(self) -> None:
+        """Write the verdicts added since the last save (errors are ignored)."""
+        cache, new = self._cache, list(self._new)
+        if cache is None or not new:
+            return
+        self._new = {}
+        self._saved.update(new)
+        raw = self._raw
+        records = (len(raw) - HEAD) // RECORD if raw else 0
+        if raw and records - self._sorted + len(new) <= MAX_TAIL and self._append(new):
+            return
+        kept: set[bytes] = set(new)
+        if records + len(new) <= MAX_RECORDS:
+            kept.update(
+                raw[at : at + RECORD] for at in range(HEAD, HEAD + records * RECORD, RECORD)
+            )
+        ordered = sorted(kept)
+        header = self._key + len(ordered).to_bytes(8, "big")
+        self._raw = header + b"".join(ordered)
+        self._sorted = len(ordered)
+        _replace(cache, self._name, self._raw)
+
+    def _append(self, new: list[bytes]) -> bool:
+        """Append ``new`` to the verdict file as read (``False`` when it is not the file this
+        run read: replaced, grown by another run past the limits, or unsafe)."""
+        assert self._cache is not None
+        try:
+            fd = os.open(
+                self._cache / self._name,
+                os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+            )
+        except OSError:
+            return False
+        try:
+            st = os.fstat(fd)
+            limit = HEAD + (MAX_RECORDS - len(new)) * RECORD
+            if not _private_file(st, limit) or st.st_size < len(self._raw):
+                return False
+            os.write(fd, b"".join(new))
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)

@@ -33,6 +33,7 @@ import functools
 import importlib.util
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ from typing import Any
 
 import msgspec
 
+from . import schemacache
 from .model import InputError, K8sObject, Notice
 
 #: Most values (mappings, lists and scalars) one object may expand to through YAML aliases.
@@ -340,13 +342,20 @@ def _schema_hook(node: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Schemas:
-    """Compiled validators of one Kubernetes minor version, built on first use."""
+    """Compiled validators of one Kubernetes minor version, built on first use, and the
+    verdicts of their earlier runs (:class:`ssrisk.schemacache.Verdicts`)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._registry: Any = None
         self._definitions: dict[str, Any] = {}
         self._validators: dict[tuple[str, str], Any] = {}
+        self._verdicts: dict[tuple[str, str], Any] = {}
+
+    def _path(self, api_version: str, kind: str) -> Path:
+        # kubernetes-validate's file naming: <kind>-<group's first label>-<version>.json
+        group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+        return self.folder / f"{kind.lower()}-{group_version}.json"
 
     def validator(self, api_version: str, kind: str) -> Any:
         """The validator for ``kind`` in ``api_version``, or ``None`` when it has no schema."""
@@ -355,16 +364,36 @@ class _Schemas:
             self._validators[key] = self._build(api_version, kind)
         return self._validators[key]
 
+    def verdicts(self, api_version: str, kind: str) -> schemacache.Verdicts | None:
+        """The values the schema of ``kind`` in ``api_version`` accepted before, or ``None``
+        when that kind has no schema (then nothing is validated against one)."""
+        key = (api_version, kind)
+        if key not in self._verdicts:
+            path = self._path(api_version, kind)
+            if not path.is_file():
+                self._verdicts[key] = None
+            else:
+                cache = schemacache.directory()
+                source = ""
+                if cache is not None:
+                    source = schemacache.source_key(path, self.folder / "_definitions.json")
+                    source += "\n" + _validator_identity()
+                name = f"{self.folder.name}-{path.stem}.verdicts"
+                self._verdicts[key] = schemacache.Verdicts(cache, name, source)
+        return self._verdicts[key]
+
+    def save(self) -> None:
+        """Keep the verdicts of this run (:meth:`ssrisk.schemacache.Verdicts.save`)."""
+        for verdicts in self._verdicts.values():
+            if verdicts is not None:
+                verdicts.save()
+
     def _build(self, api_version: str, kind: str) -> Any:
         import jsonschema_rs
 
-        # kubernetes-validate's file naming: <kind>-<group's first label>-<version>.json
-        group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-        path = self.folder / f"{kind.lower()}-{group_version}.json"
+        path = self._path(api_version, kind)
         if not path.is_file():
             return None  # e.g. policy/v1beta1, no longer served by the selected version
-        from . import schemacache
-
         cache = schemacache.directory()
         definitions = self.folder / "_definitions.json"
         name = f"{self.folder.name}-{path.name}"
@@ -386,6 +415,34 @@ class _Schemas:
             if reached is not None:
                 schemacache.write(cache, name, key, {"schema": schema, "definitions": reached})
         return validator
+
+
+@functools.cache
+def _validator_identity() -> str:
+    """What identifies the installed jsonschema-rs without importing it: its package's files
+    (name, size, modification time), found on ``sys.path`` as the import system would find
+    them (``""`` when it is not found: then it is imported, and fails, when validating)."""
+    import sys
+
+    for entry in sys.path:
+        folder = os.path.join(entry or ".", "jsonschema_rs")
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        parts = []
+        for n in names:
+            if n.endswith((".py", ".so", ".pyd")):
+                st = os.stat(os.path.join(folder, n))
+                parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
+        return f"{os.path.realpath(folder)} " + " ".join(parts)
+    return ""
+
+
+def save_verdicts() -> None:
+    """Keep the schema verdicts of this run in the cache (see :class:`_Schemas`)."""
+    for schemas in _SCHEMAS.values():
+        schemas.save()
 
 
 #: How the kind schemas and definitions refer to a definition.
@@ -499,18 +556,7 @@ def validate_object(
         pos = obj.start()
         result.errors.append(InputError(obj.path, f"{where}: {exc}", pos.line, pos.column))
         return result
-    problems: list[_Problem] = []
-    unknown: list[tuple[tuple[Any, ...], list[Any]]] = []  # (path, keys) the schema lacks
-    validator = _schemas(kube_version).validator(obj.api_version, obj.kind)
-    if validator is not None:
-        minor = schema_minor(kube_version)
-        for err in validator.iter_errors(value):
-            if type(err.kind).__name__ == "AdditionalProperties":
-                extra = list(getattr(err.kind, "unexpected", []) or [])
-                unknown.append((tuple(err.instance_path), extra))
-                problems.extend(_unknown_field(tuple(err.instance_path), k, minor) for k in extra)
-            else:
-                problems.append(_describe(err, minor))
+    problems, unknown = _schema_problems(obj, value, kube_version)
     if (
         not any(p.error for p in problems)
         and obj.kind == "StatefulSet"
@@ -553,6 +599,35 @@ def validate_object(
         for path, keys in unknown:
             _drop(obj.data, path, keys)
     return result
+
+
+def _schema_problems(
+    obj: K8sObject, value: Any, kube_version: str
+) -> tuple[list[_Problem], list[tuple[tuple[Any, ...], list[Any]]]]:
+    """The problems the schema of ``obj``'s kind finds in ``value`` (its JSON form), and the
+    ``(path, keys)`` of fields the schema does not have; nothing for a value the schema
+    accepted in an earlier run (:class:`ssrisk.schemacache.Verdicts`)."""
+    problems: list[_Problem] = []
+    unknown: list[tuple[tuple[Any, ...], list[Any]]] = []
+    schemas = _schemas(kube_version)
+    verdicts = schemas.verdicts(obj.api_version, obj.kind)
+    if verdicts is None:  # no schema: an apiVersion the version does not serve
+        return problems, unknown
+    digest = verdicts.digest(value)
+    if digest is not None and verdicts.accepted(digest):
+        return problems, unknown
+    validator = schemas.validator(obj.api_version, obj.kind)
+    minor = schema_minor(kube_version)
+    for err in validator.iter_errors(value):
+        if type(err.kind).__name__ == "AdditionalProperties":
+            extra = list(getattr(err.kind, "unexpected", []) or [])
+            unknown.append((tuple(err.instance_path), extra))
+            problems.extend(_unknown_field(tuple(err.instance_path), k, minor) for k in extra)
+        else:
+            problems.append(_describe(err, minor))
+    if digest is not None and not problems:
+        verdicts.add(digest)
+    return problems, unknown
 
 
 def _drop(data: Any, path: tuple[Any, ...], keys: list[Any]) -> None:

@@ -95,3 +95,180 @@ def test_stale_broken_or_linked_cache_files_are_not_read(cache_home: Path) -> No
     (cache / name).write_text('{"key": "nope", "value": {}}')
     assert _validated("1.34") == _validated("1.34")
     assert "nope" not in (cache / name).read_text()
+
+
+# --- verdicts: values a schema accepted are not validated again --------------------------------
+
+
+def test_a_warm_run_validates_only_what_the_schemas_did_not_accept(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[tuple[str, str]] = []
+    validator = validation._Schemas.validator
+
+    def counted(self: validation._Schemas, api_version: str, kind: str) -> object:
+        built.append((api_version, kind))
+        return validator(self, api_version, kind)
+
+    monkeypatch.setattr(validation._Schemas, "validator", counted)
+    cold = _validated("1.34")
+    cold_calls = len(built)
+    built.clear()
+    warm = _validated("1.34")
+    assert cold == warm
+    # every object was looked at cold; warm, only those with a schema problem (INPUTS has
+    # dozens of them) and none of the accepted ones
+    assert 0 < len(built) < cold_calls / 2, (len(built), cold_calls)
+    names = {p.name for p in (cache_home / "ssrisk" / "schemas").iterdir()}
+    assert "v1.34.0-local-strict-statefulset-apps-v1.verdicts" in names
+
+
+STS = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  serviceName: web
+  replicas: %s
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx%s}]
+"""
+
+
+def _problems(path: Path) -> list[str]:
+    validation._SCHEMAS.clear()
+    loaded, errors = load_all([str(path)], Settings(kube_version="1.34"))
+    assert not errors
+    (lf,) = loaded
+    return [str(e) for e in lf.errors] + [n.message for n in lf.notices]
+
+
+@pytest.mark.parametrize(
+    ("replicas", "extra", "problem"),
+    [
+        ('"3"', "", "expected integer"),  # an error: the object is not checked
+        ("3", ", colour: blue", "unknown field"),  # a warning: checked, field dropped
+    ],
+)
+def test_a_value_with_a_schema_problem_is_never_taken_as_accepted(
+    cache_home: Path, tmp_path: Path, replicas: str, extra: str, problem: str
+) -> None:
+    sts = tmp_path / "sts.yaml"
+    sts.write_text(STS % (replicas, extra))
+    first = _problems(sts)
+    assert any(problem in p for p in first), first
+    assert _problems(sts) == first
+    verdicts = (
+        cache_home / "ssrisk" / "schemas" / "v1.34.0-local-strict-statefulset-apps-v1.verdicts"
+    )
+    assert not verdicts.exists() or verdicts.stat().st_size == schemacache.HEAD
+    # the same object made valid is accepted, kept, and gives no problem when read back
+    sts.write_text(STS % ("3", ""))
+    assert _problems(sts) == _problems(sts) == []
+    assert verdicts.stat().st_size == schemacache.HEAD + schemacache.RECORD
+
+
+def _verdicts(cache: Path, key: str = "k") -> schemacache.Verdicts:
+    return schemacache.Verdicts(cache, "t.verdicts", key)
+
+
+def test_verdicts_are_keyed_by_their_schema(cache_home: Path) -> None:
+    cache = schemacache.directory()
+    assert cache is not None
+    one = _verdicts(cache, "schema one")
+    digest = one.digest({"kind": "StatefulSet", "spec": {"replicas": 3}})
+    assert digest is not None and len(digest) == schemacache.RECORD
+    assert not one.accepted(digest)
+    one.add(digest)
+    assert one.accepted(digest)
+    one.save()
+    assert _verdicts(cache, "schema one").accepted(digest)
+    # another schema (or library, or version) reads the file as not its own
+    other = _verdicts(cache, "schema two")
+    assert not other.accepted(digest)
+    assert not other.accepted(other.digest({"kind": "StatefulSet", "spec": {"replicas": 3}}))
+    # the cache off: nothing is digested or kept
+    off = schemacache.Verdicts(None, "t.verdicts", "schema one")
+    assert off.digest({"a": 1}) is None
+    # a value with no JSON form is not digested
+    assert one.digest({"a": "\ud800"}) is None
+
+
+def test_verdicts_are_appended_then_rewritten_sorted(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = schemacache.directory()
+    assert cache is not None
+    monkeypatch.setattr(schemacache, "MAX_TAIL", 5)
+    digests = []
+    for run in range(4):  # four runs of three new values each
+        v = _verdicts(cache)
+        assert all(v.accepted(d) for d in digests)
+        new = [v.digest({"run": run, "n": n}) for n in range(3)]
+        assert all(d is not None and not v.accepted(d) for d in new)
+        for d in new:
+            assert d is not None
+            v.add(d)
+        v.save()
+        digests.extend(d for d in new if d is not None)
+    raw = (cache / "t.verdicts").read_bytes()
+    sorted_count = int.from_bytes(raw[schemacache.RECORD : schemacache.HEAD], "big")
+    records = [raw[i : i + 16] for i in range(schemacache.HEAD, len(raw), 16)]
+    # run 1 wrote 3 sorted; run 2 appended 3 (a tail of 3); run 3's would make 6 > 5: it
+    # rewrote all 9 sorted; run 4 appended 3
+    assert (len(records), sorted_count) == (12, 9)
+    assert records[:9] == sorted(records[:9])
+    assert sorted(records) == sorted(digests)
+    assert all(_verdicts(cache).accepted(d) for d in digests)
+    # a full file starts anew with the run's own verdicts
+    monkeypatch.setattr(schemacache, "MAX_RECORDS", 12)
+    v = _verdicts(cache)
+    fresh = v.digest({"run": "last"})
+    assert fresh is not None
+    v.add(fresh)
+    v.save()
+    assert _verdicts(cache).accepted(fresh)
+    assert not any(_verdicts(cache).accepted(d) for d in digests)
+
+
+def test_torn_linked_or_foreign_verdict_files_are_not_trusted(cache_home: Path) -> None:
+    cache = schemacache.directory()
+    assert cache is not None
+    v = _verdicts(cache)
+    digest = v.digest({"a": 1})
+    assert digest is not None
+    v.add(digest)
+    v.save()
+    path = cache / "t.verdicts"
+    good = path.read_bytes()
+    # a torn record before it (another run's half-written append) misaligns the digest: it
+    # is not matched, and a digest straddling two records never is
+    path.write_bytes(good[: schemacache.HEAD] + b"\0" * 7 + good[schemacache.HEAD :])
+    os.chmod(path, 0o600)
+    assert not _verdicts(cache).accepted(digest)
+    straddle = _verdicts(cache)
+    raw = good[: schemacache.HEAD] + b"\0" * 16 + good[schemacache.HEAD :]
+    path.write_bytes(good[:16] + (0).to_bytes(8, "big") + raw[schemacache.HEAD + 8 :])
+    assert not straddle.accepted(good[schemacache.HEAD + 8 :] + b"\0" * 8)
+    # a header whose sorted count runs past the file: the file is not used
+    path.write_bytes(good[:16] + (9).to_bytes(8, "big") + good[schemacache.HEAD :])
+    assert not _verdicts(cache).accepted(digest)
+    # written by others, or a link to a good file: not read, and not appended to
+    path.write_bytes(good)
+    assert _verdicts(cache).accepted(digest)
+    os.chmod(path, 0o622)
+    assert not _verdicts(cache).accepted(digest)
+    os.chmod(path, 0o600)
+    path.rename(cache / "real.verdicts")
+    path.symlink_to(cache / "real.verdicts")
+    assert not _verdicts(cache).accepted(digest)
+    linked = _verdicts(cache)
+    other = linked.digest({"b": 2})
+    assert other is not None
+    linked.add(other)
+    linked.save()  # replaces the link with a file; the file it pointed to is unchanged
+    assert not path.is_symlink()
+    assert (cache / "real.verdicts").read_bytes() == good

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import DATA
@@ -55,6 +57,21 @@ def test_a_run_loads_the_reporter_of_its_format(fmt: str, module: str) -> None:
     assert _loaded("--format", fmt) == f"exit 0 loaded {module}"
 
 
+def test_a_sarif_run_loads_neither_openssl_nor_secrets() -> None:
+    """SARIF's fingerprints and help keys are SHA-256 digests: the interpreter's own module
+    makes them (hashlib loads OpenSSL's bindings, secrets four more modules)."""
+    script = SCRIPT.replace('"subprocess",', '"subprocess", "secrets", "_hashlib",')
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(KV), "--format", "sarif"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    loaded = run.stdout.strip().splitlines()[-1].split()
+    assert loaded[:3] == ["exit", "0", "loaded"], run.stdout + run.stderr[-2000:]
+    assert not {"hashlib", "secrets", "_hashlib"} & set(loaded), loaded
+
+
 def _compiled_reader_built() -> bool:
     from ssrisk import yamlpos
 
@@ -73,6 +90,25 @@ def test_a_one_file_check_does_not_import_pyyaml() -> None:
             [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60
         )
         assert run.stdout.strip().splitlines()[-1] == "exit 0 loaded", run.stdout + run.stderr
+
+
+def test_a_second_check_of_a_file_does_not_load_the_schema_validator(tmp_path: Path) -> None:
+    """Importing jsonschema-rs and building a kind's validator is about 25 ms: a value the
+    schema accepted before is known by its digest (ssrisk.schemacache.Verdicts)."""
+    script = SCRIPT.replace('"subprocess",', '"subprocess", "jsonschema_rs",')
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("SSRISK_NO_CACHE", None)
+    seen = []
+    for _ in range(2):
+        run = subprocess.run(
+            [sys.executable, "-c", script, str(KV)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        seen.append(run.stdout.strip().splitlines()[-1] + run.stderr[-2000:])
+    assert seen == ["exit 0 loaded jsonschema_rs", "exit 0 loaded"]
 
 
 def test_a_changed_plain_file_loads_no_renderer() -> None:

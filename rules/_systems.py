@@ -304,7 +304,8 @@ class Catalog:
         add(self._by_command.get(_first_word(program), ()), 2)
         for name in {e.name for e in container.env}:
             add(self._by_env.get(name, ()), 2)
-        add((s for s in self._with_args if any(p.search(program) for p in s.args)), 3)
+        if program:  # (no pattern of these matches an empty line: ssrisk.config refuses it)
+            add((s for s in self._with_args if any(p.search(program) for p in s.args)), 3)
         ports = {p.container_port for p in container.ports}
         add((self._unique_port[p] for p in ports if p in self._unique_port), 3)
         best: System | None = None
@@ -318,16 +319,22 @@ class Catalog:
 
 def is_client(system: System, program: str) -> bool:
     """Whether ``program`` (:func:`program_line`) runs one of the system's client or helper
-    programs rather than its server."""
+    programs rather than its server (never for an empty line: the image's entrypoint)."""
+    if not program:
+        return False
     stripped = _LAUNCHER.sub("", program)
     return any(p.search(program) or p.search(stripped) for p in system.clients)
 
 
-@lru_cache(maxsize=16)
 def catalog(extra: tuple[tuple[str, str, str], ...] = ()) -> Catalog:
     """The built-in catalog with ``extra`` entries ``(id, fields as JSON, origin)`` added, or
     laid over the built-in entry of that id section by section (:func:`merge_entry`); built
-    once per distinct ``extra``."""
+    once per distinct ``extra`` (``catalog()`` and ``catalog(())`` are one)."""
+    return _catalog(extra)
+
+
+@lru_cache(maxsize=16)
+def _catalog(extra: tuple[tuple[str, str, str], ...]) -> Catalog:
     import json
 
     merged: dict[str, tuple[dict[str, Any], str]] = {

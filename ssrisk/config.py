@@ -548,6 +548,12 @@ def _validate(
     return cfg
 
 
+#: Catalog patterns searched in a container's command line (:func:`ssrisk.rules._systems.
+#: program_line`), which is empty when the container runs its image's entrypoint: a pattern
+#: that matches the empty line would match every container, and none is searched in one.
+_PROGRAM_PATTERNS = (("recognise", "args"), ("recognise", "clients"))
+
+
 def _systems(
     cfg: Config, raw: Mapping[str, Any], prefix: str, problems: list[_Problem]
 ) -> tuple[tuple[str, str, str], ...]:
@@ -582,6 +588,8 @@ def _systems(
         if not found:  # the patterns and ids of an entry of the right shape
             for path, pattern in entry_patterns(entry):
                 problem = pattern_problem(pattern)
+                if problem is None and path[:2] in _PROGRAM_PATTERNS and re.search(pattern, ""):
+                    problem = "it matches an empty command line (every container's)"
                 if problem:
                     found.append((path, f"pattern {pattern!r} is refused: {problem}"))
             promoters = (entry.get("replication") or {}).get("promoted_by") or ()

@@ -942,6 +942,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         fail_if_empty=args.fail_if_empty,
         exit_zero=args.exit_zero,
         explanations=any(w.prints_explanations for _fmt, _dest, w in writers),
+        folded_explanations=any(w.prints_folded_explanations for _fmt, _dest, w in writers),
         drawings=any(w.draws_timelines for _fmt, _dest, w in writers),
         fixes=args.fixes,
         outputs=tuple(dest for _fmt, dest, _w in writers if dest is not None),

@@ -25,6 +25,8 @@ from .model import (
     Position,
     RunNote,
     Severity,
+    forget_templates,
+    named_text,
 )
 from .rule import CheckContext, Rule, ascii_text
 from .settings import Settings
@@ -627,15 +629,14 @@ def evaluate(
     results are concatenated in order, so the output is identical to a single-process run.
     Returns the findings, the
     internal errors of rules and a notice for each StatefulSet the simulator could not run (its
-    rules then say only what the manifest shows). Explanations that rules give as callables
-    stay callables in this process when ``settings.explanations`` is true, built by each
-    output that prints them, one finding at a time (the text, kilobytes per finding, is larger
-    than what a builder keeps: simulation results are shared and renamed lazily); a worker
-    process builds them before it sends its findings back. They are never built otherwise (the
-    findings then have none).
+    rules then say only what the manifest shows). When ``settings.explanations`` is true,
+    the explanations an output prints are built as soon as their StatefulSet is checked and
+    kept as templates shared by the sets that behave alike (:func:`_keep_explanations`), in a
+    worker as here; they are never built otherwise (the findings then have none).
     """
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], EVALUATION_GC_THRESHOLD), *threshold[1:])
+    forget_templates()
     try:
         return _evaluate(inventory, rules, settings, statefulsets)
     finally:
@@ -718,16 +719,32 @@ def _worker_signals() -> None:
     die_with_parent()
 
 
-def _evaluate_slice(bounds: tuple[int, int], texts: bool = False) -> _Part:
+def _keep_explanations(findings: Sequence[Finding], sts: K8sObject, folded: bool) -> None:
+    """Build the explanations of ``findings`` (of ``sts``, just checked) that an output
+    prints, and keep each as a :class:`ssrisk.model.NamedText`: a template shared by the sets
+    that behave alike, with the set's name and namespace. A builder holds the set's check
+    context and simulation results until the report is written (about 40 MB at 10,000
+    documents); the texts alike differ only by those names. Without ``folded``, a folded
+    finding's explanation is dropped unbuilt (no output prints it)."""
+    names = (sts.name or "", sts.namespace or "")
+    for finding in findings:
+        if finding.folded_into and not folded:
+            finding.explanation = ""
+        else:
+            finding.explanation = named_text(finding.explanation, names)
+
+
+def _evaluate_slice(bounds: tuple[int, int]) -> _Part:
     assert _WORK is not None
     inventory, rules, settings, statefulsets = _WORK
     part = statefulsets[bounds[0] : bounds[1]]
-    return _evaluate_range(inventory, rules, settings, part, texts=texts)
+    return _evaluate_range(inventory, rules, settings, part)
 
 
 def _evaluate_in_worker(bounds: tuple[int, int]) -> _Part:
-    """A slice checked in a forked worker: its findings go back pickled, as text."""
-    return _evaluate_slice(bounds, texts=True)
+    """A slice checked in a forked worker: its findings go back pickled, their explanations
+    as texts or templates (:class:`ssrisk.model.NamedText`)."""
+    return _evaluate_slice(bounds)
 
 
 def _evaluate_range(
@@ -735,11 +752,10 @@ def _evaluate_range(
     rules: Sequence[Rule],
     settings: Settings,
     statefulsets: Sequence[K8sObject],
-    texts: bool = False,
 ) -> _Part:
-    """Check ``statefulsets``; with ``texts`` (a worker's findings, sent back pickled) every
-    explanation is built as soon as its StatefulSet's rules have run, so that the builder and
-    what it keeps are freed there and then."""
+    """Check ``statefulsets``: each one's findings, with their explanations built as soon as
+    its rules have run (when an output prints them), so that the builders and what they keep
+    are freed there and then."""
     findings: list[Finding] = []
     errors: list[InputError] = []
     notices: list[Notice] = []
@@ -778,10 +794,9 @@ def _evaluate_range(
         fold(findings[first:], covering, mention=explanations)
         if settings.drawings:
             _draw(findings[first:], ctx)
-        if explanations and texts:
-            for finding in findings[first:]:
-                finding.explanation = finding.explanation
-        sts.forget_model()  # (rebuilt if a lazy explanation reads it again)
+        if explanations:
+            _keep_explanations(findings[first:], sts, settings.folded_explanations)
+        sts.forget_model()
         failures = ctx.simulation_failures()
         for reason in sorted({f.reason for f in failures}):
             scenarios = ", ".join(sorted(f.scenario for f in failures if f.reason == reason))

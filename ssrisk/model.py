@@ -406,6 +406,72 @@ class _ExplanationField:
         obj.__dict__[self.slot] = value
 
 
+#: The marks that stand for names in a :class:`NamedText`'s template (explanations are ASCII
+#: text without control characters other than the newline: a text that holds one is kept
+#: whole).
+_NAME_MARKS = ("\x00", "\x01")
+
+#: Templates of the explanations of this run (:func:`named_text`), each kept once.
+_TEMPLATES: dict[str, str] = {}
+
+
+class NamedText:
+    """An explanation kept as a template shared by the findings whose texts differ only by
+    the names of the StatefulSet they are about, and those names: reads as the text. (Names
+    of one length share templates: a simulated timeline pads pod names to a column.)
+
+    StatefulSets that behave alike get the same simulated timelines, and 3,334 sets of a
+    10,000-document repository have about 1,500 distinct explanations once their names are
+    taken out (about 5 KB each): an output that prints explanations (JSON, SARIF) keeps the
+    templates and a few words a finding rather than every text, or the builders and the
+    check contexts they hold.
+    """
+
+    __slots__ = ("names", "template")
+
+    def __init__(self, template: str, names: tuple[str, ...]) -> None:
+        self.template = template
+        self.names = names
+
+    def __call__(self) -> str:
+        text = self.template
+        marks = _NAME_MARKS[: len(self.names)]
+        for mark, name in reversed(list(zip(marks, self.names, strict=True))):
+            if name:
+                text = text.replace(mark, name)
+        return text
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (from a worker: its templates kept once here)
+        return (_named_text, (self.template, self.names))
+
+
+def _named_text(template: str, names: tuple[str, ...]) -> NamedText:
+    return NamedText(_TEMPLATES.setdefault(template, template), names)
+
+
+def named_text(text: str, names: Sequence[str]) -> NamedText | str:
+    """``text`` with each of ``names`` (at most two, longest meaning first: the set's name,
+    then its namespace) taken out into a template kept once per run; reading the result gives
+    ``text`` back exactly. A text or name that holds a mark is kept whole."""
+    if len(names) > len(_NAME_MARKS):
+        raise ValueError(f"at most {len(_NAME_MARKS)} names")
+    if any(m in text for m in _NAME_MARKS) or any(m in n for n in names for m in _NAME_MARKS):
+        return text
+    used: list[str] = []
+    for mark, name in zip(_NAME_MARKS[: len(names)], names, strict=True):
+        if name and name in text:
+            text = text.replace(name, mark)
+            used.append(name)
+        else:
+            used.append("")
+    return _named_text(text, tuple(used))
+
+
+def forget_templates() -> None:
+    """Let the templates of earlier runs go (the findings that use one keep it)."""
+    _TEMPLATES.clear()
+
+
 @dataclass
 class RunNote:
     """A fact that holds for many StatefulSets of a run, stated once instead of per set.
@@ -505,9 +571,11 @@ class Finding:
     folded_into: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        # A callable explanation cannot cross a process boundary: send its text.
+        # A callable explanation cannot cross a process boundary: send its text (a NamedText
+        # goes as it is, its template once per batch of findings pickled together).
         state = dict(self.__dict__)
-        state["_explanation"] = self.explanation
+        if not isinstance(state.get("_explanation"), NamedText):
+            state["_explanation"] = self.explanation
         state["facts"] = dict(self.facts)  # (a read-only mapping does not pickle)
         return state
 

@@ -57,6 +57,8 @@ class RunRequest(msgspec.Struct, frozen=True):
     exit_zero: bool = False
     #: Whether an output prints explanations (they are built only then).
     explanations: bool = False
+    #: Whether an output prints the explanations of folded findings (json).
+    folded_explanations: bool = False
     #: Whether an output draws simulated timelines (``Settings.drawings``).
     drawings: bool = False
     #: Whether findings get verified fixes (``Settings.fixes``).
@@ -140,6 +142,7 @@ def settings_by_config(
             skip_files=skip,
         )
         settings.explanations = request.explanations
+        settings.folded_explanations = request.folded_explanations
         settings.drawings = request.drawings
         settings.fixes = request.fixes
         out.append((settings, paths))

@@ -143,6 +143,9 @@ class Settings(msgspec.Struct):
     #: ``--explain``). When not, explanations that rules give as callables are never built
     #: (each finding's explanation is then empty).
     explanations: bool = True
+    #: Whether an output prints the explanations of folded findings too (json). When not,
+    #: a folded finding's explanation is dropped unbuilt.
+    folded_explanations: bool = True
     #: Whether an output draws the simulated timelines of findings (``--format markdown``):
     #: the engine then keeps each finding's scenario as a :class:`ssrisk.gantt.Drawing`.
     drawings: bool = False

@@ -1,15 +1,19 @@
-"""Explanations are built only when an output prints them, and cross process boundaries as text."""
+"""Explanations are built only when an output prints them, as soon as their StatefulSet is
+checked, and are kept (and cross process boundaries) as templates shared by the sets that
+behave alike."""
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from conftest import DATA, run_cli
 
 from ssrisk import rule as rule_module
 from ssrisk.engine import check
+from ssrisk.model import NamedText, named_text
 from ssrisk.plugins import collect_rules, plugin_manager
 from ssrisk.settings import Settings
 
@@ -75,13 +79,44 @@ def test_explanations_quoting_a_simulation_are_given_lazily() -> None:
         assert callable(f.__dict__["_explanation"]), f.rule
 
 
-def test_in_one_process_explanations_wait_for_the_output_that_prints_them() -> None:
-    # the text (kilobytes per finding) is larger than what a builder keeps: cached simulation
-    # results are shared and renamed lazily; each output builds one explanation at a time
-    report = check([str(RISKY)], collect_rules(plugin_manager()), Settings())
-    lazy = [f for f in report.findings if callable(f.__dict__["_explanation"])]
-    assert len({f.rule for f in lazy}) >= 8
-    assert all("Simulated timeline" in f.explanation for f in lazy if f.rule == "single-replica")
+TWINS = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: %(name)s, namespace: %(ns)s}
+spec:
+  serviceName: %(name)s
+  replicas: 1
+  selector: {matchLabels: {app: %(name)s}}
+  template:
+    metadata: {labels: {app: %(name)s}}
+    spec:
+      containers: [{name: db, image: postgres:16}]
+      volumes: [{name: data, emptyDir: {}}]
+"""
+
+
+def test_explanations_of_sets_alike_share_one_template(tmp_path: Path) -> None:
+    """Two StatefulSets that differ only by name and namespace (names of one length: the
+    timelines pad pod names to a column): each explanation is built once its set is checked
+    (the builder and the context it holds are freed then) and the two sets' explanations are
+    one template with each set's names."""
+    (tmp_path / "a.yaml").write_text(TWINS % {"name": "ledger", "ns": "prod"})
+    (tmp_path / "b.yaml").write_text(TWINS % {"name": "orders", "ns": "shop"})
+    report = check([str(tmp_path)], collect_rules(plugin_manager()), Settings())
+    by_set: dict[str, dict[str, object]] = {}
+    for f in report.findings:
+        by_set.setdefault(f.obj.name, {})[f.rule] = f.__dict__["_explanation"]
+    assert set(by_set) == {"ledger", "orders"}
+    shared = 0
+    for rule, kept in by_set["ledger"].items():
+        other = by_set["orders"][rule]
+        assert isinstance(kept, NamedText) and isinstance(other, NamedText), rule
+        assert kept.template is other.template, rule
+        assert kept().replace("ledger", "orders").replace("prod", "shop") == other(), rule
+        if "ledger" in kept():
+            assert (kept.names[0], other.names[0]) == ("ledger", "orders")
+            shared += 1
+    assert shared >= 3
 
 
 def test_a_worker_builds_the_explanations_of_each_statefulset_once_it_is_checked() -> None:
@@ -92,20 +127,71 @@ def test_a_worker_builds_the_explanations_of_each_statefulset_once_it_is_checked
     settings = Settings()
     inventory = Inventory(o for lf in load_all([str(RISKY)], settings)[0] for o in lf.objects)
     rules = collect_rules(plugin_manager())
-    findings = _evaluate_range(inventory, rules, settings, inventory.statefulsets, texts=True)[0]
-    assert findings and all(isinstance(f.__dict__["_explanation"], str) for f in findings)
-    lazy = _evaluate_range(inventory, rules, settings, inventory.statefulsets)[0]
-    assert [f.explanation for f in lazy] == [f.explanation for f in findings]
+    findings = _evaluate_range(inventory, rules, settings, inventory.statefulsets)[0]
+    kept = [f.__dict__["_explanation"] for f in findings]
+    assert findings and all(isinstance(k, (str, NamedText)) for k in kept)
+    assert sum(isinstance(k, NamedText) for k in kept) >= 8
+    copies = pickle.loads(pickle.dumps(findings))
+    assert [f.explanation for f in copies] == [f.explanation for f in findings]
+    # the templates of one batch arrive once, and are the ones this process keeps
+    templates = {
+        id(c.__dict__["_explanation"].template)
+        for c in copies
+        if c.__dict__["_explanation"] and isinstance(c.__dict__["_explanation"], NamedText)
+    }
+    assert len(templates) == len({k.template for k in kept if isinstance(k, NamedText)})
 
 
-def test_a_finding_sent_to_another_process_carries_its_explanation_as_text() -> None:
+def test_a_finding_sent_to_another_process_carries_its_explanation() -> None:
     rules = collect_rules(plugin_manager())
     findings = check([str(RISKY)], rules, Settings()).findings
     for f in findings:
         copy = pickle.loads(pickle.dumps(f))
-        assert isinstance(copy.__dict__["_explanation"], str)
+        assert isinstance(copy.__dict__["_explanation"], (str, NamedText))
         assert copy.explanation == f.explanation and copy.explanation
         assert copy.message == f.message and copy.position == f.position
+
+
+def test_folded_findings_keep_an_explanation_only_for_an_output_that_prints_them() -> None:
+    rules = collect_rules(plugin_manager())
+    both = check([str(RISKY)], rules, Settings())
+    assert both.folded and all(f.explanation for f in both.folded)
+    reported = check([str(RISKY)], rules, Settings(folded_explanations=False))
+    assert [f.rule for f in reported.folded] == [f.rule for f in both.folded]
+    assert all(f.explanation == "" for f in reported.folded)
+    assert [f.explanation for f in reported.findings] == [f.explanation for f in both.findings]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("web-0 of web in prod: web-0 stays", ("web", "prod")),
+        ("ns-0-db in ns-0", ("ns-0-db", "ns-0")),  # the namespace inside the name
+        ("db in db", ("db", "db")),  # name and namespace alike
+        ("aaaa", ("aa", "a")),  # overlapping occurrences
+        ("no names here", ("web", "")),  # no namespace (cluster-scoped or unset)
+        ("a control \x00 character", ("control", "a")),  # kept whole
+        ("web", ("w\x01", "x")),  # a name with a mark: kept whole
+        ("", ("web", "prod")),
+    ],
+)
+def test_a_named_text_reads_back_exactly(text: str, names: tuple[str, str]) -> None:
+    kept = named_text(text, names)
+    assert (kept if isinstance(kept, str) else kept()) == text
+
+
+def test_named_texts_read_back_exactly_whatever_the_names() -> None:
+    import random
+
+    rng = random.Random(7)
+    alphabet = "ab-0\n"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
+        names = tuple(
+            "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 4))) for _ in range(2)
+        )
+        kept = named_text(text, names)
+        assert (kept if isinstance(kept, str) else kept()) == text, (text, names)
 
 
 def test_without_an_output_that_prints_them_explanations_are_dropped(builds: list[str]) -> None:

@@ -35,6 +35,13 @@ class Reporter:
         return True
 
     @property
+    def prints_folded_explanations(self) -> bool:
+        """Whether this format prints the explanations of folded findings (``Finding.
+        folded_into``; dropped unbuilt when no format of the run does). False unless a
+        format says otherwise."""
+        return False
+
+    @property
     def draws_timelines(self) -> bool:
         """Whether this format draws findings' simulated timelines (``Finding.drawing``,
         kept by the engine only then)."""

@@ -90,5 +90,9 @@ def write_json(doc: dict[str, Any], out: TextIO) -> None:
 
 
 class JsonReporter(Reporter):
+    @property
+    def prints_folded_explanations(self) -> bool:
+        return True  # (folded findings are kept in the report, marked folded_into)
+
     def write(self, report: Report, out: TextIO) -> None:
         write_json(report_dict(report), out)

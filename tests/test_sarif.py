@@ -413,3 +413,23 @@ def test_the_rule_help_made_at_build_time_is_current_and_used() -> None:
     assert sarif.help_texts(doc, summary) == parsed
     # a page it does not hold (a plugin's) is parsed
     assert sarif.help_texts("# x\n\nWhat it is.\n", "s") == ("What it is.", "x\n\nWhat it is.\n")
+
+
+def test_the_lines_of_at_most_a_few_files_are_kept_while_results_are_written(
+    tmp_path: Path,
+) -> None:
+    """Results come in path order: a run over thousands of files holds the lines of the last
+    few read (a run of 50,000 documents held all of them: about 8 KB a document)."""
+    from ssrisk.reporters.sarif import _Lines
+
+    lines = _Lines()
+    paths = []
+    for i in range(3 * _Lines.KEPT_FILES):
+        path = tmp_path / f"f{i}.yaml"
+        path.write_text(f"a: {i}\nb: {i}\n", encoding="utf-8")
+        paths.append(str(path))
+    for i, path in enumerate(paths):
+        assert lines.line(path, 2) == f"b: {i}"
+        assert lines.line(path, 3) is None
+        assert len(lines._files) <= _Lines.KEPT_FILES
+    assert lines.line(paths[0], 1) == "a: 0"  # read again after it was let go

@@ -350,19 +350,27 @@ def _quote(rel: str) -> str:
 
 
 class _Lines:
-    """The lines of files that findings point into, read once each (an unreadable file, or
-    standard input, has none)."""
+    """The lines of files that findings point into (an unreadable file, or standard input,
+    has none), of the last :data:`KEPT_FILES` files read: results are written in path order,
+    so each file is read once, and a large run does not hold its whole repository's lines
+    (about 8 KB a document as lists of lines)."""
+
+    #: Files whose lines are kept.
+    KEPT_FILES = 8
 
     def __init__(self) -> None:
         self._files: dict[str, list[str]] = {}
 
     def line(self, path: str, number: int) -> str | None:
-        if path not in self._files:
+        lines = self._files.get(path)
+        if lines is None:
             from ..loading import read_text
 
             text, _err = read_text(path) if os.path.isfile(path) else (None, None)
-            self._files[path] = text.splitlines() if text is not None else []
-        lines = self._files[path]
+            lines = text.splitlines() if text is not None else []
+            if len(self._files) >= self.KEPT_FILES:
+                del self._files[next(iter(self._files))]  # (the first read)
+            self._files[path] = lines
         return lines[number - 1] if 1 <= number <= len(lines) else None
 
 

@@ -27,14 +27,15 @@ Sources:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
+from .lazyre import lazy
+
 #: What validation accepts as a percentage (``IsValidPercent``: ``^[0-9]+%$``).
-_PERCENT = re.compile(r"[0-9]+%")
+_PERCENT = lazy(r"[0-9]+%")
 
 #: An IntOrString integer is an int32 (``intstr.IntOrString.IntVal``): the API server cannot
 #: decode a larger one ("cannot unmarshal number ... of type int32").

@@ -12,7 +12,6 @@ required, read as DoNotSchedule); a field the API server leaves unset stays None
 from __future__ import annotations
 
 import math
-import re
 from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from typing import Any, TypeVar, cast
 import msgspec
 
 from .keyed import Keyed
+from .lazyre import lazy
 from .quantity import parse_quantity
 from .selectors import selects
 from .storage import BETA_STORAGE_CLASS_ANNOTATION, claim_class_name
@@ -36,7 +36,7 @@ POD: Path = ("spec", "template", "spec")
 #: A ``sleep N`` call in a command line, with coreutils' suffixes (s, m, h, d; GNU sleep
 #: "NUMBER[SUFFIX]", and ``infinity`` in any case), at the start of a word (``/bin/sleep``)
 #: and ending one; not one sent to the background (``sleep 40 &``: the hook does not wait).
-_SLEEP = re.compile(
+_SLEEP = lazy(
     r"(?:^|[\s;&|(/])sleep\s+(\d+(?:\.\d+)?|(?i:infinity|inf))([smhd]?)(?=$|[\s;&|)])"
     r"(?!\s*&(?!&))"
 )

@@ -10,17 +10,18 @@ namespace, for policy/v1beta1 it selects none).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from .lazyre import lazy
 
 #: Label keys and values as the API server validates them
 #: (k8s.io/apimachinery/pkg/util/validation/validation.go#IsQualifiedName and
 #: #IsValidLabelValue): an optional DNS-subdomain prefix and a name of at most 63 characters;
 #: values of at most 63 characters, possibly empty.
 _LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
-_LABEL_KEY_RE = re.compile(rf"([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}")
-_LABEL_VALUE_RE = re.compile(rf"({_LABEL_NAME})?")
+_LABEL_KEY_RE = lazy(rf"([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}")
+_LABEL_VALUE_RE = lazy(rf"({_LABEL_NAME})?")
 
 
 def is_qualified_name(key: str) -> bool:

@@ -30,13 +30,13 @@ back to the cluster profile's `assume_default_storage`, and the result says so.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from . import objects as _objects
+from .lazyre import lazy
 from .objects import PersistentVolume, StorageClass, default_class
 from .profile import ClusterProfile
 
@@ -88,7 +88,7 @@ NODE_LOCAL_CLASS_NAMES = frozenset(
     }
 )
 #: Other names that say "node-local" by convention: local, local-*, *-local, localpv*, *hostpath*.
-NODE_LOCAL_CLASS_RE = re.compile(r"^(local|local-.+|.+-local|localpv.*|.*hostpath.*)$")
+NODE_LOCAL_CLASS_RE = lazy(r"^(local|local-.+|.+-local|localpv.*|.*hostpath.*)$")
 
 NETWORK_FS_HINTS = ("nfs", "cephfs", "efs.csi", "filestore", "file.csi.azure.com", "glusterfs")
 NON_ZONAL_BLOCK_HINTS = ("rbd.csi.ceph.com", "driver.longhorn.io", "portworx", "csi.vsphere")

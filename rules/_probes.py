@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ssrisk.embedded_sim.lazyre import lazy
 from ssrisk.embedded_sim.podtemplate import Probe
 
 from ._scan import followed_by
@@ -21,13 +22,13 @@ if TYPE_CHECKING:
 #: the ruok scripts of the Kubernetes "Running ZooKeeper" tutorial's images), ``pg_isready``,
 #: ``mysqladmin``/``mariadb-admin ping``, Redis ``PING`` and ``rabbitmq-diagnostics ping``
 #: (RabbitMQ "Monitoring", health check stage 1).
-LOCAL_EXEC = re.compile(r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b|\bpg_isready\b", re.I)
+LOCAL_EXEC = lazy(r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b|\bpg_isready\b", re.I)
 #: Clients whose ``ping`` (later in the same command: no ``|``, ``;`` or ``&`` between) is
 #: answered by the local server alone.
-PING_CLIENT = re.compile(
+PING_CLIENT = lazy(
     r"\b(?:mysqladmin|mariadb-admin|redis-cli|valkey-cli|rabbitmq-diagnostics)\b", re.I
 )
-_PING = re.compile(r"\bping\b", re.I)
+_PING = lazy(r"\bping\b", re.I)
 
 
 def local_exec(text: str) -> bool:
@@ -68,7 +69,7 @@ def probe_text(probe: Probe) -> tuple[str, str]:
 #: NIOServerCnxn / FourLetterCommands; the tutorial's ``zookeeper-ready`` and ``zkOk.sh`` run
 #: it). Not pg_isready or a database ping: those fail during crash recovery, which a liveness
 #: probe must not cut short.
-PROCESS_EXEC = re.compile(r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b", re.I)
+PROCESS_EXEC = lazy(r"\bruok\b|zookeeper-ready|\bzkOk\.sh\b", re.I)
 
 
 def is_process_check(probe: Probe) -> bool:

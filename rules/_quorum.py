@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
+from ssrisk.embedded_sim.lazyre import lazy
 from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.model import K8sObject
@@ -88,7 +89,7 @@ def votes(system: System, container: Container | None) -> bool:
     return system.default_votes
 
 
-_LEGACY_MASTER_ENV = re.compile(r"(?:^|[._])node[._]master$", re.I)
+_LEGACY_MASTER_ENV = lazy(r"(?:^|[._])node[._]master$", re.I)
 
 
 #: Labels that tie StatefulSets into one installation (Helm's and the recommended labels).

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from ssrisk.embedded_sim.lazyre import lazy
 from ssrisk.embedded_sim.podtemplate import Container
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ NONE = "none"
 #: Architecture suffixes of per-architecture image names (``etcd-amd64``).
 _ARCH = re.compile(r"-(?:amd64|arm64|arm|ppc64le|s390x|386)$")
 #: Shells whose ``-c`` script is the program that runs.
-_SHELLS = re.compile(r"^(?:\S*/)?(?:sh|bash|ash|dash)$")
+_SHELLS = lazy(r"^(?:\S*/)?(?:sh|bash|ash|dash)$")
 #: A script's ``exec`` command at the start of one of its commands.
 _EXEC = re.compile(r"(?:^|[;&|\n])[^\S\n]*exec\s+([^;&|\n]+)")
 #: Launchers that run the program named after them.
@@ -581,7 +582,7 @@ def _known_parent(value: str) -> str | None:
     return parent if parent.startswith("/") and len(parent) > 1 else None
 
 
-_ENV_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_ENV_REF = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 def resolved_env(container: Container) -> tuple[dict[str, str | None], dict[str, str | None]]:

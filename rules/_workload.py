@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ssrisk.embedded_sim.lazyre import lazy
 from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.model import K8sObject
@@ -84,7 +85,7 @@ def per_pod_names(ctx: CheckContext, service: str) -> str | None:
 
 
 #: Environment variable names that carry a peer list or the Service to discover peers with.
-_PEER_ENV = re.compile(r"SERVICE|DISCOVERY|PEER|SEED|CLUSTER|MEMBER|JOIN|SERVERS|ENSEMBLE", re.I)
+_PEER_ENV = lazy(r"SERVICE|DISCOVERY|PEER|SEED|CLUSTER|MEMBER|JOIN|SERVERS|ENSEMBLE", re.I)
 
 
 def _strings(c: Container) -> Iterator[tuple[str, str]]:

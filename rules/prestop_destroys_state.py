@@ -7,6 +7,7 @@ import re
 import shlex
 from collections.abc import Iterator
 
+from ssrisk.embedded_sim.lazyre import lazy
 from ssrisk.embedded_sim.podtemplate import Container
 
 from ssrisk.hookspecs import hookimpl
@@ -22,22 +23,22 @@ from ._text import paragraph
 #: rabbitmqctl forget_cluster_node, reset; Redis CLUSTER FORGET / RESET; MongoDB rs.remove();
 #: ZooKeeper reconfig -remove; CockroachDB node decommission; Consul leave).
 MEMBERSHIP = (
-    (re.compile(r"\betcdctl\b"), re.compile(r"\bmember\s+remove\b"), "etcdctl member remove"),
-    (re.compile(r"\bnodetool\b"), re.compile(r"\bdecommission\b"), "nodetool decommission"),
+    (lazy(r"\betcdctl\b"), lazy(r"\bmember\s+remove\b"), "etcdctl member remove"),
+    (lazy(r"\bnodetool\b"), lazy(r"\bdecommission\b"), "nodetool decommission"),
     (
-        re.compile(r"\brabbitmqctl\b"),
-        re.compile(r"\b(forget_cluster_node|force_reset|reset)\b"),
+        lazy(r"\brabbitmqctl\b"),
+        lazy(r"\b(forget_cluster_node|force_reset|reset)\b"),
         "rabbitmqctl",
     ),
-    (None, re.compile(r"\bcluster\s+(forget|reset)\b", re.I), "redis-cli cluster forget/reset"),
-    (None, re.compile(r"\brs\.remove\s*\("), "rs.remove()"),
-    (re.compile(r"\breconfig\b"), re.compile(r"-remove\b"), "zookeeper reconfig -remove"),
+    (None, lazy(r"\bcluster\s+(forget|reset)\b", re.I), "redis-cli cluster forget/reset"),
+    (None, lazy(r"\brs\.remove\s*\("), "rs.remove()"),
+    (lazy(r"\breconfig\b"), lazy(r"-remove\b"), "zookeeper reconfig -remove"),
     (
-        re.compile(r"\bcockroach\b"),
-        re.compile(r"\bnode\s+decommission\b"),
+        lazy(r"\bcockroach\b"),
+        lazy(r"\bnode\s+decommission\b"),
         "cockroach node decommission",
     ),
-    (re.compile(r"\bconsul\b"), re.compile(r"\bleave\b"), "consul leave"),
+    (lazy(r"\bconsul\b"), lazy(r"\bleave\b"), "consul leave"),
 )
 """Each as ``(program, then, name)``: the program's name and, later on the same line, what
 it is told to do (matched by :func:`rules._scan.followed_by`, in linear time), or
@@ -45,9 +46,9 @@ it is told to do (matched by :func:`rules._scan.followed_by`, in linear time), o
 
 #: ``rm`` with a recursive flag: a word of letters holding an ``r`` (the lookahead keeps the
 #: scan of a long flag word linear; ``-[a-zA-Z]*[rR][a-zA-Z]*`` backtracked over it).
-_RM = re.compile(r"\brm\s+(-(?=[a-zA-Z]*[rR])[a-zA-Z]+\s+|--recursive\s+)+")
+_RM = lazy(r"\brm\s+(-(?=[a-zA-Z]*[rR])[a-zA-Z]+\s+|--recursive\s+)+")
 #: Where a shell command ends.
-_COMMAND_END = re.compile(r";|&&|\|\|")
+_COMMAND_END = lazy(r";|&&|\|\|")
 
 
 def _removed_paths(text: str) -> list[str]:

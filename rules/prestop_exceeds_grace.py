@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
+
+from ssrisk.embedded_sim.lazyre import lazy
 
 from ssrisk.hookspecs import hookimpl
 from ssrisk.model import Finding, Severity
@@ -85,8 +86,8 @@ def ssrisk_rules() -> list[Rule]:
     return [PreStopExceedsGrace()]
 
 
-_SIGNAL = re.compile(r"\b(?:kill|pkill|killall)\b")
-_SLEEP = re.compile(r"\bsleep\b")
+_SIGNAL = lazy(r"\b(?:kill|pkill|killall)\b")
+_SLEEP = lazy(r"\bsleep\b")
 
 
 def _signals_first(command: str) -> bool:

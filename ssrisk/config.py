@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from .embedded_sim.lazyre import lazy
 from .model import Position, Severity
 from .objectives import Objectives
 from .paths import ExcludePattern
@@ -1025,7 +1026,7 @@ def _node_setting(key: str, name: str, value: Any, where: str) -> Any:
 #: of a single cluster the simulator is meant for, and a bound on what a hostile file costs.
 MAX_PROFILE_NODES = 5000
 #: A Node's name: a DNS subdomain (RFC 1123; the API server's ValidateNodeName).
-NODE_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+NODE_NAME_RE = lazy(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 #: The keys of one entry of ``profile: nodes:`` (a pool of identical nodes).
 POOL_KEYS = ("pool", "zone", "count", "names", "labels", "taints", "allocatable")
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .embedded_sim.lazyre import lazy
 from .model import InputError, K8sObject, Notice
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ _SNIFF = re.compile(
     r"""PersistentVolume|PersistentVolumeClaim|Namespace|HorizontalPodAutoscaler|\w*List)"""
     r"""\b(?!-)"""
 )
-_HELM_DIRECTIVE = re.compile(r"^\{\{", re.MULTILINE)
+_HELM_DIRECTIVE = lazy(r"^\{\{", re.MULTILINE)
 #: YAML that can spell a kind the sniffing pattern does not see (an escape, a tag, an anchor
 #: or alias, an explicit key, a comment or block scalar before the value): such a document is
 #: composed, and its kind read from the data, as kubectl reads it.

@@ -29,11 +29,12 @@ takes more than ``max-unavailable`` replicas, every replica must be back within 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+
+from .embedded_sim.lazyre import lazy
 
 #: The scenarios an objective can be set for, and the keys each takes.
 KEYS: Mapping[str, tuple[str, ...]] = {
@@ -46,8 +47,8 @@ KEYS: Mapping[str, tuple[str, ...]] = {
 
 MINORITY = "minority"
 
-_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
-_PERCENT = re.compile(r"^(\d{1,3})%$")
+_DURATION = lazy(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
+_PERCENT = lazy(r"^(\d{1,3})%$")
 
 
 def parse_duration(value: Any) -> float:

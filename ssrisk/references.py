@@ -18,13 +18,14 @@ Any other form has no link (``None``).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 
-_K8S = re.compile(r"^k8s:\s*([\w./-]+?\.\w+)(?:[#,\s].*)?$")
-_WEB = re.compile(r"^web:\s*(\S+?)(?:\s.*)?$")
-_KEP = re.compile(r"^KEP-(\d+)\b")
-_ISSUE = re.compile(r"^([\w.-]+)/([\w.-]+)#(\d+)\b")
+from .embedded_sim.lazyre import lazy
+
+_K8S = lazy(r"^k8s:\s*([\w./-]+?\.\w+)(?:[#,\s].*)?$")
+_WEB = lazy(r"^web:\s*(\S+?)(?:\s.*)?$")
+_KEP = lazy(r"^KEP-(\d+)\b")
+_ISSUE = lazy(r"^([\w.-]+)/([\w.-]+)#(\d+)\b")
 
 
 @functools.lru_cache(maxsize=4096)  # (a run cites a few hundred references, each many times)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
+from .embedded_sim.lazyre import lazy
 from .model import Finding, K8sObject, Notice, ObjectRef, Position
 from .names import unknown_rule
 
@@ -33,14 +34,14 @@ REASON_ANNOTATION = "ssrisk.io/ignore-reason"
 KNOWN_ANNOTATIONS = (IGNORE_ANNOTATION, REASON_ANNOTATION, "ssrisk.io/system", "ssrisk.io/quorum")
 #: A comment that means to suppress (``# ssrisk:ignore X``, ``# ssrisk ignore[X]``,
 #: ``# ssrisk-disable``) without the form ssrisk reads: said, since it suppresses nothing.
-_LOOKALIKE = re.compile(r"(?:^|\s)#\s*ssrisk\b[\s:_-]*(?:ignore|disable|noqa|skip)", re.I)
+_LOOKALIKE = lazy(r"(?:^|\s)#\s*ssrisk\b[\s:_-]*(?:ignore|disable|noqa|skip)", re.I)
 USAGE = "# ssrisk: ignore[RULE-ID] reason"
 #: ssrisk named in any case (``# SSRISK: IGNORE[x]`` is a misspelling to say, too).
-_NAMED = re.compile("ssrisk", re.I)
+_NAMED = lazy("ssrisk", re.I)
 
 #: The start of ``# ssrisk: ignore[a,b] reason``; ``#`` starts a YAML comment only at the start
 #: of a line or after whitespace (YAML 1.2, 6.6 Comments), so ``a#b`` in a scalar is not one.
-_OPENING = re.compile(r"(?:^|\s)#\s*ssrisk:\s*ignore\[")
+_OPENING = lazy(r"(?:^|\s)#\s*ssrisk:\s*ignore\[")
 
 
 class Suppression(msgspec.Struct, frozen=True):

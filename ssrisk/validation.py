@@ -42,6 +42,7 @@ from typing import Any
 import msgspec
 
 from . import schemacache
+from .embedded_sim.lazyre import lazy
 from .model import InputError, K8sObject, Notice
 
 #: Most values (mappings, lists and scalars) one object may expand to through YAML aliases.
@@ -446,9 +447,7 @@ def save_verdicts() -> None:
 
 
 #: How the kind schemas and definitions refer to a definition.
-_DEFINITION_REF = re.compile(
-    r"(?:/api/_definitions\.json|" + re.escape(_SCHEMA_ID) + r")?#/\$defs/(.+)"
-)
+_DEFINITION_REF = lazy(r"(?:/api/_definitions\.json|" + re.escape(_SCHEMA_ID) + r")?#/\$defs/(.+)")
 
 
 def _reached_definitions(schema: Any, definitions: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -1051,7 +1050,7 @@ def _container_problems(
 _TOLERATION_SRC = "(k8s: pkg/apis/core/validation/validation.go, ValidateTolerations)"
 #: A Lt / Gt toleration's value: a decimal integer without a plus sign or leading zeros
 #: (KEP-5471, apimachinery validate/content#IsDecimalInteger).
-_DECIMAL = re.compile(r"-?(0|[1-9][0-9]{0,18})")
+_DECIMAL = lazy(r"-?(0|[1-9][0-9]{0,18})")
 
 
 def _toleration_problems(
@@ -1150,7 +1149,7 @@ def _toleration_problems(
     return out
 
 
-_PERCENT = re.compile(r"^(-?\d+)%$")
+_PERCENT = lazy(r"^(-?\d+)%$")
 _INT64_MAX = 2**63 - 1
 
 

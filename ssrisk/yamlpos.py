@@ -29,6 +29,8 @@ from typing import Any
 
 import msgspec
 
+from .embedded_sim.lazyre import lazy
+
 #: Nesting deeper than this is refused (Kubernetes objects are far shallower).
 MAX_DEPTH = 200
 
@@ -39,12 +41,12 @@ _STR = f"{_T}str"
 _MAP = f"{_T}map"
 _SEQ = f"{_T}seq"
 _PLAIN_KEY_TAGS = frozenset({_STR, f"{_T}int", f"{_T}bool", f"{_T}null", f"{_T}float"})
-_INT = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
+_INT = lazy(r"^[-+]?(0|[1-9][0-9_]*)$")
 _FLOAT_SPECIAL = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf")}
 # go-yaml v2 resolve.go (the reader of sigs.k8s.io/yaml) takes a plain scalar as a float when
 # it matches yamlStyleFloat; YAML 1.1 (PyYAML) wants a dot and a signed exponent, so `1e9` is
 # text there but 1000000000 for kubectl.
-_GO_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_GO_YAML_FLOAT = lazy(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 _NUMBER_START = frozenset("+-.0123456789")
 
 

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from ..embedded_sim.lazyre import lazy
 from ..loading import LoadedFile, load_text, split_documents
 from ..model import InputError, K8sObject, Position
 
@@ -19,7 +20,7 @@ from ..model import InputError, K8sObject, Position
 #: renderResources: ``fmt.Fprintf(b, "---\n# Source: %s\n%s\n", m.Name, m.Content)``).
 #: A ``# Source:`` line; its name is the group with trailing whitespace stripped
 #: (:func:`_source_of`: a lazy ``.*?`` before ``\s*$`` rescanned each run of spaces).
-SOURCE_COMMENT = re.compile(r"^# Source: (\S.*)", re.MULTILINE)
+SOURCE_COMMENT = lazy(r"^# Source: (\S.*)", re.MULTILINE)
 
 
 CHART_FILE = "Chart.yaml"

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import re
 
+from ..embedded_sim.lazyre import lazy
+
 #: C0 and C1 control characters, DEL, the Unicode line and paragraph separators, the
 #: bidirectional overrides that reorder what a reader sees ("Trojan Source", CVE-2021-42574)
 #: lone surrogates (undecodable bytes of file names) and the noncharacters U+FFFE and U+FFFF
@@ -38,7 +40,7 @@ _UNSAFE = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
     "\ud800-\udfff\ufffe\uffff]"
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazy("[\ud800-\udfff]")
 #: What :func:`safe_lines` escapes in a line: as :data:`_UNSAFE` but the tab (output
 #: layout such as an XML report's indentation, harmless to a runner).
 _UNSAFE_IN_LINE = re.compile(

@@ -193,6 +193,31 @@ class _Parser(argparse.ArgumentParser):
                 message += f" ({'; '.join(hints)})"
         super().error(message)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every option it adds, and each measured the terminal
+        # through shutil (whose import, with its compression modules, was 2 ms of a start)
+        make = cast(Any, self.formatter_class)  # (typeshed's protocol names prog only)
+        return cast(argparse.HelpFormatter, make(prog=self.prog, width=_terminal_columns() - 2))
+
+
+@functools.cache
+def _terminal_columns() -> int:
+    """The terminal's width in columns as argparse measures it (``shutil.
+    get_terminal_size``): ``$COLUMNS``, else the width of the terminal on standard output,
+    else 80."""
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
 
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
     """The long options of ``parser`` and of its commands."""
@@ -305,7 +330,7 @@ def _add_profile(sub: Any) -> None:
 
 def _common_options() -> argparse.ArgumentParser:
     """The options ``check`` and ``simulate`` share (a parent parser)."""
-    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    common = _Parser(add_help=False, allow_abbrev=False)
     common.add_argument(
         "--kube-version",
         type=kube_version,
@@ -566,9 +591,32 @@ class _ClosedStream:
         return False
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point. Returns the exit code (see :class:`ssrisk.exitcodes.ExitCode`)."""
+#: Whether the cyclic garbage collector was paused for start-up by the ``ssrisk`` command
+#: (:mod:`ssrisk.__main__`), to resume when it ends (:func:`started`).
+_collection_paused = False
+
+
+def started() -> None:
+    """The end of start-up (the rules and formats are registered): resume the collector if
+    the ``ssrisk`` command paused it, with what start-up made frozen (never scanned again)."""
+    global _collection_paused
+    if _collection_paused:
+        import gc
+
+        _collection_paused = False
+        gc.freeze()
+        gc.enable()
+
+
+def main(argv: Sequence[str] | None = None, *, collection_paused: bool = False) -> int:
+    """Entry point. Returns the exit code (see :class:`ssrisk.exitcodes.ExitCode`).
+
+    ``collection_paused``: the caller paused the cyclic garbage collector, which was on, for
+    start-up; it is resumed once the rules are registered (:func:`started`)."""
     import os
+
+    global _collection_paused
+    _collection_paused = collection_paused
 
     if sys.stderr is None:  # closed (2>&-): ssrisk's messages go nowhere
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
@@ -892,7 +940,9 @@ def _put_back(paths: set[str], originals: dict[str, str | None]) -> None:
 def _load_rules() -> list[Rule]:
     from .plugins import collect_rules, plugin_manager
 
-    return collect_rules(plugin_manager())
+    rules = collect_rules(plugin_manager())
+    started()
+    return rules
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
@@ -903,6 +953,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
     pm = plugin_manager()
     rules = collect_rules(pm)
+    started()
     known = {r.id: r.options for r in rules}
     for rid in [*args.disable, *args.select]:
         if rid not in known:

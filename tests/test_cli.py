@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import DATA, ROOT, run_cli, run_process
 
 
@@ -263,3 +264,29 @@ def test_an_abbreviated_option_is_not_an_option(tmp_path: Path) -> None:
         assert run.code == 2, (token, run.out)
         assert "unrecognized arguments" in run.err and token in run.err
     assert run_cli("--vers").code == 2
+
+
+@pytest.mark.parametrize("columns", ["", "60", "abc", "-3", "200"])
+def test_help_is_as_wide_as_argparse_would_make_it(
+    monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    """The parsers measure the terminal once, as argparse does through shutil (which it
+    imported for every option it added)."""
+    import argparse
+
+    from ssrisk import cli
+
+    if columns:
+        monkeypatch.setenv("COLUMNS", columns)
+    else:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    cli._terminal_columns.cache_clear()
+    try:
+        parser = cli.build_parser("check")
+        ours = parser._get_formatter()
+        theirs = argparse.HelpFormatter(prog=parser.prog)
+        assert ours._width == theirs._width
+        text = parser.format_help()
+    finally:
+        cli._terminal_columns.cache_clear()
+    assert text.startswith("usage: ssrisk ")

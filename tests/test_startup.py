@@ -72,6 +72,84 @@ def test_a_sarif_run_loads_neither_openssl_nor_secrets() -> None:
     assert not {"hashlib", "secrets", "_hashlib"} & set(loaded), loaded
 
 
+COLLECTIONS = """
+import contextlib, gc, io, sys
+before = [s["collections"] for s in gc.get_stats()]
+from ssrisk.__main__ import main
+sys.argv = ["ssrisk", "check", sys.argv[1]]
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main()
+after = [s["collections"] for s in gc.get_stats()]
+print(code, gc.isenabled(), gc.get_freeze_count(), *[a - b for a, b in zip(after, before)])
+"""
+
+
+def test_the_command_starts_without_collecting_and_resumes_collection() -> None:
+    """The ``ssrisk`` command pauses the cyclic collector while it imports and registers
+    the rules (through ``ssrisk.cli.main`` alone, a one-file check collected about 40
+    times), then resumes it with start-up's objects frozen."""
+    run = subprocess.run(
+        [sys.executable, "-c", COLLECTIONS, str(KV)], capture_output=True, text=True, timeout=60
+    )
+    code, enabled, frozen, young, middle, old = run.stdout.split()
+    assert (code, enabled) == ("0", "True"), run.stdout + run.stderr[-2000:]
+    assert int(frozen) > 10_000  # start-up's modules, classes and functions
+    assert int(young) <= 10 and (int(middle), int(old)) == (0, 0)
+
+
+PATTERNS = """
+import contextlib, io, os, re, sys
+ours = (os.sep + "ssrisk" + os.sep, os.sep + "rules" + os.sep, os.sep + "embedded_sim" + os.sep)
+compiled = set()
+real = re._compile
+
+
+def counting(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.endswith("__init__.py"):
+        frame = frame.f_back  # (re's own functions)
+    if frame is not None and any(p in frame.f_code.co_filename for p in ours):
+        compiled.add((pattern, flags))
+    return real(pattern, flags)
+
+
+re._compile = counting
+from ssrisk.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["check", sys.argv[1]])
+print(code, len(compiled))
+"""
+
+#: Regular expressions of ssrisk's own a one-file check may compile (18 in this one; about 100
+#: were compiled at import, 4 ms of the start: the others compile on first use, lazyre.py).
+PATTERN_BUDGET = 25
+
+
+def test_a_one_file_check_compiles_few_regular_expressions() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", PATTERNS, str(KV)], capture_output=True, text=True, timeout=60
+    )
+    code, count = run.stdout.split()
+    assert code == "0", run.stdout + run.stderr[-2000:]
+    assert 0 < int(count) <= PATTERN_BUDGET
+
+
+def test_a_lazy_pattern_compiles_on_first_use_and_is_the_compiled_one() -> None:
+    import re
+
+    from ssrisk.embedded_sim.lazyre import lazy
+
+    pattern = lazy(r"(\d+)s", re.I)
+    assert getattr(pattern, "_compiled") is None  # noqa: B009 (not a Pattern attribute)
+    found = pattern.search("grace 30S")
+    assert found is not None and found.group(1) == "30"
+    assert pattern.pattern == r"(\d+)s" and pattern.flags & re.I
+    assert pattern.sub("N", "1s 2s") == "N N"
+    broken = lazy("(")
+    with pytest.raises(re.error):
+        broken.search("x")
+
+
 def _compiled_reader_built() -> bool:
     from ssrisk import yamlpos
 

@@ -351,17 +351,14 @@ def test_a_program_pattern_that_matches_an_empty_command_line_is_refused(tmp_pat
         if where[0] == "recognise" and re.search(pattern, "")
     ] == []
     (tmp_path / "s.yaml").write_text(INHOUSE_SET, encoding="utf-8")
-    cfg = tmp_path / ".ssrisk.yaml"
-    cfg.write_text(
-        "systems:\n"
-        "  anything:\n"
-        "    name: Anything\n"
-        "    category: database\n"
-        '    recognise: {images: [x], args: ["--serve", "(?:--cluster)?"], clients: ["^$"]}\n'
-        '    replication: {model: quorum, source: "https://example.org/x"}\n'
-        '    data: {durable: true, source: "https://example.org/x"}\n',
-        encoding="utf-8",
-    )
+    entry = {
+        "name": "Anything",
+        "category": "database",
+        "recognise": {"images": ["x"], "args": ["--serve", "(?:--cluster)?"], "clients": ["^$"]},
+        "replication": {"model": "quorum", "source": "https://example.org/x"},
+        "data": {"durable": True, "source": "https://example.org/x"},
+    }
+    (tmp_path / ".ssrisk.yaml").write_text(json.dumps({"systems": {"anything": entry}}))
     run = run_cli("check", "s.yaml", cwd=tmp_path)
     assert run.code == 2 and "Traceback" not in run.err
     refused = [line for line in run.err.splitlines() if "empty command line" in line]

@@ -186,21 +186,22 @@ def _blake2b() -> Any:
 
 
 class Verdicts:
-    """The values one kind's schema accepted, as digests kept in the cache, so that a later
-    run does not load the validator (importing jsonschema-rs and building a kind's validator
-    is about 25 ms, most of a pre-commit hook's run after the imports) for an object it has
-    validated before.
+    """The values of one kind that validation accepted, as digests kept in the cache, so that
+    a later run does not load the validator (importing jsonschema-rs and building a kind's
+    validator is about 25 ms, most of a pre-commit hook's run after the imports) nor check
+    again an object it has validated before.
 
-    The verdict depends only on the value (its JSON encoding) and the schema: each digest is
-    keyed by ``key`` (the schema's :func:`source_key` and the validator library's files), so a
-    digest made for another schema, version or install never matches. Only acceptance is
-    kept: a value with any schema problem (an error or an unknown field) is validated again
-    every run. A verdict file is read like the schemas (private, not a link, at most
-    ``HEAD + MAX_RECORDS * RECORD`` bytes); records are sorted (binary search) up to the
-    header's count and appended after it, by ``O_APPEND`` writes of whole records, until
-    :data:`MAX_TAIL` of them make it rewrite the file sorted. A record torn or misaligned by
-    a concurrent writer is never matched (a match must start on a record boundary); its
-    value is only validated again.
+    The verdict depends only on the value (its JSON encoding) and on what validated it: each
+    digest is keyed by ``key`` (for :mod:`ssrisk.validation`: the schema's
+    :func:`source_key`, the validator library's files, the feature gates and the files of
+    ssrisk's own checks), so a digest made for another schema, version, configuration or
+    install never matches. Only acceptance is kept: a value with any problem (an error, an
+    unknown field, a warning) is validated again every run. A verdict file is read like the
+    schemas (private, not a link, at most ``HEAD + MAX_RECORDS * RECORD`` bytes); records
+    are sorted (binary search) up to the header's count and appended after it, by
+    ``O_APPEND`` writes of whole records, until :data:`MAX_TAIL` of them make it rewrite the
+    file sorted. A record torn or misaligned by a concurrent writer is never matched (a
+    match must start on a record boundary); its value is only validated again.
 
     ``cache`` ``None`` (the cache is off or unsafe) keeps nothing: :meth:`digest` is always
     ``None``.

@@ -351,7 +351,7 @@ class _Schemas:
         self._registry: Any = None
         self._definitions: dict[str, Any] = {}
         self._validators: dict[tuple[str, str], Any] = {}
-        self._verdicts: dict[tuple[str, str], Any] = {}
+        self._verdicts: dict[tuple[str, str, tuple[tuple[str, bool], ...]], Any] = {}
 
     def _path(self, api_version: str, kind: str) -> Path:
         # kubernetes-validate's file naming: <kind>-<group's first label>-<version>.json
@@ -365,10 +365,14 @@ class _Schemas:
             self._validators[key] = self._build(api_version, kind)
         return self._validators[key]
 
-    def verdicts(self, api_version: str, kind: str) -> schemacache.Verdicts | None:
-        """The values the schema of ``kind`` in ``api_version`` accepted before, or ``None``
-        when that kind has no schema (then nothing is validated against one)."""
-        key = (api_version, kind)
+    def verdicts(
+        self, api_version: str, kind: str, gates: Mapping[str, bool]
+    ) -> schemacache.Verdicts | None:
+        """The values of ``kind`` in ``api_version`` that had no problem before, under the
+        feature ``gates`` (its schema's and those :func:`validate_object` checks itself), or
+        ``None`` when that kind has no schema (then nothing is validated against one)."""
+        gate_key = tuple(sorted(gates.items()))
+        key = (api_version, kind, gate_key)
         if key not in self._verdicts:
             path = self._path(api_version, kind)
             if not path.is_file():
@@ -378,7 +382,8 @@ class _Schemas:
                 source = ""
                 if cache is not None:
                     source = schemacache.source_key(path, self.folder / "_definitions.json")
-                    source += "\n" + _validator_identity()
+                    source += "\n" + _validator_identity() + "\n" + _checks_identity()
+                    source += "\n" + repr(gate_key)
                 name = f"{self.folder.name}-{path.stem}.verdicts"
                 self._verdicts[key] = schemacache.Verdicts(cache, name, source)
         return self._verdicts[key]
@@ -438,6 +443,23 @@ def _validator_identity() -> str:
                 parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
         return f"{os.path.realpath(folder)} " + " ".join(parts)
     return ""
+
+
+@functools.cache
+def _checks_identity() -> str:
+    """What identifies the checks :func:`validate_object` makes beyond the schema: the
+    files of this module and of the simulator's modules they read (name, size, modification
+    time), so that a changed check does not reuse an earlier run's verdicts."""
+    import sys
+
+    from .embedded_sim import disruption, podtemplate, quantity, selectors, versions
+
+    parts = []
+    for module in (sys.modules[__name__], disruption, podtemplate, quantity, selectors, versions):
+        path = module.__file__ or ""
+        st = os.stat(path)
+        parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    return " ".join(parts)
 
 
 def save_verdicts() -> None:
@@ -555,21 +577,9 @@ def validate_object(
         pos = obj.start()
         result.errors.append(InputError(obj.path, f"{where}: {exc}", pos.line, pos.column))
         return result
-    problems, unknown = _schema_problems(obj, value, kube_version)
-    if (
-        not any(p.error for p in problems)
-        and obj.kind == "StatefulSet"
-        and isinstance(value.get("spec"), dict)
-    ):
-        if gates is None:
-            gates = _gates(kube_version, None)
-        problems.extend(_statefulset_spec_problems(value["spec"], gates))
-    if (
-        not any(p.error for p in problems)
-        and obj.kind == "PodDisruptionBudget"
-        and isinstance(value.get("spec"), dict)
-    ):
-        problems.extend(_pdb_spec_problems(value["spec"]))
+    if gates is None:
+        gates = _gates(kube_version, None)
+    problems, unknown = _problems(obj, value, kube_version, gates)
     # (at the file the position names: a rendered object's field is written in a template,
     # a patch or a values file, not in the object's own path, which may be a directory)
     for problem in problems[:MAX_PROBLEMS_PER_OBJECT]:
@@ -600,31 +610,37 @@ def validate_object(
     return result
 
 
-def _schema_problems(
-    obj: K8sObject, value: Any, kube_version: str
+def _problems(
+    obj: K8sObject, value: Any, kube_version: str, gates: Mapping[str, bool]
 ) -> tuple[list[_Problem], list[tuple[tuple[Any, ...], list[Any]]]]:
-    """The problems the schema of ``obj``'s kind finds in ``value`` (its JSON form), and the
-    ``(path, keys)`` of fields the schema does not have; nothing for a value the schema
-    accepted in an earlier run (:class:`ssrisk.schemacache.Verdicts`)."""
+    """The problems of ``value`` (``obj``'s JSON form): those the schema of its kind finds,
+    then those of the API server's own validation that ssrisk checks (StatefulSet and PDB
+    specs, under ``gates``); and the ``(path, keys)`` of fields the schema does not have.
+    Nothing for a value that had none in an earlier run with the same schema, gates and
+    checks (:class:`ssrisk.schemacache.Verdicts`)."""
+    schemas = _schemas(kube_version)
+    verdicts = schemas.verdicts(obj.api_version, obj.kind, gates)
+    digest = verdicts.digest(value) if verdicts is not None else None
+    if verdicts is not None and digest is not None and verdicts.accepted(digest):
+        return [], []
     problems: list[_Problem] = []
     unknown: list[tuple[tuple[Any, ...], list[Any]]] = []
-    schemas = _schemas(kube_version)
-    verdicts = schemas.verdicts(obj.api_version, obj.kind)
-    if verdicts is None:  # no schema: an apiVersion the version does not serve
-        return problems, unknown
-    digest = verdicts.digest(value)
-    if digest is not None and verdicts.accepted(digest):
-        return problems, unknown
-    validator = schemas.validator(obj.api_version, obj.kind)
-    minor = schema_minor(kube_version)
-    for err in validator.iter_errors(value):
-        if type(err.kind).__name__ == "AdditionalProperties":
-            extra = list(getattr(err.kind, "unexpected", []) or [])
-            unknown.append((tuple(err.instance_path), extra))
-            problems.extend(_unknown_field(tuple(err.instance_path), k, minor) for k in extra)
-        else:
-            problems.append(_describe(err, minor))
-    if digest is not None and not problems:
+    if verdicts is not None:  # (None: no schema, an apiVersion the version does not serve)
+        minor = schema_minor(kube_version)
+        for err in schemas.validator(obj.api_version, obj.kind).iter_errors(value):
+            if type(err.kind).__name__ == "AdditionalProperties":
+                extra = list(getattr(err.kind, "unexpected", []) or [])
+                unknown.append((tuple(err.instance_path), extra))
+                problems.extend(_unknown_field(tuple(err.instance_path), k, minor) for k in extra)
+            else:
+                problems.append(_describe(err, minor))
+    spec = value.get("spec")
+    if not any(p.error for p in problems) and isinstance(spec, dict):
+        if obj.kind == "StatefulSet":
+            problems.extend(_statefulset_spec_problems(spec, gates))
+        elif obj.kind == "PodDisruptionBudget":
+            problems.extend(_pdb_spec_problems(spec))
+    if verdicts is not None and digest is not None and not problems:
         verdicts.add(digest)
     return problems, unknown
 

@@ -151,6 +151,8 @@ def _problems(path: Path) -> list[str]:
     [
         ('"3"', "", "expected integer"),  # an error: the object is not checked
         ("3", ", colour: blue", "unknown field"),  # a warning: checked, field dropped
+        # a problem of the API server's own validation, which ssrisk checks beside the schema
+        ("3\n  podManagementPolicy: Sometimes", "", "is not OrderedReady or Parallel"),
     ],
 )
 def test_a_value_with_a_schema_problem_is_never_taken_as_accepted(
@@ -272,3 +274,35 @@ def test_torn_linked_or_foreign_verdict_files_are_not_trusted(cache_home: Path) 
     linked.save()  # replaces the link with a file; the file it pointed to is unchanged
     assert not path.is_symlink()
     assert (cache / "real.verdicts").read_bytes() == good
+
+
+def test_verdicts_hold_for_the_gates_and_checks_they_were_made_with(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a StatefulSet's spec is valid depends on the feature gates (the Recreate
+    update strategy) and on ssrisk's own checks: a verdict made under other gates, or by
+    other code, is not used."""
+    sts = tmp_path / "sts.yaml"
+    sts.write_text(STS % ("3", ""))
+    built: list[str] = []
+    validator = validation._Schemas.validator
+
+    def counted(self: validation._Schemas, api_version: str, kind: str) -> object:
+        built.append(kind)
+        return validator(self, api_version, kind)
+
+    monkeypatch.setattr(validation._Schemas, "validator", counted)
+
+    def validated(**gates: bool) -> int:
+        built.clear()
+        validation._SCHEMAS.clear()
+        load_all([str(sts)], Settings(kube_version="1.34", feature_gates=gates or None))
+        return len(built)
+
+    assert validated() == 1  # cold
+    assert validated() == 0  # a verdict
+    assert validated(MaxUnavailableStatefulSet=True) == 1  # other gates
+    assert validated(MaxUnavailableStatefulSet=True) == 0
+    validation._checks_identity.cache_clear()
+    monkeypatch.setattr(validation, "_checks_identity", lambda: "other checks")
+    assert validated() == 1  # other code

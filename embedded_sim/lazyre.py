@@ -22,10 +22,15 @@ class _Lazy:
         self._compiled: re.Pattern[str] | None = None
 
     def __getattr__(self, name: str) -> Any:  # (called for what the slots do not hold)
+        if name in _Lazy.__slots__:  # an unset slot (a copy being made): not the pattern's
+            raise AttributeError(name)
         compiled = self._compiled
         if compiled is None:
             compiled = self._compiled = re.compile(self._pattern, self._flags)
         return getattr(compiled, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (copied or pickled as the same lazy pattern)
+        return (_Lazy, (self._pattern, self._flags))
 
     def __repr__(self) -> str:
         return f"lazy({self._pattern!r})"

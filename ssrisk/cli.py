@@ -197,7 +197,11 @@ class _Parser(argparse.ArgumentParser):
         # argparse makes a formatter for every option it adds, and each measured the terminal
         # through shutil (whose import, with its compression modules, was 2 ms of a start)
         make = cast(Any, self.formatter_class)  # (typeshed's protocol names prog only)
-        return cast(argparse.HelpFormatter, make(prog=self.prog, width=_terminal_columns() - 2))
+        formatter = make(prog=self.prog, width=_terminal_columns() - 2)
+        color = getattr(self, "color", None)  # (Python 3.14's coloured help)
+        if color is not None and hasattr(formatter, "_set_color"):
+            formatter._set_color(color)
+        return cast(argparse.HelpFormatter, formatter)
 
 
 @functools.cache
@@ -1198,6 +1202,8 @@ def cmd_systems(args: argparse.Namespace, out: TextIO) -> int:
     from .reporters.escape import safe_lines
     from .rules._systems import builtin_entries
 
+    started()
+
     entries = builtin_entries()
     if args.format == "json":
         json.dump([entries[k] for k in sorted(entries)], out, indent=2)
@@ -1246,6 +1252,7 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
     from .clusterprofile import ProfileInputError, parse_objects, render
     from .reporters.escape import safe_lines
 
+    started()  # (it may read 64 MiB of input: collect as usual)
     if args.nodes == "-" and args.storage_classes == "-":
         raise UsageError("standard input can be read once: give one of FILE and --storage-classes")
     try:

@@ -731,7 +731,8 @@ def _keep_explanations(findings: Sequence[Finding], sts: K8sObject, folded: bool
         if finding.folded_into and not folded:
             finding.explanation = ""
         else:
-            finding.explanation = named_text(finding.explanation, names)
+            text = finding.explanation
+            finding.explanation = named_text(text, names) if text else ""
 
 
 def _evaluate_slice(bounds: tuple[int, int]) -> _Part:

@@ -57,8 +57,9 @@ class RunRequest(msgspec.Struct, frozen=True):
     exit_zero: bool = False
     #: Whether an output prints explanations (they are built only then).
     explanations: bool = False
-    #: Whether an output prints the explanations of folded findings (json).
-    folded_explanations: bool = False
+    #: Whether an output prints the explanations of folded findings (json; with
+    #: ``explanations`` only).
+    folded_explanations: bool = True
     #: Whether an output draws simulated timelines (``Settings.drawings``).
     drawings: bool = False
     #: Whether findings get verified fixes (``Settings.fixes``).

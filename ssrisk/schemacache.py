@@ -93,12 +93,19 @@ def source_key(*files: Path) -> str:
 def _read_private(cache: Path, name: str, limit: int) -> bytes | None:
     """The bytes of cache file ``name``, or ``None`` when it is missing, larger than ``limit``
     or unsafe: not a regular file of this user's, writable by others, or a link."""
+    found = _read_private_stat(cache, name, limit)
+    return found[0] if found is not None else None
+
+
+def _read_private_stat(cache: Path, name: str, limit: int) -> tuple[bytes, os.stat_result] | None:
+    """:func:`_read_private`, with the file's status."""
     try:
         fd = os.open(cache / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:
-        if not _private_file(os.fstat(fd), limit):
+        st = os.fstat(fd)
+        if not _private_file(st, limit):
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
             raw = fh.read(limit + 1)
@@ -106,7 +113,7 @@ def _read_private(cache: Path, name: str, limit: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
-    return raw if len(raw) <= limit else None
+    return (raw, st) if len(raw) <= limit else None
 
 
 def _private_file(st: os.stat_result, limit: int) -> bool:
@@ -141,10 +148,11 @@ def write(cache: Path, name: str, key: str, value: Any) -> None:
     _replace(cache, name, data)
 
 
-def _replace(cache: Path, name: str, data: bytes) -> None:
+def _replace(cache: Path, name: str, data: bytes) -> tuple[int, int] | None:
     """Make ``data`` the content of cache file ``name``: written to a new private file and
-    renamed into place, which replaces a link itself and never writes through it (errors
-    are ignored)."""
+    renamed into place, which replaces a link itself and never writes through it. Returns
+    the file's (device, inode), ``None`` when it could not be written (errors are
+    ignored)."""
     import tempfile
 
     tmp = None
@@ -152,10 +160,12 @@ def _replace(cache: Path, name: str, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=cache)  # O_EXCL, mode 0600
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            st = os.fstat(fh.fileno())
         os.replace(tmp, cache / name)
         tmp = None
+        return st.st_dev, st.st_ino
     except OSError:
-        pass
+        return None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -164,16 +174,28 @@ def _replace(cache: Path, name: str, data: bytes) -> None:
 
 # --- schema verdicts --------------------------------------------------------------------------
 
-#: Bytes of a verdict: a keyed BLAKE2b digest of one value a schema accepted.
+#: Bytes of a verdict: a keyed BLAKE2b digest of one value validation accepted.
 RECORD = 16
-#: A verdict file's header: the digest of what the verdicts depend on, then how many of the
-#: records after it are sorted (8 bytes, big-endian).
-HEAD = RECORD + 8
-#: Records appended unsorted after the sorted ones before the file is rewritten sorted.
+#: Bytes of the random salt of a verdict file, in its header.
+SALT = 16
+#: A verdict file's header: the digest of what the verdicts depend on, the file's salt, then
+#: how many of the records after it are sorted (8 bytes, big-endian).
+HEAD = RECORD + SALT + 8
+#: Records appended unsorted after the sorted ones before the file is rewritten sorted (a
+#: file whose tail grew past twice this, by runs appending at once, has its tail ignored
+#: until a run rewrites it).
 MAX_TAIL = 4096
 #: Records a verdict file holds at most (4 MiB); a run that would make more starts it anew
-#: with its own verdicts.
+#: with its own verdicts (the first of them in digest order, if even those are more).
 MAX_RECORDS = 262_144
+#: Verdict files the cache keeps (one per kind, Kubernetes version and set of feature
+#: gates): writing a new one removes the least recently written beyond this.
+MAX_VERDICT_FILES = 64
+
+
+def short_digest(text: str) -> str:
+    """Eight hexadecimal digits of ``text``'s BLAKE2b digest (for a file name)."""
+    return str(_blake2b()(text.encode(), digest_size=4).hexdigest())
 
 
 @functools.cache
@@ -195,19 +217,33 @@ class Verdicts:
     digest is keyed by ``key`` (for :mod:`ssrisk.validation`: the schema's
     :func:`source_key`, the validator library's files, the feature gates and the files of
     ssrisk's own checks), so a digest made for another schema, version, configuration or
-    install never matches. Only acceptance is kept: a value with any problem (an error, an
-    unknown field, a warning) is validated again every run. A verdict file is read like the
-    schemas (private, not a link, at most ``HEAD + MAX_RECORDS * RECORD`` bytes); records
-    are sorted (binary search) up to the header's count and appended after it, by
-    ``O_APPEND`` writes of whole records, until :data:`MAX_TAIL` of them make it rewrite the
-    file sorted. A record torn or misaligned by a concurrent writer is never matched (a
-    match must start on a record boundary); its value is only validated again.
+    install never matches, and by the file's random salt, so that nobody who has not read the
+    cache can make two values with one digest. Only acceptance is kept: a value with any
+    problem (an error, an unknown field, a warning) is validated again every run.
+
+    A verdict file is read like the schemas (private, not a link, at most ``HEAD +
+    MAX_RECORDS * RECORD`` bytes); records are sorted (binary search) up to the header's
+    count and appended after it, by ``O_APPEND`` writes of whole records to the file this run
+    read (same device and inode), until :data:`MAX_TAIL` of them make it rewrite the file
+    sorted. A record torn or misaligned by a concurrent writer is never matched (records are
+    read on their boundaries); its value is only validated again.
 
     ``cache`` ``None`` (the cache is off or unsafe) keeps nothing: :meth:`digest` is always
     ``None``.
     """
 
-    __slots__ = ("_cache", "_key", "_name", "_new", "_raw", "_saved", "_sorted")
+    __slots__ = (
+        "_cache",
+        "_file",
+        "_key",
+        "_name",
+        "_new",
+        "_raw",
+        "_salt",
+        "_saved",
+        "_sorted",
+        "_tail",
+    )
 
     def __init__(self, cache: Path | None, name: str, key: str) -> None:
         self._cache = cache
@@ -215,15 +251,24 @@ class Verdicts:
         self._key = _blake2b()(key.encode(), digest_size=RECORD).digest()
         self._raw = b""
         self._sorted = 0
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file read
+        self._tail: set[bytes] | None = None
         self._new: dict[bytes, None] = {}
         self._saved: set[bytes] = set()
+        self._salt = b""
         if cache is None:
             return
-        raw = _read_private(cache, name, HEAD + MAX_RECORDS * RECORD)
-        if raw is not None and len(raw) >= HEAD and raw[:RECORD] == self._key:
-            count = int.from_bytes(raw[RECORD:HEAD], "big")
-            if HEAD + count * RECORD <= len(raw):
-                self._raw, self._sorted = raw, count
+        found = _read_private_stat(cache, name, HEAD + MAX_RECORDS * RECORD)
+        if found is not None:
+            raw, st = found
+            if len(raw) >= HEAD and raw[:RECORD] == self._key:
+                count = int.from_bytes(raw[RECORD + SALT : HEAD], "big")
+                if HEAD + count * RECORD <= len(raw):
+                    self._raw, self._sorted = raw, count
+                    self._salt = raw[RECORD : RECORD + SALT]
+                    self._file = (st.st_dev, st.st_ino)
+        if not self._salt:
+            self._salt = os.urandom(SALT)
 
     def digest(self, value: Any) -> bytes | None:
         """The digest of a plain JSON value (``None`` when the cache is off or the value has
@@ -234,7 +279,8 @@ class Verdicts:
             data = msgspec.json.encode(value)
         except (TypeError, ValueError, OverflowError, UnicodeError):
             return None
-        return bytes(_blake2b()(data, digest_size=RECORD, key=self._key).digest())
+        key = self._key + self._salt
+        return bytes(_blake2b()(data, digest_size=RECORD, key=key).digest())
 
     def accepted(self, digest: bytes) -> bool:
         """Whether a value of ``digest`` was accepted before (by this run or an earlier one)."""
@@ -252,15 +298,18 @@ class Verdicts:
                 hi = mid
             else:
                 return True
-        at = raw.find(digest, HEAD + self._sorted * RECORD)
-        while at >= 0:
-            if (at - HEAD) % RECORD == 0:
-                return True
-            at = raw.find(digest, at + 1)
-        return False
+        tail = self._tail
+        if tail is None:
+            start = HEAD + self._sorted * RECORD
+            if (len(raw) - start) // RECORD > 2 * MAX_TAIL:
+                tail = set()  # (rewritten by the next run that adds a verdict)
+            else:
+                tail = {raw[at : at + RECORD] for at in range(start, len(raw) - RECORD + 1, RECORD)}
+            self._tail = tail
+        return digest in tail
 
     def add(self, digest: bytes) -> None:
-        """Record that the schema accepted a value of ``digest`` (kept by :meth:`save`)."""
+        """Record that validation accepted a value of ``digest`` (kept by :meth:`save`)."""
         if self._cache is not None:
             self._new[digest] = None
 
@@ -274,21 +323,24 @@ class Verdicts:
         raw = self._raw
         records = (len(raw) - HEAD) // RECORD if raw else 0
         if raw and records - self._sorted + len(new) <= MAX_TAIL and self._append(new):
+            self._raw += b"".join(new)
             return
         kept: set[bytes] = set(new)
         if records + len(new) <= MAX_RECORDS:
             kept.update(
                 raw[at : at + RECORD] for at in range(HEAD, HEAD + records * RECORD, RECORD)
             )
-        ordered = sorted(kept)
-        header = self._key + len(ordered).to_bytes(8, "big")
+        ordered = sorted(kept)[:MAX_RECORDS]
+        header = self._key + self._salt + len(ordered).to_bytes(8, "big")
         self._raw = header + b"".join(ordered)
         self._sorted = len(ordered)
-        _replace(cache, self._name, self._raw)
+        self._tail = set()
+        self._file = _replace(cache, self._name, self._raw)
+        _prune(cache, self._name)
 
     def _append(self, new: list[bytes]) -> bool:
-        """Append ``new`` to the verdict file as read (``False`` when it is not the file this
-        run read: replaced, grown by another run past the limits, or unsafe)."""
+        """Append ``new`` to the verdict file this run read (``False`` when it is not there:
+        replaced by another run, grown past the limits, or unsafe)."""
         assert self._cache is not None
         try:
             fd = os.open(
@@ -300,7 +352,7 @@ class Verdicts:
         try:
             st = os.fstat(fd)
             limit = HEAD + (MAX_RECORDS - len(new)) * RECORD
-            if not _private_file(st, limit) or st.st_size < len(self._raw):
+            if not _private_file(st, limit) or (st.st_dev, st.st_ino) != self._file:
                 return False
             os.write(fd, b"".join(new))
             return True
@@ -308,3 +360,17 @@ class Verdicts:
             return False
         finally:
             os.close(fd)
+
+
+def _prune(cache: Path, written: str) -> None:
+    """Remove the least recently written verdict files beyond :data:`MAX_VERDICT_FILES`
+    (errors are ignored)."""
+    try:
+        names = [n for n in os.listdir(cache) if n.endswith(".verdicts") and n != written]
+        if len(names) < MAX_VERDICT_FILES:
+            return
+        aged = sorted(names, key=lambda n: os.lstat(cache / n).st_mtime_ns)
+        for name in aged[: len(names) - MAX_VERDICT_FILES + 1]:
+            os.unlink(cache / name)
+    except OSError:
+        pass

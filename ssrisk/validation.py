@@ -366,12 +366,12 @@ class _Schemas:
         return self._validators[key]
 
     def verdicts(
-        self, api_version: str, kind: str, gates: Mapping[str, bool]
+        self, api_version: str, kind: str, gate_key: tuple[tuple[str, bool], ...]
     ) -> schemacache.Verdicts | None:
         """The values of ``kind`` in ``api_version`` that had no problem before, under the
-        feature ``gates`` (its schema's and those :func:`validate_object` checks itself), or
-        ``None`` when that kind has no schema (then nothing is validated against one)."""
-        gate_key = tuple(sorted(gates.items()))
+        feature gates ``gate_key`` (:func:`_gate_key`; its schema's problems and those
+        :func:`validate_object` checks itself), or ``None`` when that kind has no schema
+        (then nothing is validated against one)."""
         key = (api_version, kind, gate_key)
         if key not in self._verdicts:
             path = self._path(api_version, kind)
@@ -384,7 +384,9 @@ class _Schemas:
                     source = schemacache.source_key(path, self.folder / "_definitions.json")
                     source += "\n" + _validator_identity() + "\n" + _checks_identity()
                     source += "\n" + repr(gate_key)
-                name = f"{self.folder.name}-{path.stem}.verdicts"
+                # (a file per set of gates: runs of two configurations do not take turns)
+                gates = schemacache.short_digest(repr(gate_key))
+                name = f"{self.folder.name}-{path.stem}-{gates}.verdicts"
                 self._verdicts[key] = schemacache.Verdicts(cache, name, source)
         return self._verdicts[key]
 
@@ -436,11 +438,17 @@ def _validator_identity() -> str:
             names = sorted(os.listdir(folder))
         except OSError:
             continue
+        if "__init__.py" not in names:  # (not the package: a namespace folder)
+            continue
         parts = []
         for n in names:
             if n.endswith((".py", ".so", ".pyd")):
-                st = os.stat(os.path.join(folder, n))
-                parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
+                try:
+                    st = os.stat(os.path.join(folder, n))
+                except OSError:
+                    parts.append(f"{n}:?")
+                else:
+                    parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
         return f"{os.path.realpath(folder)} " + " ".join(parts)
     return ""
 
@@ -558,6 +566,23 @@ def validate_object(
     Raises:
         RuntimeError: the ``kubernetes-validate`` schemas are not installed.
     """
+    if gates is None:
+        gates = _gates(kube_version, None)
+    return _validate(obj, kube_version, repeats, gates, _gate_key(gates))
+
+
+def _gate_key(gates: Mapping[str, bool]) -> tuple[tuple[str, bool], ...]:
+    """The feature gates as a sorted tuple (a key of the verdicts they hold for)."""
+    return tuple(sorted(gates.items()))
+
+
+def _validate(
+    obj: K8sObject,
+    kube_version: str,
+    repeats: Repeats | None,
+    gates: Mapping[str, bool],
+    gate_key: tuple[tuple[str, bool], ...],
+) -> Validation:
     where = f"{obj.kind} {obj.name or '(unnamed)'}"
     result = Validation()
     fixups: list[tuple[Any, Any, Any]] = []
@@ -577,9 +602,7 @@ def validate_object(
         pos = obj.start()
         result.errors.append(InputError(obj.path, f"{where}: {exc}", pos.line, pos.column))
         return result
-    if gates is None:
-        gates = _gates(kube_version, None)
-    problems, unknown = _problems(obj, value, kube_version, gates)
+    problems, unknown = _problems(obj, value, kube_version, gates, gate_key)
     # (at the file the position names: a rendered object's field is written in a template,
     # a patch or a values file, not in the object's own path, which may be a directory)
     for problem in problems[:MAX_PROBLEMS_PER_OBJECT]:
@@ -611,7 +634,11 @@ def validate_object(
 
 
 def _problems(
-    obj: K8sObject, value: Any, kube_version: str, gates: Mapping[str, bool]
+    obj: K8sObject,
+    value: Any,
+    kube_version: str,
+    gates: Mapping[str, bool],
+    gate_key: tuple[tuple[str, bool], ...],
 ) -> tuple[list[_Problem], list[tuple[tuple[Any, ...], list[Any]]]]:
     """The problems of ``value`` (``obj``'s JSON form): those the schema of its kind finds,
     then those of the API server's own validation that ssrisk checks (StatefulSet and PDB
@@ -619,7 +646,7 @@ def _problems(
     Nothing for a value that had none in an earlier run with the same schema, gates and
     checks (:class:`ssrisk.schemacache.Verdicts`)."""
     schemas = _schemas(kube_version)
-    verdicts = schemas.verdicts(obj.api_version, obj.kind, gates)
+    verdicts = schemas.verdicts(obj.api_version, obj.kind, gate_key)
     digest = verdicts.digest(value) if verdicts is not None else None
     if verdicts is not None and digest is not None and verdicts.accepted(digest):
         return [], []
@@ -677,12 +704,13 @@ def validate_objects(
         ``(objects to check, errors, warnings)``: objects with errors are left out.
     """
     gates = _gates(kube_version, feature_gates)
+    gate_key = _gate_key(gates)
     keep: list[K8sObject] = []
     errors: list[InputError] = []
     warnings: list[Notice] = []
     repeats = Repeats(max_alias_values)
     for obj in objects:
-        found = validate_object(obj, kube_version, repeats, gates)
+        found = _validate(obj, kube_version, repeats, gates, gate_key)
         errors.extend(found.errors)
         warnings.extend(found.warnings)
         if not found.errors:

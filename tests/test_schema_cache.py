@@ -120,7 +120,10 @@ def test_a_warm_run_validates_only_what_the_schemas_did_not_accept(
     # dozens of them) and none of the accepted ones
     assert 0 < len(built) < cold_calls / 2, (len(built), cold_calls)
     names = {p.name for p in (cache_home / "ssrisk" / "schemas").iterdir()}
-    assert "v1.34.0-local-strict-statefulset-apps-v1.verdicts" in names
+    assert any(
+        n.startswith("v1.34.0-local-strict-statefulset-apps-v1-") and n.endswith(".verdicts")
+        for n in names
+    ), names
 
 
 STS = """\
@@ -163,13 +166,13 @@ def test_a_value_with_a_schema_problem_is_never_taken_as_accepted(
     first = _problems(sts)
     assert any(problem in p for p in first), first
     assert _problems(sts) == first
-    verdicts = (
-        cache_home / "ssrisk" / "schemas" / "v1.34.0-local-strict-statefulset-apps-v1.verdicts"
-    )
-    assert not verdicts.exists() or verdicts.stat().st_size == schemacache.HEAD
+    schemas = cache_home / "ssrisk" / "schemas"
+    pattern = "v1.34.0-local-strict-statefulset-apps-v1-*.verdicts"
+    assert [v.stat().st_size for v in schemas.glob(pattern)] in ([], [schemacache.HEAD])
     # the same object made valid is accepted, kept, and gives no problem when read back
     sts.write_text(STS % ("3", ""))
     assert _problems(sts) == _problems(sts) == []
+    (verdicts,) = schemas.glob(pattern)
     assert verdicts.stat().st_size == schemacache.HEAD + schemacache.RECORD
 
 
@@ -217,7 +220,7 @@ def test_verdicts_are_appended_then_rewritten_sorted(
         v.save()
         digests.extend(d for d in new if d is not None)
     raw = (cache / "t.verdicts").read_bytes()
-    sorted_count = int.from_bytes(raw[schemacache.RECORD : schemacache.HEAD], "big")
+    sorted_count = int.from_bytes(raw[schemacache.HEAD - 8 : schemacache.HEAD], "big")
     records = [raw[i : i + 16] for i in range(schemacache.HEAD, len(raw), 16)]
     # run 1 wrote 3 sorted; run 2 appended 3 (a tail of 3); run 3's would make 6 > 5: it
     # rewrote all 9 sorted; run 4 appended 3
@@ -246,18 +249,20 @@ def test_torn_linked_or_foreign_verdict_files_are_not_trusted(cache_home: Path) 
     v.save()
     path = cache / "t.verdicts"
     good = path.read_bytes()
-    # a torn record before it (another run's half-written append) misaligns the digest: it
-    # is not matched, and a digest straddling two records never is
-    path.write_bytes(good[: schemacache.HEAD] + b"\0" * 7 + good[schemacache.HEAD :])
-    os.chmod(path, 0o600)
-    assert not _verdicts(cache).accepted(digest)
-    straddle = _verdicts(cache)
-    raw = good[: schemacache.HEAD] + b"\0" * 16 + good[schemacache.HEAD :]
-    path.write_bytes(good[:16] + (0).to_bytes(8, "big") + raw[schemacache.HEAD + 8 :])
-    assert not straddle.accepted(good[schemacache.HEAD + 8 :] + b"\0" * 8)
+    key_and_salt, records = good[: schemacache.HEAD - 8], good[schemacache.HEAD :]
+    assert records == digest
+
+    def written(sorted_count: int, body: bytes) -> schemacache.Verdicts:
+        path.write_bytes(key_and_salt + sorted_count.to_bytes(8, "big") + body)
+        return _verdicts(cache)
+
+    # a torn record before it (another run's half-written append) misaligns the digest, and
+    # one that straddles two records is never matched
+    assert not written(0, b"\0" * 7 + records).accepted(digest)
+    assert not written(0, b"\0" * 8 + records + b"\0" * 8).accepted(digest)
     # a header whose sorted count runs past the file: the file is not used
-    path.write_bytes(good[:16] + (9).to_bytes(8, "big") + good[schemacache.HEAD :])
-    assert not _verdicts(cache).accepted(digest)
+    assert not written(9, records).accepted(digest)
+    assert written(1, records).accepted(digest) and written(0, records).accepted(digest)
     # written by others, or a link to a good file: not read, and not appended to
     path.write_bytes(good)
     assert _verdicts(cache).accepted(digest)
@@ -274,6 +279,84 @@ def test_torn_linked_or_foreign_verdict_files_are_not_trusted(cache_home: Path) 
     linked.save()  # replaces the link with a file; the file it pointed to is unchanged
     assert not path.is_symlink()
     assert (cache / "real.verdicts").read_bytes() == good
+
+
+def test_a_verdict_file_keeps_its_limits(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = schemacache.directory()
+    assert cache is not None
+    # more new verdicts than a file holds: the first MAX_RECORDS, and the file reads back
+    monkeypatch.setattr(schemacache, "MAX_RECORDS", 10)
+    v = _verdicts(cache)
+    new = [v.digest({"n": n}) for n in range(25)]
+    for d in new:
+        assert d is not None
+        v.add(d)
+    v.save()
+    size = (cache / "t.verdicts").stat().st_size
+    assert size == schemacache.HEAD + 10 * schemacache.RECORD
+    assert sum(_verdicts(cache).accepted(d) for d in new if d is not None) == 10
+    # a tail grown past twice MAX_TAIL (runs appending at once) is not read
+    monkeypatch.setattr(schemacache, "MAX_RECORDS", 1000)
+    monkeypatch.setattr(schemacache, "MAX_TAIL", 2)
+    raw = (cache / "t.verdicts").read_bytes()
+    head = raw[: schemacache.HEAD - 8]
+    extra = [v.digest({"extra": n}) or b"" for n in range(5)]
+    for count in (4, 5):
+        (cache / "t.verdicts").write_bytes(head + (0).to_bytes(8, "big") + b"".join(extra[:count]))
+        assert _verdicts(cache).accepted(extra[0]) == (count <= 4)
+    # each file has its own salt: the same value under the same key, another digest
+    other = Path(str(cache_home) + "-other")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(other))
+    elsewhere = schemacache.directory()
+    assert elsewhere is not None
+    assert _verdicts(elsewhere).digest({"n": 1}) != _verdicts(cache).digest({"n": 1})
+
+
+def test_a_file_replaced_meanwhile_is_not_appended_to(cache_home: Path) -> None:
+    cache = schemacache.directory()
+    assert cache is not None
+    first = _verdicts(cache)
+    d1 = first.digest({"n": 1})
+    assert d1 is not None
+    first.add(d1)
+    first.save()
+    reader = _verdicts(cache)  # reads the file with d1
+    rewriter = _verdicts(cache)
+    d2 = rewriter.digest({"n": 2})
+    assert d2 is not None
+    rewriter.add(d2)
+    rewriter.save()  # an append: same file
+    os.rename(cache / "t.verdicts", cache / "t.old")
+    (cache / "t.verdicts").write_bytes((cache / "t.old").read_bytes())  # another inode
+    os.chmod(cache / "t.verdicts", 0o600)
+    d3 = reader.digest({"n": 3})
+    assert d3 is not None
+    reader.add(d3)
+    reader.save()  # not appended to a file it did not read: rewritten sorted
+    raw = (cache / "t.verdicts").read_bytes()
+    count = int.from_bytes(raw[schemacache.HEAD - 8 : schemacache.HEAD], "big")
+    assert count == (len(raw) - schemacache.HEAD) // schemacache.RECORD == 2
+    assert _verdicts(cache).accepted(d1) and _verdicts(cache).accepted(d3)
+
+
+def test_the_cache_keeps_a_bounded_number_of_verdict_files(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = schemacache.directory()
+    assert cache is not None
+    monkeypatch.setattr(schemacache, "MAX_VERDICT_FILES", 3)
+    for n in range(6):
+        v = schemacache.Verdicts(cache, f"k{n}.verdicts", f"kind {n}")
+        d = v.digest({"n": n})
+        assert d is not None
+        v.add(d)
+        v.save()
+        os.utime(cache / f"k{n}.verdicts", ns=(n * 10**9, n * 10**9))
+    assert sorted(p.name for p in cache.glob("*.verdicts")) == [
+        "k3.verdicts",
+        "k4.verdicts",
+        "k5.verdicts",
+    ]
 
 
 def test_verdicts_hold_for_the_gates_and_checks_they_were_made_with(
@@ -303,6 +386,30 @@ def test_verdicts_hold_for_the_gates_and_checks_they_were_made_with(
     assert validated() == 0  # a verdict
     assert validated(MaxUnavailableStatefulSet=True) == 1  # other gates
     assert validated(MaxUnavailableStatefulSet=True) == 0
+    assert validated() == 0  # (a file each: the two do not take turns)
+    files = (cache_home / "ssrisk" / "schemas").glob("*statefulset-apps-v1-*.verdicts")
+    assert len(list(files)) == 2
     validation._checks_identity.cache_clear()
     monkeypatch.setattr(validation, "_checks_identity", lambda: "other checks")
     assert validated() == 1  # other code
+
+
+def test_the_checks_identity_names_every_module_the_checks_read() -> None:
+    """A verdict holds for the code of ssrisk's own checks: every simulator module that
+    validation.py imports is part of what identifies them (a check that reads another
+    module must add it there)."""
+    import ast
+
+    tree = ast.parse(Path(validation.__file__).read_text(encoding="utf-8"))
+    read = {
+        f"{node.module.split('.')[-1]}.py"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and node.level == 1
+        and (node.module or "").startswith("embedded_sim.")
+    }
+    assert read, "validation.py reads no simulator module?"
+    named = {Path(part.split(":")[0]).name for part in validation._checks_identity().split()}
+    read.discard("lazyre.py")  # (compiles patterns: decides nothing)
+    assert read <= named, read - named
+    assert "validation.py" in named

@@ -148,6 +148,12 @@ def test_a_lazy_pattern_compiles_on_first_use_and_is_the_compiled_one() -> None:
     broken = lazy("(")
     with pytest.raises(re.error):
         broken.search("x")
+    import copy
+    import pickle
+
+    for again in (copy.copy(pattern), copy.deepcopy(pattern), pickle.loads(pickle.dumps(pattern))):
+        found = again.search("grace 45S")
+        assert found is not None and found.group(1) == "45"
 
 
 def _compiled_reader_built() -> bool:

@@ -45,6 +45,10 @@ FORMAT = 1
 MAX_BYTES = 8 * 1024 * 1024
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
 def directory() -> Path | None:
     """The schema cache directory, created if missing; ``None`` when it is off or unsafe."""
     if os.environ.get("SSRISK_NO_CACHE"):
@@ -99,8 +103,8 @@ def _read_private(cache: Path, name: str, limit: int) -> bytes | None:
 
 def _read_private_stat(cache: Path, name: str, limit: int) -> tuple[bytes, os.stat_result] | None:
     """:func:`_read_private`, with the file's status."""
-    try:
-        fd = os.open(cache / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:  # (O_NONBLOCK: opening a FIFO put in a file's place does not wait for a writer)
+        fd = os.open(cache / name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except OSError:
         return None
     try:
@@ -344,8 +348,7 @@ class Verdicts:
         assert self._cache is not None
         try:
             fd = os.open(
-                self._cache / self._name,
-                os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0),
+                self._cache / self._name, os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _NONBLOCK
             )
         except OSError:
             return False

@@ -384,9 +384,9 @@ class _Schemas:
                     source = schemacache.source_key(path, self.folder / "_definitions.json")
                     source += "\n" + _validator_identity() + "\n" + _checks_identity()
                     source += "\n" + repr(gate_key)
-                # (a file per set of gates: runs of two configurations do not take turns)
-                gates = schemacache.short_digest(repr(gate_key))
-                name = f"{self.folder.name}-{path.stem}-{gates}.verdicts"
+                # (a file per key: runs of two configurations or installs do not take turns)
+                name = f"{self.folder.name}-{path.stem}-{schemacache.short_digest(source)}"
+                name += ".verdicts"
                 self._verdicts[key] = schemacache.Verdicts(cache, name, source)
         return self._verdicts[key]
 

@@ -413,3 +413,30 @@ def test_the_checks_identity_names_every_module_the_checks_read() -> None:
     read.discard("lazyre.py")  # (compiles patterns: decides nothing)
     assert read <= named, read - named
     assert "validation.py" in named
+
+
+def test_a_fifo_in_place_of_a_cache_file_is_not_waited_for(cache_home: Path) -> None:
+    """A named pipe where a schema or verdict file should be is not a private regular file:
+    it is skipped, not opened until a writer comes (the run hung)."""
+    import subprocess
+    import sys
+
+    _validated("1.34")  # writes the schema and verdict files
+    schemas = cache_home / "ssrisk" / "schemas"
+    for path in [*schemas.glob("*statefulset*.verdicts"), *schemas.glob("*statefulset*.json")]:
+        path.unlink()
+        os.mkfifo(path, 0o600)
+    script = (
+        "import sys; from ssrisk.engine import load_all; from ssrisk.settings import Settings;"
+        "loaded, errors = load_all(sys.argv[1:], Settings(kube_version='1.34'));"
+        "print(len(loaded), len(errors))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, *INPUTS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache_home)},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert _validated("1.34") == _validated("1.34")  # (the FIFOs replaced by files again)

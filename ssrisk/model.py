@@ -420,11 +420,11 @@ class NamedText:
     the names of the StatefulSet they are about, and those names: reads as the text. (Names
     of one length share templates: a simulated timeline pads pod names to a column.)
 
-    StatefulSets that behave alike get the same simulated timelines, and 3,334 sets of a
-    10,000-document repository have about 1,500 distinct explanations once their names are
-    taken out (about 5 KB each): an output that prints explanations (JSON, SARIF) keeps the
-    templates and a few words a finding rather than every text, or the builders and the
-    check contexts they hold.
+    StatefulSets that behave alike get the same simulated timelines: the 25,554 findings of
+    a 10,000-document repository have 807 distinct explanations once their names are taken
+    out (2.2 MB, where the texts are 114 MB). An output that prints explanations (JSON,
+    SARIF) keeps the templates and two names a finding rather than every text, or the
+    builders and the check contexts they hold.
     """
 
     __slots__ = ("names", "template")

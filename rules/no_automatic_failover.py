@@ -146,7 +146,9 @@ class NoAutomaticFailover(Rule):
         timeline = "\n" + timeline_block(ctx, loss.result)
         if fix is not None:
             timeline += "\n" + timeline_block(ctx, fix)
-        return f"{head}\n\n{_ends(ctx, pod)}\n{timeline}\n{_fix(ctx)}\n"
+        written = ctx.sts.get("metadata", "namespace")  # (not the "default" it is read as)
+        namespace = written if isinstance(written, str) and written else None
+        return f"{head}\n\n{_ends(ctx, pod, namespace)}\n{timeline}\n{_fix(ctx)}\n"
 
 
 #: Rules whose finding states the cause when a node loss misses its objective (most specific
@@ -161,12 +163,17 @@ def operator_actions_of_run(ctx: CheckContext) -> str:
     return "force delete, Node deletion"
 
 
-def _ends(ctx: CheckContext, pod: str) -> str:
+def _ends(ctx: CheckContext, pod: str, namespace: str | None) -> str:
+    """What ends a pod's Terminating state on a lost node; the force delete names ``pod`` in
+    ``namespace`` as the manifest writes it (pasted without it, kubectl deletes a pod of that
+    name in the current context's namespace; ``None`` for a manifest that leaves the
+    namespace to the apply, which then uses the same one)."""
     detach = force_detach_phrase(ctx)
+    where = f" -n {namespace}" if namespace else ""
     common = f"""What ends it: the kubelet coming back; the Node object being deleted (by an
 operator, or by the cloud node controller when the VM is gone), after which PodGC force-deletes
 the pod within about a minute (gc_controller.go#gcOrphaned) and a ReadWriteOnce volume is
-force-detached {detach}; a force delete (kubectl delete pod {pod} --grace-period=0 --force),
+force-detached {detach}; a force delete (kubectl delete pod {pod}{where} --grace-period=0 --force),
 with the same wait for the volume (reconciler.go#reconcile, maxWaitForUnmountDuration)"""
     if out_of_service_works(ctx) and not out_of_service_tolerated(ctx):
         ends = """; or the node.kubernetes.io/out-of-service taint (non-graceful node
@@ -232,7 +239,7 @@ def _note_explanation(ctx: CheckContext) -> str:
         node-deleted-after-s) and node loss is simulated that way."""
         )
         + "\n\n"
-        + _ends(ctx, "POD")
+        + _ends(ctx, "POD", "NAMESPACE")
     )
 
 

@@ -34,9 +34,10 @@ class NoAutomaticPromotion(Rule):
         promoters = set(system.promoted_by)
         if promoters & companions(ctx) or self._beside(ctx, promoters, system.id):
             return
-        named = " or ".join(sorted(promoters)) or "a failover manager"
+        # (the catalog's promoters, when it names some: "(a failover manager)" said nothing)
+        named = f" ({' or '.join(sorted(promoters))})" if promoters else ""
         msg = (
-            f"{system.id} has one writer and nothing here promotes a replica ({named}): writes "
+            f"{system.id} has one writer and nothing here promotes a replica{named}: writes "
             f"stop while the primary is down, though {n} replicas run"
         )
 
@@ -51,7 +52,7 @@ class NoAutomaticPromotion(Rule):
                 {n} replicas as interchangeable overstates what a node loss leaves."""
             )
             fix = paragraph(
-                f"""Fix: run a failover manager ({named}), or an operator that promotes a
+                f"""Fix: run a failover manager{named}, or an operator that promotes a
                 replica, and point clients at the current primary through it; or accept
                 that writes wait for the primary and set the node-loss objective to
                 match."""

@@ -180,6 +180,15 @@ def _verdicts(cache: Path, key: str = "k") -> schemacache.Verdicts:
     return schemacache.Verdicts(cache, "t.verdicts", key)
 
 
+def _kept(verdicts: schemacache.Verdicts, value: object) -> bytes:
+    """The digest of ``value``, added to ``verdicts`` and saved."""
+    digest = verdicts.digest(value)
+    assert digest is not None
+    verdicts.add(digest)
+    verdicts.save()
+    return digest
+
+
 def test_verdicts_are_keyed_by_their_schema(cache_home: Path) -> None:
     cache = schemacache.directory()
     assert cache is not None
@@ -242,11 +251,7 @@ def test_verdicts_are_appended_then_rewritten_sorted(
 def test_torn_linked_or_foreign_verdict_files_are_not_trusted(cache_home: Path) -> None:
     cache = schemacache.directory()
     assert cache is not None
-    v = _verdicts(cache)
-    digest = v.digest({"a": 1})
-    assert digest is not None
-    v.add(digest)
-    v.save()
+    digest = _kept(_verdicts(cache), {"a": 1})
     path = cache / "t.verdicts"
     good = path.read_bytes()
     key_and_salt, records = good[: schemacache.HEAD - 8], good[schemacache.HEAD :]
@@ -315,24 +320,13 @@ def test_a_verdict_file_keeps_its_limits(cache_home: Path, monkeypatch: pytest.M
 def test_a_file_replaced_meanwhile_is_not_appended_to(cache_home: Path) -> None:
     cache = schemacache.directory()
     assert cache is not None
-    first = _verdicts(cache)
-    d1 = first.digest({"n": 1})
-    assert d1 is not None
-    first.add(d1)
-    first.save()
+    d1 = _kept(_verdicts(cache), {"n": 1})
     reader = _verdicts(cache)  # reads the file with d1
-    rewriter = _verdicts(cache)
-    d2 = rewriter.digest({"n": 2})
-    assert d2 is not None
-    rewriter.add(d2)
-    rewriter.save()  # an append: same file
+    _kept(_verdicts(cache), {"n": 2})  # an append: same file
     os.rename(cache / "t.verdicts", cache / "t.old")
     (cache / "t.verdicts").write_bytes((cache / "t.old").read_bytes())  # another inode
     os.chmod(cache / "t.verdicts", 0o600)
-    d3 = reader.digest({"n": 3})
-    assert d3 is not None
-    reader.add(d3)
-    reader.save()  # not appended to a file it did not read: rewritten sorted
+    d3 = _kept(reader, {"n": 3})  # not appended to a file it did not read: rewritten sorted
     raw = (cache / "t.verdicts").read_bytes()
     count = int.from_bytes(raw[schemacache.HEAD - 8 : schemacache.HEAD], "big")
     assert count == (len(raw) - schemacache.HEAD) // schemacache.RECORD == 2
@@ -346,11 +340,7 @@ def test_the_cache_keeps_a_bounded_number_of_verdict_files(
     assert cache is not None
     monkeypatch.setattr(schemacache, "MAX_VERDICT_FILES", 3)
     for n in range(6):
-        v = schemacache.Verdicts(cache, f"k{n}.verdicts", f"kind {n}")
-        d = v.digest({"n": n})
-        assert d is not None
-        v.add(d)
-        v.save()
+        _kept(schemacache.Verdicts(cache, f"k{n}.verdicts", f"kind {n}"), {"n": n})
         os.utime(cache / f"k{n}.verdicts", ns=(n * 10**9, n * 10**9))
     assert sorted(p.name for p in cache.glob("*.verdicts")) == [
         "k3.verdicts",

@@ -440,16 +440,8 @@ def _validator_identity() -> str:
             continue
         if "__init__.py" not in names:  # (not the package: a namespace folder)
             continue
-        parts = []
-        for n in names:
-            if n.endswith((".py", ".so", ".pyd")):
-                try:
-                    st = os.stat(os.path.join(folder, n))
-                except OSError:
-                    parts.append(f"{n}:?")
-                else:
-                    parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
-        return f"{os.path.realpath(folder)} " + " ".join(parts)
+        files = [Path(folder, n) for n in names if n.endswith((".py", ".so", ".pyd"))]
+        return schemacache.source_key(*(f for f in files if f.is_file()))
     return ""
 
 
@@ -462,12 +454,8 @@ def _checks_identity() -> str:
 
     from .embedded_sim import disruption, podtemplate, quantity, selectors, versions
 
-    parts = []
-    for module in (sys.modules[__name__], disruption, podtemplate, quantity, selectors, versions):
-        path = module.__file__ or ""
-        st = os.stat(path)
-        parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
-    return " ".join(parts)
+    modules = (sys.modules[__name__], disruption, podtemplate, quantity, selectors, versions)
+    return schemacache.source_key(*(Path(m.__file__ or "") for m in modules))
 
 
 def save_verdicts() -> None:

@@ -433,20 +433,3 @@ def test_the_lines_of_at_most_a_few_files_are_kept_while_results_are_written(
         assert lines.line(path, 3) is None
         assert len(lines._files) <= _Lines.KEPT_FILES
     assert lines.line(paths[0], 1) == "a: 0"  # read again after it was let go
-
-
-@pytest.mark.parametrize(
-    "doc",
-    [
-        {"a": [], "b": {}, "c": [1, {"d": None, "e": True}], "f": "x\u2028y\u00e9\U0001f600"},
-        {"text": "".join(chr(i) for i in range(0x800)) + "\ufeff\u2029"},
-        {"n": 2**70, "m": -1, "k": {1: "int key"}},  # (json writes the key "1", as msgspec)
-        {"ratio": 1e300, "half": 0.5, "zero": -0.0},  # floats: json's text
-        {"path": "caf\udce9.yaml"},  # a lone surrogate (an undecodable file name)
-        ("tuple", ["nested", ("deep",)]),
-    ],
-)
-def test_the_envelope_is_indented_as_json_dumps_writes_it(doc: object) -> None:
-    from ssrisk.reporters.sarif import _indented
-
-    assert _indented(doc) == json.dumps(doc, indent=2, ensure_ascii=False)

@@ -39,6 +39,7 @@ from ..model import Finding, Severity
 from ..references import reference_urls
 from ..settings import DEFAULT_KUBE_VERSION
 from . import Reporter
+from .jsontext import dumps, dumps_indented
 from .repository import stream_source
 
 if TYPE_CHECKING:
@@ -548,69 +549,35 @@ class _Log:
             yield result
 
 
-def _indented(doc: Any) -> str:
-    """``json.dumps(doc, indent=2, ensure_ascii=False)``, by msgspec's C encoder when its text
-    is the same: a document without floats (msgspec writes ``1e300`` where json writes
-    ``1e+300``) and without lone surrogates (which msgspec refuses). The envelope is about
-    350 KB (the rule descriptors' help): about 2 ms less of a one-file run."""
-    if not _has_float(doc):
-        import msgspec
-
-        try:
-            return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode()
-        except (TypeError, ValueError, OverflowError, UnicodeError):
-            pass
-    return json.dumps(doc, indent=2, ensure_ascii=False)
-
-
-def _has_float(value: Any) -> bool:
-    todo = [value]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, float):
-            return True
-        if isinstance(v, dict):
-            todo.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            todo.extend(v)
-    return False
-
-
 def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
     """Write the SARIF log of ``report`` to ``out`` as JSON, one result at a time: a result
     and its explanation are made when written and dropped after, so memory does not grow
     with the number of findings.
 
     The envelope (tool, rules, invocation) is indented as ``json.dumps(log, indent=2)``
-    writes it; each result is one line (compact JSON, by the C encoder: indenting tens of
-    thousands of results in Python cost about a fifth of a large run). The document is the
-    log :func:`sarif_log` gives.
+    writes it; each result is one line (as ``json.dumps`` writes it, by msgspec's encoder:
+    :mod:`ssrisk.reporters.jsontext`; indenting tens of thousands of results in Python cost
+    about a fifth of a large run). The document is the log :func:`sarif_log` gives.
     """
-    from .escape import json_text
-
     log = _Log(report, rules)
     doc = log.envelope()
     if not report.findings:
-        out.write(json_text(_indented(doc)) + "\n")
+        out.write(dumps_indented(doc) + "\n")
         return
     # The envelope is dumped with a placeholder result (a token no input can predict) where
     # the results go; the text on either side of it is written around them.
     token = "ssrisk-results-" + os.urandom(16).hex()  # (what token_hex does, without imports)
     doc["runs"][0]["results"] = [token]
-    head, sep, tail = json_text(_indented(doc)).partition(f'"{token}"')
+    head, sep, tail = dumps_indented(doc).partition(f'"{token}"')
     if not sep or token in tail:  # (cannot happen: the token is only in the placeholder)
         raise AssertionError("SARIF placeholder result not found once")
     del doc
     indent = head[head.rindex("\n") + 1 :]  # the placeholder's line up to it: its indent
     out.write(head)
     for i, result in enumerate(log.results()):
-        text = json_text(_COMPACT(result))
+        text = dumps(result)
         out.write(f",\n{indent}{text}" if i else text)
     out.write(tail + "\n")
-
-
-#: JSON as ``json.dumps(..., ensure_ascii=False)`` writes it (the C encoder), made once.
-_COMPACT = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _region(f: Finding, line_text: str | None) -> dict[str, int]:

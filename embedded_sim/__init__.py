@@ -113,10 +113,13 @@ class Simulator:
             key = prep.key_for(scenario)
             cached = CACHE.get(key)
             if cached is None:
+                cached = CACHE.load(key)  # (kept by an earlier process: `memo.ResultStore`)
+            if cached is None:
                 cached, _ = run(
                     prep.statefulset(), scenario, pdbs=prep.pdbs(), budget=budget, **self._kwargs
                 )
                 CACHE.put(key, cached)
+                CACHE.save(key, cached)
             elif budget is not None:  # as if it ran: the same steps with or without the cache
                 if cached.shape_search is not None:
                     budget.charge_once(*cached.shape_search)
@@ -178,7 +181,8 @@ def simulate(
     `pdbs` are the PodDisruptionBudgets that select the set's pods; `storage_classes` and
     `persistent_volumes` the objects of those kinds in the input; times in seconds. Results are
     memoised (`memo.py`, LRU of 4096 behaviours, keyed without names and label values), so
-    StatefulSets that differ only in names cost one run; `use_cache=False` always runs.
+    StatefulSets that differ only in names cost one run, and kept between processes when
+    `memo.CACHE.store` is set (`persist.py`); `use_cache=False` always runs.
     The returned object is the caller's own copy. To run several scenarios of one set, a
     :class:`Simulator` parses its inputs once. `max_steps` bounds the work (budget.py): past
     it the result has `budget_exhausted` set and concludes nothing.

@@ -25,11 +25,12 @@ import dataclasses
 from _thread import allocate_lock
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import msgspec
 
 from .disruption import DisruptionBudget
+from .persist import FORMAT, decode_result, encode_result, key_bytes
 from .podtemplate import PodTemplate, SetSpec
 from .profile import ClusterProfile
 from .result import PodResult, ScenarioResult, TimelineEvent
@@ -60,7 +61,23 @@ def _freeze(v: Any) -> Hashable:
         return _freeze({name: getattr(v, name) for name in names})
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return _freeze({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})
-    return ("repr", repr(v))
+    return _Unstable(repr(v))
+
+
+class _Unstable:
+    """A key part known only by its ``repr``: equal within a process, never kept outside it
+    (a repr may name a memory address; `persist.key_bytes` cannot encode this)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unstable) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(("repr", self.text))
 
 
 _KEY_FIELDS: tuple[str, ...] = tuple(
@@ -390,11 +407,24 @@ def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
     return RenamedResult(res, prep)
 
 
+class ResultStore(Protocol):
+    """Bytes kept between processes under a digest of a cache key (16 bytes): what a caller
+    gives `ResultCache.store` (ssrisk keeps them in the user's cache directory). Both methods
+    must not raise for a missing or unreadable entry."""
+
+    def load(self, digest_input: bytes) -> bytes | None: ...
+
+    def save(self, digest_input: bytes, data: bytes) -> None: ...
+
+
 class ResultCache:
-    """Bounded LRU of placeholder-named results (thread-safe)."""
+    """Bounded LRU of placeholder-named results (thread-safe), and optionally a `store` that
+    keeps them between processes (`persist.py` says which results it keeps)."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
+        self.store: ResultStore | None = None
+        self.store_hits = 0
         self._data: OrderedDict[Hashable, ScenarioResult] = OrderedDict()
         self._keys: dict[Hashable, Hashable] = {}
         self._lock = allocate_lock()  # (threading.Lock, without importing threading)
@@ -430,22 +460,56 @@ class ResultCache:
             while len(self._data) > self.max_entries:
                 self._data.popitem(last=False)
 
+    def load(self, key: Hashable) -> ScenarioResult | None:
+        """The result `store` keeps for `key` (then held in memory too), or `None`."""
+        store = self.store
+        if store is None:
+            return None
+        raw_key = _stored_key(key)
+        data = store.load(raw_key) if raw_key is not None else None
+        res = decode_result(data) if data is not None else None
+        if res is not None:
+            self.put(key, res)
+            with self._lock:
+                self.store_hits += 1
+        return res
+
+    def save(self, key: Hashable, res: ScenarioResult) -> None:
+        """Give `store` the result of `key` (when it keeps such results)."""
+        store = self.store
+        if store is None:
+            return
+        raw_key = _stored_key(key)
+        data = encode_result(res) if raw_key is not None else None
+        if raw_key is not None and data is not None:
+            store.save(raw_key, data)
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
             self._keys.clear()
             self.hits = 0
             self.misses = 0
+            self.store_hits = 0
 
     def info(self) -> dict[str, int]:
-        """{"hits", "misses", "size", "max_entries"} since the last clear."""
+        """{"hits", "misses", "store_hits", "size", "max_entries"} since the last clear
+        (`store_hits`: misses that `store` answered)."""
         with self._lock:
             return {
                 "hits": self.hits,
                 "misses": self.misses,
+                "store_hits": self.store_hits,
                 "size": len(self._data),
                 "max_entries": self.max_entries,
             }
+
+
+def _stored_key(key: Hashable) -> bytes | None:
+    """`key` (``(scenario, _HashedKey)``) in its stable encoding, or `None`."""
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], _HashedKey):
+        return key_bytes((FORMAT, key[0], key[1].value))
+    return None
 
 
 CACHE = ResultCache()

@@ -245,6 +245,10 @@ def check_loaded(
     the files whose useless suppressions get a warning (default: all).
     """
     report, inventory, checked = prepare(loaded, errors, settings, context, related, select)
+    if checked:
+        from .simcache import attach
+
+        attach()  # (results kept between runs: the user's cache, unless it is off)
     active = [r for r in rules if settings.rule_enabled(r.id)]
     report.rules_run = [r.id for r in active]
     findings, rule_errors, sim_notices, run_notes = evaluate(inventory, active, settings, checked)

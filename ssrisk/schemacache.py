@@ -49,8 +49,9 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-def directory() -> Path | None:
-    """The schema cache directory, created if missing; ``None`` when it is off or unsafe."""
+def directory(*parts: str) -> Path | None:
+    """The schema cache directory (``parts``: another directory under
+    ``$XDG_CACHE_HOME/ssrisk``), created if missing; ``None`` when it is off or unsafe."""
     if os.environ.get("SSRISK_NO_CACHE"):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or ""
@@ -60,16 +61,19 @@ def directory() -> Path | None:
             return None
         base = os.path.join(home, ".cache")
     path = Path(base)
-    for part in (path, path / "ssrisk", path / "ssrisk" / "schemas"):
+    chain = [path, path / "ssrisk"]
+    for name in parts or ("schemas",):
+        chain.append(chain[-1] / name)
+    for level in chain:
         try:
-            os.mkdir(part, 0o700)
+            os.mkdir(level, 0o700)
         except FileExistsError:
             pass
         except OSError:
             return None
-        if not _private_directory(part):
+        if not _private_directory(level):
             return None
-    return path / "ssrisk" / "schemas"
+    return chain[-1]
 
 
 def _private_directory(path: Path) -> bool:

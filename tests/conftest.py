@@ -30,6 +30,16 @@ def ssrisk_executable() -> str:
     return found
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache_directory(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The suite's cache (schemas, verdicts, simulation results) is its own, made empty for
+    each run: what it finds there is what the suite wrote, never the user's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        patch.delenv("SSRISK_NO_CACHE", raising=False)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests see no GitHub Actions workspace (outputs spell paths relative to it when set);

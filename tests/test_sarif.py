@@ -356,6 +356,42 @@ def test_the_project_urls_read_beside_the_package_are_importlib_metadata_s(
     assert dist_info_urls(str(tmp_path / "absent")) is None
 
 
+def test_an_editable_install_s_urls_are_read_from_the_first_site_that_has_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Away from the package (an editable install), the first ``sys.path`` directory with an
+    ssrisk distribution is read when it is one ``dist-info``, as importlib.metadata finds
+    it; an ``egg-info`` there (a source tree's) is left to importlib.metadata."""
+    import importlib.metadata
+    import os
+
+    from ssrisk.reporters import sarif
+
+    package_site = os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(sarif.__file__)))
+    )
+    if sarif.dist_info_urls(package_site) is not None:
+        pytest.skip("a wheel install: its metadata is beside the package")
+    empty, site, later = tmp_path / "empty", tmp_path / "site", tmp_path / "later"
+    for d in (empty, site, later):
+        d.mkdir()
+    for d, url in ((site, "https://first.example.org"), (later, "https://later.example.org")):
+        (d / "ssrisk-9.0.dist-info").mkdir()
+        (d / "ssrisk-9.0.dist-info" / "METADATA").write_text(
+            f"Name: ssrisk\nProject-URL: Source, {url}\n\n", encoding="utf-8"
+        )
+    monkeypatch.setattr(sys, "path", [str(empty), str(site), str(later)])
+    assert sarif.project_urls() == ["Source, https://first.example.org"]
+
+    class _Metadata:
+        def get_all(self, name: str) -> list[str]:
+            return ["Source, https://from.importlib.example.org"]
+
+    monkeypatch.setattr(importlib.metadata, "metadata", lambda name: _Metadata())
+    (site / "ssrisk.egg-info").mkdir()
+    assert sarif.project_urls() == ["Source, https://from.importlib.example.org"]
+
+
 def test_streamed_sarif_is_the_whole_log_dumped() -> None:
     """What ``--format sarif`` writes one result at a time is the whole log
     (:func:`ssrisk.reporters.sarif.sarif_log`): its envelope as ``json.dumps(indent=2)``

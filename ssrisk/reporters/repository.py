@@ -30,17 +30,27 @@ WORKSPACE_VARIABLE = "GITHUB_WORKSPACE"
 class RepositoryPaths:
     """Maps input paths to ``(root, path relative to root)`` for one report.
 
-    The workspace is read once, when the object is made (one report, one environment).
+    The workspace is read once, when the object is made (one report, one environment), and
+    each path is resolved once (a file's findings share its path: a SARIF log of 10,000
+    documents resolved 9,757 paths for 3,334 files, each a system call per directory level).
     """
 
     def __init__(self) -> None:
         workspace = os.environ.get(WORKSPACE_VARIABLE, "")
         self.workspace = os.path.realpath(workspace) if os.path.isdir(workspace) else None
         self._cwd = os.path.realpath(os.getcwd())
+        self._resolved: dict[str, tuple[str, str] | None] = {}
 
     def relative(self, path: str) -> tuple[str, str] | None:
         """``(root, posix path relative to root)`` of ``path`` (a file as an output names it),
         or ``None``: standard input, or a file outside the repository root."""
+        try:
+            return self._resolved[path]
+        except KeyError:
+            found = self._resolved[path] = self._relative(path)
+            return found
+
+    def _relative(self, path: str) -> tuple[str, str] | None:
         if not path or path.startswith("<"):
             return None
         absolute = os.path.abspath(path)

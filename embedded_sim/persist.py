@@ -13,7 +13,8 @@ The simulator does no I/O: a caller that wants results kept between runs gives
 * **Results.** Every field of `ScenarioResult` but the namespace (which the first caller's
   cached result holds and no renamed copy reads: each takes its caller's) is written in
   order, exactly typed (an int stays an int, a tuple a tuple), and read back through typed
-  mirrors (`_Stored`), so a truncated or foreign file fails to decode (`None`) rather than
+  mirrors (`_Stored`; a mirror keeps each number's type where the result's own type says
+  `float` and may hold an int), so a truncated or foreign file fails to decode (`None`) rather than
   making a result. A result whose `shape_search` is set (the assumed shape's search, charged
   once per budget by a key that lives in one process: `simulation._GROWN_SHAPES`) or whose
   budget ran out is not encoded: it is run again, as without a store.
@@ -42,23 +43,6 @@ class _Pod(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     node: str | None
 
 
-class _Placement(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    worst_node: int
-    spread_node: int
-    worst_zone: int
-    spread_zone: int
-    limits: tuple[str, ...]
-    unplaced: tuple[int, ...]
-    not_simulated: tuple[str, ...]
-
-
-class _Shape(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
-    zones: int
-    nodes_per_zone: int
-    text: str
-    source: str
-
-
 class _Goal(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     name: str
     completed: bool
@@ -85,8 +69,8 @@ class _Stored(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     placement: str
     description: str
     failed_nodes: list[str]
-    placement_basis: _Placement | None
-    cluster_shape: _Shape | None
+    placement_basis: PlacementFacts | None  # (no float: decoded as they are)
+    cluster_shape: ClusterShape | None
     not_back_because: str | None
     replicas_on_failed_nodes: int
     node_unknown_range_s: tuple[Number, Number]
@@ -127,7 +111,7 @@ def encode_result(res: ScenarioResult) -> bytes | None:
             value = ""  # (a renamed copy takes its caller's: `memo.RenamedResult`)
         elif name == "pods":
             value = {k: (p.unavailable_s, p.node) for k, p in value.items()}
-        elif name in ("placement_basis", "cluster_shape", "goal") and value is not None:
+        elif name == "goal" and value is not None:
             value = [getattr(value, f) for f in value.__struct_fields__]
         row.append(value)
     try:
@@ -145,12 +129,7 @@ def decode_result(data: bytes) -> ScenarioResult | None:
     values = {name: getattr(s, name) for name in _FIELDS}
     values["pods"] = {k: PodResult(p.unavailable_s, p.node) for k, p in s.pods.items()}
     values["timeline"] = [TimelineEvent(*e) for e in s.timeline]
-    for name, kind in (
-        ("placement_basis", PlacementFacts),
-        ("cluster_shape", ClusterShape),
-        ("goal", Goal),
-    ):
-        part = values[name]
-        if part is not None:
-            values[name] = kind(*(getattr(part, f) for f in part.__struct_fields__))
+    goal = s.goal
+    if goal is not None:
+        values["goal"] = Goal(goal.name, goal.completed, goal.duration_s, goal.timed)
     return ScenarioResult(**values)

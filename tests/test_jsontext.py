@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssrisk.reporters.escape import json_text
-from ssrisk.reporters.jsontext import dumps, dumps_indented, plain
+from ssrisk.reporters.jsontext import dumps, plain
 
 
 class _Level(enum.IntEnum):
@@ -41,7 +41,7 @@ CASES = [
 @pytest.mark.parametrize("value", CASES)
 def test_the_text_is_json_dumps(value: object) -> None:
     assert dumps(value) == json_text(json.dumps(value, ensure_ascii=False))
-    assert dumps_indented(value) == json_text(json.dumps(value, indent=2, ensure_ascii=False))
+    assert dumps(value, indent=2) == json_text(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 def test_floats_with_an_exponent_or_not_finite_are_not_plain() -> None:
@@ -74,4 +74,4 @@ _VALUES = st.recursive(
 @given(_VALUES)
 def test_random_values_are_written_as_json_dumps_writes_them(value: object) -> None:
     assert dumps(value) == json_text(json.dumps(value, ensure_ascii=False))
-    assert dumps_indented(value) == json_text(json.dumps(value, indent=2, ensure_ascii=False))
+    assert dumps(value, indent=2) == json_text(json.dumps(value, indent=2, ensure_ascii=False))

@@ -27,6 +27,7 @@ _ENCODE = msgspec.json.Encoder().encode
 _FORMAT = msgspec.json.format
 #: ``json.dumps(..., ensure_ascii=False)``, made once.
 _DUMPS = json.JSONEncoder(ensure_ascii=False).encode
+#: ``json.dumps(..., indent=2, ensure_ascii=False)``, made once.
 _INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2).encode
 #: Errors msgspec raises for what it cannot write (a lone surrogate: UnicodeEncodeError).
 _REFUSED = (TypeError, ValueError, OverflowError, UnicodeError)
@@ -55,22 +56,13 @@ def plain(value: Any) -> bool:
     return False
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, indent: int = 0) -> str:
     """``json_text(json.dumps(value, ensure_ascii=False))``: one line, with ``", "`` and
-    ``": "`` between items. Raises as ``json.dumps`` does for what JSON cannot hold."""
+    ``": "`` between items; with ``indent`` 2, as ``json.dumps(..., indent=2)`` lays it out.
+    Raises as ``json.dumps`` does for what JSON cannot hold."""
     if plain(value):
         try:
-            return _FORMAT(_ENCODE(value), indent=0).decode()
+            return _FORMAT(_ENCODE(value), indent=indent).decode()
         except _REFUSED:
             pass
-    return json_text(_DUMPS(value))
-
-
-def dumps_indented(value: Any) -> str:
-    """``json_text(json.dumps(value, indent=2, ensure_ascii=False))``."""
-    if plain(value):
-        try:
-            return _FORMAT(_ENCODE(value), indent=2).decode()
-        except _REFUSED:
-            pass
-    return json_text(_INDENTED(value))
+    return json_text((_INDENTED if indent else _DUMPS)(value))

@@ -40,7 +40,7 @@ from ..model import Finding, Severity
 from ..references import reference_urls
 from ..settings import DEFAULT_KUBE_VERSION
 from . import Reporter
-from .jsontext import dumps, dumps_indented
+from .jsontext import dumps
 from .repository import stream_source
 
 if TYPE_CHECKING:
@@ -585,13 +585,13 @@ def write_sarif(report: Report, rules: dict[str, Rule], out: TextIO) -> None:
     log = _Log(report, rules)
     doc = log.envelope()
     if not report.findings:
-        out.write(dumps_indented(doc) + "\n")
+        out.write(dumps(doc, indent=2) + "\n")
         return
     # The envelope is dumped with a placeholder result (a token no input can predict) where
     # the results go; the text on either side of it is written around them.
     token = "ssrisk-results-" + os.urandom(16).hex()  # (what token_hex does, without imports)
     doc["runs"][0]["results"] = [token]
-    head, sep, tail = dumps_indented(doc).partition(f'"{token}"')
+    head, sep, tail = dumps(doc, indent=2).partition(f'"{token}"')
     if not sep or token in tail:  # (cannot happen: the token is only in the placeholder)
         raise AssertionError("SARIF placeholder result not found once")
     del doc

@@ -20,7 +20,8 @@ the set's simulation budget the steps the run took, as an in-process hit does.
 * **Entries.** A file per result, named after a 16-byte BLAKE2b digest of its key (the
   behaviour: the parsed workload without names, the storage it resolves to, the PDBs'
   budgets, the scenario, Kubernetes version, feature gates, cluster profile and horizon)
-  keyed with the identity. At most :data:`MAX_ENTRIES` files of at most :data:`MAX_BYTES`.
+  keyed with the identity. At most :data:`MAX_ENTRIES` files of at most :data:`MAX_BYTES`,
+  :data:`MAX_TOTAL_BYTES` in all.
 * **Safety.** As the schema cache (:mod:`ssrisk.schemacache`): directories that are real,
   private and this user's; files opened without following links or waiting on a FIFO,
   regular, private and this user's, written to a new private file and renamed into place.
@@ -41,6 +42,9 @@ from . import schemacache
 MAX_ENTRIES = 8192
 #: A result file larger than this is not read (a 250-replica set's is about 40 KB).
 MAX_BYTES = 1024 * 1024
+#: Bytes of result files an identity's directory holds at most (a repository of large sets
+#: cannot fill the disk: MAX_ENTRIES files of MAX_BYTES would be 8 GiB).
+MAX_TOTAL_BYTES = 64 * 1024 * 1024
 #: Directories of other simulator identities kept besides the current one.
 KEPT_IDENTITIES = 3
 
@@ -82,7 +86,7 @@ class SimulationStore:
         self._ready = False
         self._dir: Path | None = None
         self._key = b""
-        self._count: int | None = None
+        self._usage: list[int] | None = None  # (files, bytes) in the directory
 
     def _directory(self) -> Path | None:
         if not self._ready:
@@ -119,21 +123,28 @@ class SimulationStore:
         path = self._directory()
         if path is None or len(data) > MAX_BYTES:
             return
-        if self._count is None:
-            self._count = _entries(path)
+        if self._usage is None:
+            self._usage = _usage(path)
             _prune(self._root, keep=path.name)
-        if self._count >= MAX_ENTRIES:
+        files, size = self._usage
+        if files >= MAX_ENTRIES or size + len(data) > MAX_TOTAL_BYTES:
             return
         if schemacache._replace(path, self._name(digest_input), data) is not None:
-            self._count += 1
+            self._usage = [files + 1, size + len(data)]
 
 
-def _entries(path: Path) -> int:
+def _usage(path: Path) -> list[int]:
+    """``[files, bytes]`` in ``path`` (entries that are not regular files count as full)."""
+    files = size = 0
     try:
         with os.scandir(path) as found:
-            return sum(1 for _ in found)
+            for entry in found:
+                files += 1
+                st = entry.stat(follow_symlinks=False)
+                size += st.st_size if stat.S_ISREG(st.st_mode) else MAX_BYTES
     except OSError:
-        return MAX_ENTRIES  # (unreadable: write nothing)
+        return [MAX_ENTRIES, MAX_TOTAL_BYTES]  # (unreadable: write nothing)
+    return [files, size]
 
 
 def _prune(root: Path, keep: str) -> None:

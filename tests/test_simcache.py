@@ -123,6 +123,21 @@ def test_the_store_holds_at_most_max_entries(home: Path, monkeypatch: pytest.Mon
     assert len(_entries(home)) == 2
 
 
+def test_the_store_holds_at_most_max_total_bytes(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _check(home)
+    kept = _entries(home)
+    sizes = sorted(p.stat().st_size for p in kept)
+    for path in kept:
+        path.unlink()
+    assert len(sizes) >= 2
+    monkeypatch.setattr(simcache, "MAX_TOTAL_BYTES", sum(sizes) - 1)  # (one byte short)
+    _check(home)
+    assert 1 <= len(_entries(home)) < len(kept)
+    assert sum(p.stat().st_size for p in _entries(home)) <= sum(sizes) - 1
+
+
 def test_another_simulator_uses_another_directory_and_old_ones_go(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

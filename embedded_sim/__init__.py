@@ -212,5 +212,6 @@ def cache_clear() -> None:
 
 
 def cache_info() -> dict[str, int]:
-    """{"hits", "misses", "size", "max_entries"} of the result cache since the last clear."""
+    """{"hits", "misses", "store_hits", "size", "max_entries"} of the result cache since the
+    last clear (`store_hits`: misses that a store kept between processes answered)."""
     return CACHE.info()

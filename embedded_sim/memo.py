@@ -408,9 +408,10 @@ def rename(res: ScenarioResult, prep: Prepared) -> ScenarioResult:
 
 
 class ResultStore(Protocol):
-    """Bytes kept between processes under a digest of a cache key (16 bytes): what a caller
-    gives `ResultCache.store` (ssrisk keeps them in the user's cache directory). Both methods
-    must not raise for a missing or unreadable entry."""
+    """Bytes kept between processes for a cache key, given as its stable encoding
+    (`persist.key_bytes`; a store names an entry by a digest of it): what a caller gives
+    `ResultCache.store` (ssrisk keeps them in the user's cache directory). Neither method
+    raises for a missing, unreadable or unwritable entry."""
 
     def load(self, digest_input: bytes) -> bytes | None: ...
 

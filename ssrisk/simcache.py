@@ -20,8 +20,11 @@ the set's simulation budget the steps the run took, as an in-process hit does.
 * **Entries.** A file per result, named after a 16-byte BLAKE2b digest of its key (the
   behaviour: the parsed workload without names, the storage it resolves to, the PDBs'
   budgets, the scenario, Kubernetes version, feature gates, cluster profile and horizon)
-  keyed with the identity. At most :data:`MAX_ENTRIES` files of at most :data:`MAX_BYTES`,
-  :data:`MAX_TOTAL_BYTES` in all.
+  keyed with the identity, that starts with a keyed digest of the key and the result
+  (:data:`SEAL` bytes): an entry with a changed byte, or another key's entry copied in its
+  place, is a miss. At most :data:`MAX_ENTRIES` files of at most :data:`MAX_BYTES`,
+  :data:`MAX_TOTAL_BYTES` in all: a run that finds the directory full removes the least
+  recently written half of it first.
 * **Safety.** As the schema cache (:mod:`ssrisk.schemacache`): directories that are real,
   private and this user's; files opened without following links or waiting on a FIFO,
   regular, private and this user's, written to a new private file and renamed into place.
@@ -47,6 +50,8 @@ MAX_BYTES = 1024 * 1024
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
 #: Directories of other simulator identities kept besides the current one.
 KEPT_IDENTITIES = 3
+#: Bytes of the check each entry starts with (:meth:`SimulationStore._seal`).
+SEAL = 16
 
 
 def _identity() -> str:
@@ -87,6 +92,7 @@ class SimulationStore:
         self._dir: Path | None = None
         self._key = b""
         self._usage: list[int] | None = None  # (files, bytes) in the directory
+        self._evicted = False
 
     def _directory(self) -> Path | None:
         if not self._ready:
@@ -111,12 +117,24 @@ class SimulationStore:
         blake2b = schemacache._blake2b()
         return str(blake2b(digest_input, key=self._key, digest_size=16).hexdigest())
 
+    def _seal(self, digest_input: bytes, data: bytes) -> bytes:
+        """The check an entry starts with: a keyed BLAKE2b digest of its key and its data."""
+        blake2b = schemacache._blake2b()
+        mac = blake2b(digest_input, key=self._key, digest_size=SEAL, person=b"ssrisk-sim-key")
+        mac.update(data)
+        return bytes(mac.digest())
+
     def load(self, digest_input: bytes) -> bytes | None:
-        """The bytes kept for ``digest_input``, or ``None``."""
+        """The bytes kept for ``digest_input``, or ``None`` (also for an entry whose check
+        does not match: a changed byte, or another key's entry in its place)."""
         path = self._directory()
         if path is None:
             return None
-        return schemacache._read_private(path, self._name(digest_input), MAX_BYTES)
+        raw = schemacache._read_private(path, self._name(digest_input), MAX_BYTES + SEAL)
+        if raw is None or len(raw) < SEAL:
+            return None
+        data = raw[SEAL:]
+        return data if raw[:SEAL] == self._seal(digest_input, data) else None
 
     def save(self, digest_input: bytes, data: bytes) -> None:
         """Keep ``data`` for ``digest_input`` (while the directory has room)."""
@@ -127,10 +145,15 @@ class SimulationStore:
             self._usage = _usage(path)
             _prune(self._root, keep=path.name)
         files, size = self._usage
-        if files >= MAX_ENTRIES or size + len(data) > MAX_TOTAL_BYTES:
+        sealed = self._seal(digest_input, data) + data
+        if (files >= MAX_ENTRIES or size + len(sealed) > MAX_TOTAL_BYTES) and not self._evicted:
+            self._evicted = True  # (once a run: the older half goes, the store keeps learning)
+            self._usage = _evict(path)
+            files, size = self._usage
+        if files >= MAX_ENTRIES or size + len(sealed) > MAX_TOTAL_BYTES:
             return
-        if schemacache._replace(path, self._name(digest_input), data) is not None:
-            self._usage = [files + 1, size + len(data)]
+        if schemacache._replace(path, self._name(digest_input), sealed) is not None:
+            self._usage = [files + 1, size + len(sealed)]
 
 
 def _usage(path: Path) -> list[int]:
@@ -145,6 +168,21 @@ def _usage(path: Path) -> list[int]:
     except OSError:
         return [MAX_ENTRIES, MAX_TOTAL_BYTES]  # (unreadable: write nothing)
     return [files, size]
+
+
+def _evict(path: Path) -> list[int]:
+    """Remove the least recently written half of the result files in ``path`` (links and
+    files, unlinked, never followed); ``[files, bytes]`` left. Errors are ignored."""
+    try:
+        with os.scandir(path) as found:
+            entries = [(e.stat(follow_symlinks=False), e) for e in found]
+        files = [(st.st_mtime_ns, e.path) for st, e in entries if not stat.S_ISDIR(st.st_mode)]
+        files.sort()
+        for _, name in files[: (len(files) + 1) // 2]:
+            os.unlink(name)
+    except OSError:
+        pass
+    return _usage(path)
 
 
 def _prune(root: Path, keep: str) -> None:

@@ -30,10 +30,11 @@ def _validated(version: str) -> list[str]:
 
 
 @pytest.fixture
-def cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+def cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("cache-home")  # (outside the tests' checked tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     monkeypatch.delenv("SSRISK_NO_CACHE", raising=False)
-    yield tmp_path
+    yield home
     validation._SCHEMAS.clear()
 
 

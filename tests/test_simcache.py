@@ -39,14 +39,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     monkeypatch.delenv("SSRISK_NO_CACHE", raising=False)
-    (tmp_path / "sts.yaml").write_text(MANIFEST)
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "sts.yaml").write_text(MANIFEST)
     return tmp_path
 
 
 def _check(home: Path) -> str:
     """A run as a new process makes it: nothing of the simulator's in memory."""
     embedded_sim.cache_clear()
-    run = run_cli("check", "--format", "json", str(home / "sts.yaml"))
+    run = run_cli("check", "--format", "json", str(home / "repo" / "sts.yaml"))
     assert run.code in (0, 1), run.err
     return run.out
 
@@ -72,7 +73,8 @@ def test_a_later_run_reads_the_results_and_reports_the_same(home: Path) -> None:
 
 def test_a_renamed_set_is_read_from_the_store(home: Path) -> None:
     _check(home)
-    (home / "sts.yaml").write_text(MANIFEST.replace("db", "orders").replace("shop", "sales"))
+    renamed = MANIFEST.replace("db", "orders").replace("shop", "sales")
+    (home / "repo" / "sts.yaml").write_text(renamed)
     _check(home)
     assert embedded_sim.cache_info()["store_hits"] > 0
 
@@ -91,7 +93,7 @@ def test_links_and_fifos_in_the_store_are_not_followed(home: Path, tmp_path: Pat
     # (a FIFO opened for reading would wait for a writer: a child process, with a timeout)
     code = (
         "import sys; from ssrisk.cli import main; "
-        f"sys.exit(main(['check', '--format', 'json', {str(home / 'sts.yaml')!r}]))"
+        f"sys.exit(main(['check', '--format', 'json', {str(home / 'repo' / 'sts.yaml')!r}]))"
     )
     run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
@@ -120,7 +122,33 @@ def test_no_cache_turns_the_store_off(home: Path, monkeypatch: pytest.MonkeyPatc
 def test_the_store_holds_at_most_max_entries(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(simcache, "MAX_ENTRIES", 2)
     _check(home)
-    assert len(_entries(home)) == 2
+    first = _entries(home)
+    assert len(first) == 2
+    (home / "repo" / "sts.yaml").write_text(MANIFEST.replace("replicas: 3", "replicas: 4"))
+    _check(home)  # (full: the older half goes, and new behaviours are kept)
+    second = _entries(home)
+    assert len(second) == 2 and second != first
+
+
+def test_a_changed_or_misplaced_entry_is_a_miss(home: Path) -> None:
+    first = _check(home)
+    kept = _entries(home)
+    data = [p.read_bytes() for p in kept]
+    kept[0].write_bytes(data[0][:-1] + bytes([data[0][-1] ^ 1]))  # (one bit of the result)
+    kept[1].write_bytes(data[2])  # (another key's entry in its place)
+    assert _check(home) == first
+    assert embedded_sim.cache_info()["store_hits"] == len(kept) - 2
+
+
+def test_a_cache_inside_the_checked_tree_is_not_used(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _check(home)
+    inside = home / "repo" / ".cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(inside))
+    inside.mkdir(mode=0o700)
+    assert _check(home) == first
+    assert list(inside.iterdir()) == []  # (neither read nor written)
 
 
 def test_the_store_holds_at_most_max_total_bytes(

@@ -166,10 +166,7 @@ def load_all(
     missing required fields are warnings and the object is checked as written."""
     from .loading import unchecked_spans
     from .renderers.inputs import load_inputs
-    from .schemacache import exclude_trees
     from .validation import save_verdicts, validate_objects
-
-    exclude_trees(paths)  # (the cache is never used inside a tree that is read)
 
     # Loading allocates hundreds of thousands of long-lived objects and no garbage cycles;
     # the cyclic collector would rescan them over and over (measured: 5x the loading time on

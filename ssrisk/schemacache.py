@@ -15,8 +15,7 @@ keep their document id, so every ``$ref`` resolves to the same definition
 digests of the values that kind's schema accepted (:class:`Verdicts`), so that a run whose
 objects were all validated before does not load the validator at all.
 
-The cache is never inside a checked tree (:func:`exclude_trees`: a cache there is not used),
-nothing in a repository decides its path, and
+The cache is outside any checked repository, nothing in a repository decides its path, and
 all it holds of a repository is digests (at most :data:`MAX_RECORDS` of 16 bytes a kind). It
 is used only when it is safe: every directory of it is a real directory (not a link) owned by
 this user and writable by nobody else, and a cache file is a regular file owned by this user,
@@ -35,7 +34,6 @@ import functools
 import json
 import os
 import stat
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -51,27 +49,9 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-#: The trees this process reads (:func:`ssrisk.confine.tree_of` of every input path): the
-#: cache is never used inside one (a checked repository is the attacker's, who could plant
-#: entries there), whatever ``XDG_CACHE_HOME`` says.
-_CHECKED_TREES: set[str] = set()
-
-
-def exclude_trees(paths: Iterable[str]) -> None:
-    """Note the trees of input ``paths`` (standard input has none): :func:`directory` then
-    refuses a cache inside any of them."""
-    from .confine import Trees
-
-    trees = Trees()
-    for path in paths:
-        if path and path != "-" and not path.startswith("<"):
-            _CHECKED_TREES.add(trees(path))
-
-
 def directory(*parts: str) -> Path | None:
     """The schema cache directory (``parts``: another directory under
-    ``$XDG_CACHE_HOME/ssrisk``), created if missing; ``None`` when it is off or unsafe, or
-    inside a tree this process checks (:func:`exclude_trees`)."""
+    ``$XDG_CACHE_HOME/ssrisk``), created if missing; ``None`` when it is off or unsafe."""
     if os.environ.get("SSRISK_NO_CACHE"):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or ""
@@ -80,12 +60,6 @@ def directory(*parts: str) -> Path | None:
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
-    if _CHECKED_TREES:
-        from .confine import is_inside
-
-        real = os.path.realpath(base)
-        if any(is_inside(real, tree) for tree in _CHECKED_TREES):
-            return None
     path = Path(base)
     chain = [path, path / "ssrisk"]
     for name in parts or ("schemas",):

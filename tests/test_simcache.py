@@ -140,17 +140,6 @@ def test_a_changed_or_misplaced_entry_is_a_miss(home: Path) -> None:
     assert embedded_sim.cache_info()["store_hits"] == len(kept) - 2
 
 
-def test_a_cache_inside_the_checked_tree_is_not_used(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = _check(home)
-    inside = home / "repo" / ".cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(inside))
-    inside.mkdir(mode=0o700)
-    assert _check(home) == first
-    assert list(inside.iterdir()) == []  # (neither read nor written)
-
-
 def test_the_store_holds_at_most_max_total_bytes(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,7 +15,8 @@ keep their document id, so every ``$ref`` resolves to the same definition
 digests of the values that kind's schema accepted (:class:`Verdicts`), so that a run whose
 objects were all validated before does not load the validator at all.
 
-The cache is outside any checked repository, nothing in a repository decides its path, and
+The cache's place comes from the environment (``docs/security.md``: not to be pointed into
+a checkout), nothing in a repository decides its path, and
 all it holds of a repository is digests (at most :data:`MAX_RECORDS` of 16 bytes a kind). It
 is used only when it is safe: every directory of it is a real directory (not a link) owned by
 this user and writable by nobody else, and a cache file is a regular file owned by this user,

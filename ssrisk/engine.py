@@ -5,8 +5,10 @@ One direction, no cycles: loading knows nothing of rules, rules nothing of repor
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
+import os
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -406,7 +408,7 @@ PARALLEL_MIN_STATEFULSETS = 200
 PARALLEL_PROBE = 100
 PARALLEL_MIN_SECONDS = 1.0
 
-# What forked workers read: set just before the pool forks, so nothing is pickled to them.
+# What forked workers read: set just before the workers fork, so nothing is pickled to them.
 _WORK: tuple[Inventory, Sequence[Rule], Settings, Sequence[K8sObject]] | None = None
 
 _Part = tuple[list[Finding], list[InputError], list[Notice], list[RunNote]]
@@ -663,10 +665,9 @@ def _evaluate(
     jobs = min(jobs, max(1, total // (PARALLEL_MIN_STATEFULSETS // 2)))
     if jobs <= 1 or total < PARALLEL_MIN_STATEFULSETS:
         return _evaluate_range(inventory, rules, settings, statefulsets)
-    import multiprocessing  # not imported by small runs such as pre-commit's: start-up time
     import time
 
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not hasattr(os, "fork"):
         return _evaluate_range(inventory, rules, settings, statefulsets)
     parts: list[_Part] = []
     begin = 0
@@ -688,14 +689,8 @@ def _evaluate(
         return _joined(parts)
     _WORK = (inventory, rules, settings, statefulsets)
     try:
-        # The workers take every slice but the first, which this process checks
-        # meanwhile: one fork and one result transfer fewer.
-        context = multiprocessing.get_context("fork")
-        with context.Pool(len(slices) - 1, initializer=_worker_signals) as pool:
-            pending = pool.map_async(_evaluate_in_worker, slices[1:])
-            first = _evaluate_slice(slices[0])
-            parts.extend([first, *pending.get()])
-    except OSError:
+        parts.extend(_in_workers(slices))
+    except OSError:  # (no fork or pipe to be had)
         parts.extend(_evaluate_slice(s) for s in slices)
     finally:
         _WORK = None
@@ -711,9 +706,9 @@ def _joined(parts: Sequence[_Part]) -> _Part:
 
 
 def _worker_signals() -> None:
-    """In a forked worker: Ctrl-C is the main process's to handle (it ends the pool), and
-    SIGTERM (how the pool ends a worker) ends it at once, without a traceback; on Linux a
-    worker also dies with the main process."""
+    """In a forked worker: Ctrl-C is the main process's to handle (it kills its workers), and
+    SIGTERM ends it at once, without a traceback; on Linux a worker also dies with the main
+    process."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -746,10 +741,65 @@ def _evaluate_slice(bounds: tuple[int, int]) -> _Part:
     return _evaluate_range(inventory, rules, settings, part)
 
 
-def _evaluate_in_worker(bounds: tuple[int, int]) -> _Part:
-    """A slice checked in a forked worker: its findings go back pickled, their explanations
-    as texts or templates (:class:`ssrisk.model.NamedText`)."""
-    return _evaluate_slice(bounds)
+def _in_workers(slices: Sequence[tuple[int, int]]) -> list[_Part]:
+    """The parts of ``slices``, in order: each slice but the first checked in a forked worker,
+    the first here meanwhile (one fork and one transfer fewer). A worker sends its part back
+    pickled through a pipe, its findings' explanations as texts or templates
+    (:class:`ssrisk.model.NamedText`); a worker that fails or dies has its slice checked here.
+
+    Plain forks, not ``multiprocessing.Pool``: a signal sent to the whole process group
+    (Ctrl-C, ``timeout -s TERM``, a CI runner's cancel) killed a pool worker that was waiting
+    for a task while it held the task queue's read lock, and ``Pool.terminate()`` then waited
+    for that lock for ever (about one run in ten ended by ``timeout -s TERM``). Interrupted
+    here, this process kills its workers (SIGKILL) and reaps them, taking no lock."""
+    import pickle
+    import signal
+
+    workers: list[tuple[int, int, tuple[int, int]]] = []  # (pid, pipe to read, slice)
+    try:
+        for bounds in slices[1:]:
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                code = 1
+                try:
+                    os.close(read)
+                    _worker_signals()
+                    data = pickle.dumps(_evaluate_slice(bounds), pickle.HIGHEST_PROTOCOL)
+                    with open(write, "wb") as pipe:
+                        pipe.write(data)
+                    code = 0
+                finally:
+                    os._exit(code)  # (no clean-up of the parent's: its temporary files)
+            os.close(write)
+            workers.append((pid, read, bounds))
+        parts = [_evaluate_slice(slices[0])]
+        while workers:
+            pid, read, bounds = workers[0]
+            data = _read_all(read)
+            _, status = os.waitpid(pid, 0)
+            workers.pop(0)
+            os.close(read)
+            done = os.waitstatus_to_exitcode(status) == 0 and data
+            parts.append(pickle.loads(data) if done else _evaluate_slice(bounds))
+        return parts
+    finally:
+        for pid, _, _ in workers:  # (interrupted: nothing of theirs is wanted)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid, read, _ in workers:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+            with contextlib.suppress(OSError):
+                os.close(read)
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything a worker writes to pipe ``fd`` until it closes it."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _evaluate_range(

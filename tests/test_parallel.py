@@ -34,6 +34,59 @@ def test_parallel_and_single_process_output_are_identical(tmp_path: Path) -> Non
     assert text_parallel.out == text_serial.out
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(c) for c in text.split()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_signal_to_the_process_group_ends_a_parallel_run(tmp_path: Path) -> None:
+    """``timeout -s TERM`` and CI runners signal the whole process group, workers included: the
+    run ends with its message and code every time, and leaves no worker behind (with
+    multiprocessing's pool about one run in ten waited for ever, in ``Pool.terminate``)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import ssrisk_executable
+
+    _generator()(tmp_path, PARALLEL_MIN_STATEFULSETS + 100)
+    env = {**os.environ, "SSRISK_NO_CACHE": "1"}
+    for signum, code, said in ((signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interr")):
+        for attempt in range(3):
+            proc = subprocess.Popen(
+                [ssrisk_executable(), "check", "--jobs", "2", str(tmp_path)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+            )
+            deadline = time.monotonic() + 60
+            while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            workers = _children(proc.pid)
+            time.sleep(0.05 * attempt)  # (the workers waiting, then busy)
+            os.killpg(proc.pid, signum)
+            try:
+                _, err = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                pytest.fail(f"the run did not end after {signum!r} (attempt {attempt})")
+            assert workers, "no worker was forked"
+            assert proc.returncode == code, err
+            assert said in err.decode()
+            assert "Traceback" not in err.decode()
+            for worker in workers:
+                assert (
+                    not Path(f"/proc/{worker}").exists()
+                    or b"Z" in Path(f"/proc/{worker}/stat").read_bytes().split(b")")[-1][:3]
+                )
+
+
 def test_default_jobs_fork_only_when_the_rest_is_worth_a_second_core() -> None:
     from ssrisk.engine import PARALLEL_MIN_SECONDS, worth_forking
 

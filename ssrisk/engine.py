@@ -216,8 +216,6 @@ def check(
     loaded, errors = load_all(paths, settings)
     extra: list[LoadedFile] = []
     if context:
-        import os
-
         # The checked files are not context too (compared by real path; only files with the
         # name of a checked one need resolving, the context may hold thousands of files).
         seen = {os.path.realpath(lf.path) for lf in loaded}
@@ -568,8 +566,6 @@ def default_processes(cpus: int, load_average: float | None) -> int:
 
 
 def _usable_cpus() -> int:
-    import os
-
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -577,8 +573,6 @@ def _usable_cpus() -> int:
 
 
 def _load_average() -> float | None:
-    import os
-
     try:
         return os.getloadavg()[0]
     except (AttributeError, OSError):

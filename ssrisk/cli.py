@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import json
 import sys
@@ -583,13 +584,13 @@ class _ClosedStream:
     closed_at_start = True
 
     def write(self, text: str) -> int:
-        raise OSError("closed")
+        raise OSError(errno.EBADF, "it was closed before ssrisk started")
 
     def flush(self) -> None:
         return None
 
     def fileno(self) -> int:
-        raise OSError("closed")
+        raise OSError(errno.EBADF, "it was closed before ssrisk started")
 
     def isatty(self) -> bool:
         return False
@@ -644,19 +645,68 @@ def main(argv: Sequence[str] | None = None, *, collection_paused: bool = False) 
     except BrokenPipeError:  # a reader that stopped early; check keeps its own exit code
         _drop_stdout(sys.stdout)
         return ExitCode.ERROR
-    except Exception as exc:  # the last guard: never a traceback to the user
+    except StandardOutputError as exc:
+        _drop_stdout(sys.stdout)
         from .reporters.escape import printable
 
-        say(
-            f"ssrisk: internal error: {type(exc).__name__}: {printable(str(exc))}\n"
-            "This is a bug in ssrisk; please report it with the input that caused it "
-            "(run with SSRISK_DEBUG=1 for the traceback)."
-        )
-        if os.environ.get("SSRISK_DEBUG"):
-            raise
+        say(f"ssrisk: error: cannot write to standard output: {printable(exc.strerror or '')}")
         return ExitCode.ERROR
+    except Exception as exc:  # the last guard: never a traceback to the user
+        return _internal_error(exc)
     finally:
         _on_sigterm(previous)
+
+
+def _internal_error(exc: Exception) -> int:
+    """Say that ``exc`` is ssrisk's bug (re-raised with ``SSRISK_DEBUG`` set, for the
+    traceback); returns the exit code."""
+
+    from .reporters.escape import printable
+
+    say(
+        f"ssrisk: internal error: {type(exc).__name__}: {printable(str(exc))}\n"
+        "This is a bug in ssrisk; please report it with the input that caused it "
+        "(run with SSRISK_DEBUG=1 for the traceback)."
+    )
+    from .envflags import env_flag
+
+    if env_flag("SSRISK_DEBUG"):
+        raise exc
+    return ExitCode.ERROR
+
+
+class StandardOutputError(OSError):
+    """Standard output could not be written (closed before ssrisk started, a full disk, an
+    I/O error): the error of the command's output, not a bug."""
+
+
+class _GuardedOutput:
+    """Standard output as given to every command but ``check`` (which tells each output's
+    error apart and goes on with the others): a write or flush that fails raises
+    :class:`StandardOutputError` (a broken pipe stays ``BrokenPipeError``: a reader that
+    stopped early)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StandardOutputError(exc.errno, exc.strerror or str(exc)) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StandardOutputError(exc.errno, exc.strerror or str(exc)) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 class Terminated(BaseException):
@@ -733,21 +783,22 @@ def _main(argv: Sequence[str] | None) -> int:
     from .config import ConfigError
     from .plugins import PluginError
 
+    guarded = cast(TextIO, _GuardedOutput(sys.stdout))
     try:
         if args.command == "check":
             return cmd_check(args, sys.stdout)
         if args.command == "simulate":
-            return cmd_simulate(args, sys.stdout)
+            return cmd_simulate(args, guarded)
         if args.command == "fix":
-            return cmd_fix(args, sys.stdout)
+            return cmd_fix(args, guarded)
         if args.command == "rules":
-            return cmd_rules(args, sys.stdout)
+            return cmd_rules(args, guarded)
         if args.command == "explain":
-            return cmd_explain(args, sys.stdout)
+            return cmd_explain(args, guarded)
         if args.command == "systems":
-            return cmd_systems(args, sys.stdout)
+            return cmd_systems(args, guarded)
         if args.command == "profile":
-            return cmd_profile(args, sys.stdout)
+            return cmd_profile(args, guarded)
     except (UsageError, PluginError, ConfigError, BaselineError) as exc:
         from .reporters.escape import printable
 

@@ -189,7 +189,7 @@ def test_closed_standard_output_is_an_output_error(tmp_path: Path) -> None:
         timeout=60,
     )
     assert p.returncode == 2, p.stderr
-    assert "cannot write text output: standard output: closed" in p.stderr
+    assert "cannot write text output: standard output: it was closed" in p.stderr
     assert "internal error" not in p.stderr
     out = tmp_path / "r.json"
     p = subprocess.run(
@@ -201,6 +201,37 @@ def test_closed_standard_output_is_an_output_error(tmp_path: Path) -> None:
     )
     assert p.returncode == 0, p.stderr
     assert json.loads(out.read_text())["summary"]["statefulsets"] == 1
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["rules"],
+        ["explain", "single-replica"],
+        ["systems"],
+        ["simulate", "DATA/robust/good.yaml"],
+        ["fix", "--diff", "DATA/robust/good.yaml"],
+    ],
+    ids=lambda c: c[0],
+)
+@pytest.mark.parametrize("redirect", [">&-", ">/dev/full"])
+def test_every_command_says_its_standard_output_failed(command: list[str], redirect: str) -> None:
+    """Standard output closed before the start or on a full disk: an error of the output,
+    exit 2, never "internal error" (each command but ``check`` writes only there)."""
+    import shlex
+    import subprocess
+    import sys
+
+    if redirect == ">/dev/full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    words = [w.replace("DATA", str(DATA)) for w in command]
+    code = "import sys; from ssrisk.cli import main; sys.exit(main(sys.argv[1:]))"
+    line = shlex.join([sys.executable, "-c", code, *words])
+    p = subprocess.run(f"{line} {redirect}", shell=True, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "internal error" not in p.stderr
+    assert p.stderr.startswith("ssrisk: error: cannot write to standard output: "), p.stderr
+    assert len(p.stderr.splitlines()) == 1, p.stderr
 
 
 # --- property: random names ----------------------------------------------------------------------

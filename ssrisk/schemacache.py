@@ -18,14 +18,15 @@ objects were all validated before does not load the validator at all.
 The cache's place comes from the environment (``docs/security.md``: not to be pointed into
 a checkout), nothing in a repository decides its path, and
 all it holds of a repository is digests (at most :data:`MAX_RECORDS` of 16 bytes a kind). It
-is used only when it is safe: every directory of it is a real directory (not a link) owned by
-this user and writable by nobody else, and a cache file is a regular file owned by this user,
+is used only when it is safe: every directory of it is a real directory (not a link; the base,
+``$XDG_CACHE_HOME`` or ``~/.cache``, may be a link to one) owned by this user and writable by
+nobody else, and a cache file is a regular file owned by this user,
 opened without following links, not larger than :data:`MAX_BYTES`, that names the exact
 source files (path, size, modification time) it was derived from. Files are written to a new
 private temporary file and renamed into place (verdicts are also appended). Anything else (no
 home directory, a read-only disk, a file of another version) just means the full definitions
 are read and every object validated, as without a cache; ``SSRISK_NO_CACHE=1`` turns the
-cache off.
+cache off (``0``, ``false``, ``no``, ``off`` or empty leave it on).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from typing import Any
 
 import msgspec
 
+from .envflags import env_flag
+
 #: Bump when what is written changes (the schema hook, the format).
 FORMAT = 1
 #: A cache file larger than this is not read (the largest kind's is about 250 KB).
@@ -53,7 +56,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 def directory(*parts: str) -> Path | None:
     """The schema cache directory (``parts``: another directory under
     ``$XDG_CACHE_HOME/ssrisk``), created if missing; ``None`` when it is off or unsafe."""
-    if os.environ.get("SSRISK_NO_CACHE"):
+    if env_flag("SSRISK_NO_CACHE"):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):  # the XDG spec: a relative value is ignored
@@ -72,14 +75,18 @@ def directory(*parts: str) -> Path | None:
             pass
         except OSError:
             return None
-        if not _private_directory(level):
+        # The base (``$XDG_CACHE_HOME``, ``~/.cache``) is the user's choice and may be a link
+        # to another disk; ssrisk's own directories under it may not.
+        if not _private_directory(level, follow=level is path):
             return None
     return chain[-1]
 
 
-def _private_directory(path: Path) -> bool:
+def _private_directory(path: Path, follow: bool = False) -> bool:
+    """Whether ``path`` is a directory of this user's that nobody else may write to (with
+    ``follow``, the directory a link there leads to; else a link is not)."""
     try:
-        st = os.lstat(path)
+        st = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return False
     return (

@@ -360,11 +360,11 @@ def is_yaml_error(exc: BaseException) -> bool:
 
 def _compiled_reader() -> Any:
     """:mod:`ssrisk._cyaml` configured for this module, or ``None`` when it was not built
-    (no C compiler or libyaml headers at install time) or ``SSRISK_PURE_PYTHON_YAML`` is set
-    to anything but ``0`` (to test or compare the pure-Python reader)."""
-    import os
+    (no C compiler or libyaml headers at install time) or ``SSRISK_PURE_PYTHON_YAML`` is on
+    (:func:`ssrisk.envflags.env_flag`: to test or compare the pure-Python reader)."""
+    from .envflags import env_flag
 
-    if os.environ.get("SSRISK_PURE_PYTHON_YAML", "") not in ("", "0"):
+    if env_flag("SSRISK_PURE_PYTHON_YAML"):
         return None
     try:
         from . import _cyaml

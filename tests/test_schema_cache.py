@@ -78,6 +78,38 @@ def test_an_unsafe_cache_directory_is_not_used(cache_home: Path) -> None:
     assert schemacache.directory() == cache_home / "ssrisk" / "schemas"
 
 
+def test_the_cache_home_may_be_a_link_to_a_private_directory(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~/.cache`` linked to another disk is common: the base may be a link, ssrisk's own
+    directories under it may not, and the base's target must still be private."""
+    target = cache_home / "disk"
+    target.mkdir(mode=0o700)
+    link = cache_home / "linked"
+    link.symlink_to(target)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(link))
+    assert schemacache.directory() == link / "ssrisk" / "schemas"
+    assert (target / "ssrisk" / "schemas").is_dir()
+    os.chmod(target, 0o777)  # the target writable by others
+    assert schemacache.directory() is None
+    os.chmod(target, 0o700)
+    (target / "ssrisk" / "schemas").rmdir()
+    (target / "ssrisk" / "schemas").symlink_to(target)  # a link below the base
+    assert schemacache.directory() is None
+
+
+@pytest.mark.parametrize("value", ["0", "false", "No", " off ", ""])
+def test_a_no_cache_value_that_says_no_leaves_the_cache_on(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("SSRISK_NO_CACHE", value)
+    assert schemacache.directory() == cache_home / "ssrisk" / "schemas"
+    monkeypatch.setenv("SSRISK_NO_CACHE", "1")
+    assert schemacache.directory() is None
+    monkeypatch.setenv("SSRISK_NO_CACHE", "yes")
+    assert schemacache.directory() is None
+
+
 def test_stale_broken_or_linked_cache_files_are_not_read(cache_home: Path) -> None:
     cache = schemacache.directory()
     assert cache is not None

@@ -758,6 +758,31 @@ def ambiguous_option(argv: Sequence[str]) -> str | None:
     return None
 
 
+#: The options that name one file (or several), by their ``argparse`` destination.
+_FILE_OPTIONS = {
+    "config": "--config",
+    "baseline": "--baseline",
+    "write_baseline": "--write-baseline",
+    "helm_values": "--values",
+    "nodes": "FILE",
+    "storage_classes": "--storage-classes",
+}
+
+
+def _empty_file_name(args: argparse.Namespace) -> str | None:
+    """The option given an empty file name, else ``None`` (an empty name was taken as the
+    option not given: ``--baseline ''`` reported every finding and ``--write-baseline ''``
+    wrote nothing, both without a word)."""
+    for dest, option in _FILE_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            return option
+    for _fmt, file in getattr(args, "outputs", None) or []:
+        if file == "":
+            return "--output"
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     tokens = list(sys.argv[1:] if argv is None else argv)
     token = ambiguous_option(tokens)
@@ -773,6 +798,9 @@ def _main(argv: Sequence[str] | None) -> int:
         return ExitCode.ERROR
     parser = build_parser(tokens[0] if tokens and tokens[0] in COMMANDS else None)
     args = parser.parse_args(tokens)
+    empty = _empty_file_name(args)
+    if empty is not None:
+        parser.error(f"argument {empty}: expected a file name, got ''")
     from .renderers.runbudget import start_run
 
     start_run(getattr(args, "render_budget", None))
@@ -1053,11 +1081,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         fixes=args.fixes,
         outputs=tuple(dest for _fmt, dest, _w in writers if dest is not None),
     )
-    refused: tuple[type[Exception], ...] = ()  # (the changed-files planner loads on demand)
-    if args.changed:
+    refused: tuple[type[Exception], ...] = (run.OutputRefused,)
+    if args.changed:  # (the changed-files planner loads on demand)
         from .changed import ChangedError
 
-        refused = (ChangedError,)
+        refused = (run.OutputRefused, ChangedError)
     try:
         done = run.check(request, rules)
     except refused as exc:

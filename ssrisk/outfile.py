@@ -47,6 +47,10 @@ def _symlink_on_the_way(target: str) -> str | None:
     return None
 
 
+#: Links to standard output that CI scripts name as an output file.
+_STANDARD_OUTPUT = frozenset({"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
+
+
 def write_file(path: str, write: Callable[[TextIO], object]) -> None:
     """Create or replace the file ``path`` with what ``write`` writes to the stream it gets
     (UTF-8; characters that cannot be encoded, such as undecodable bytes of file names, are
@@ -59,10 +63,12 @@ def write_file(path: str, write: Callable[[TextIO], object]) -> None:
     link = _symlink_on_the_way(path)
     if link is not None:
         shown = path if os.path.abspath(link) == os.path.abspath(path) else link
-        raise OutputError(
-            f"{path}: refusing to write through the symbolic link {shown}; remove it or "
-            "choose another file"
+        instead = (
+            "write to standard output with --output - (or without --output)"
+            if os.path.abspath(path) in _STANDARD_OUTPUT
+            else "remove it or choose another file"
         )
+        raise OutputError(f"{path}: refusing to write through the symbolic link {shown}; {instead}")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

@@ -13,6 +13,7 @@ calls :func:`check` or :func:`simulate`, writes the outputs and exits.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,79 @@ class SimulationRun(msgspec.Struct):
         return ExitCode.ERROR if self.errors else ExitCode.OK
 
 
+class OutputRefused(ValueError):
+    """An output or baseline file would be written over a file this run reads."""
+
+
+#: A YAML or JSON line that starts an object's ``apiVersion`` (a manifest; ssrisk's reports
+#: quote manifests only inside JSON strings or after a position).
+_API_VERSION_LINE = re.compile(rb"""(?m)^[ \t]*(?:-[ \t]+)?["']?apiVersion["']?[ \t]*:""")
+#: How ssrisk's own JSON files begin (a report, a SARIF log, a baseline): never manifests.
+_OWN_JSON = re.compile(
+    rb"""\A\s*\{\s*"(?:version"\s*:\s*"[^"]*"\s*,\s*"kube_version"|\$schema"\s*:\s*"[^"]*sarif|ssrisk-baseline")"""
+)
+#: How much of an existing output file is read to tell whether it holds manifests.
+_SNIFF_BYTES = 1 << 20
+
+
+def _refuse_overwrites(
+    request: RunRequest, configs: Sequence[Path], baselines: Sequence[str], values: Sequence[str]
+) -> None:
+    """Refuse (:class:`OutputRefused`) to write an output or the ``--write-baseline`` file over
+    a file the run reads or that holds manifests: a PATH, a configuration file, a configured
+    chart's values file, a baseline the run reads (for an output; ``--write-baseline`` may
+    rewrite it), or an existing YAML or JSON file with an ``apiVersion`` line that is not one
+    of ssrisk's own reports (outputs are never read as manifests: the file would be left out
+    of the check and then overwritten by its report)."""
+    from .loading import is_yaml_name
+    from .reporters.escape import printable
+    from .settings import CONFIG_NAMES
+
+    def real(path: str | Path) -> str:
+        return os.path.normcase(os.path.realpath(path))
+
+    reads = {real(p): "the baseline this check reads" for p in baselines}
+    reads.update({real(p): "a values file this check reads" for p in values})
+    reads.update({real(p): "the configuration file of this check" for p in configs})
+    reads.update({real(p): "a PATH of this check" for p in request.paths if p != "-"})
+    dests = [(d, "output") for d in request.outputs]
+    if request.write_baseline:
+        dests.append((request.write_baseline, "--write-baseline file"))
+    for dest, what in dests:
+        why = reads.get(real(dest))
+        if why == "the baseline this check reads" and what != "output":
+            why = None  # (rewriting the baseline)
+        if why is None and os.path.basename(dest) in CONFIG_NAMES and os.path.isfile(dest):
+            why = "a configuration file"
+        if why is None and is_yaml_name(dest):
+            why = _holds_manifests(dest)
+        if why is not None:
+            raise OutputRefused(
+                f"refusing to write the {what} to {printable(dest)}: it is {why}; name another file"
+            )
+
+
+def _holds_manifests(path: str) -> str | None:
+    """``"a file that holds Kubernetes manifests (apiVersion at line N)"`` when the existing
+    regular file ``path`` does (its first MiB), else ``None``."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except (OSError, ValueError):
+        return None
+    if _OWN_JSON.match(head):
+        return None
+    found = _API_VERSION_LINE.search(head)
+    if found is None:
+        return None
+    line = head.count(b"\n", 0, found.start()) + 1
+    return f"a file that holds Kubernetes manifests (apiVersion at line {line})"
+
+
 def settings_by_config(
     request: RunRequest, known: Mapping[str, Sequence[RuleOption]]
 ) -> list[tuple[Settings, list[str]]]:
@@ -113,12 +187,12 @@ def settings_by_config(
         else configs_for(request.paths)
     )
     configs = {p: load_config(p, known) if p else None for p in groups}
-    own = [str(p) for p in groups if p is not None]
-    own += [f for f in (request.baseline, request.write_baseline) if f]
-    own += [c.baseline for c in configs.values() if c is not None and c.baseline]
+    config_files = [p for p in groups if p is not None]
+    baselines = [f for f in (request.baseline, request.write_baseline) if f]
+    baselines += [c.baseline for c in configs.values() if c is not None and c.baseline]
     # a configured chart's values files are its values, not manifests (named as a PATH, they
     # check the variants that read them: ssrisk.renderers.inputs.plan_inputs)
-    own += [
+    values = [
         values
         for c in configs.values()
         if c is not None
@@ -126,7 +200,9 @@ def settings_by_config(
         for variant in variants
         for values in variant.values
     ]
-    own += list(request.outputs)
+    read_baselines = [b for b in baselines if b != request.write_baseline or b == request.baseline]
+    _refuse_overwrites(request, config_files, read_baselines, values)
+    own = [str(p) for p in config_files] + baselines + values + list(request.outputs)
     skip = frozenset(os.path.realpath(f) for f in own)
     out = []
     for config_path, paths in groups.items():

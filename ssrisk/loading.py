@@ -304,13 +304,14 @@ def read_bounded(path: str, limit: int) -> bytes:
 
     A regular file larger than ``limit`` is refused before it is read. A pipe (a path named
     on the command line such as ``<(helm template ...)``) is read until its writer closes it,
-    for at most :data:`PIPE_TIMEOUT_S` seconds; a FIFO that no process writes to reads as
-    empty instead of blocking. Devices and sockets are refused.
+    for at most :data:`PIPE_TIMEOUT_S` seconds; a FIFO that no process writes to is an error
+    at once (nothing to check; not a wait for ever), as is a pipe closed without a byte.
+    Devices and sockets are refused.
 
     Raises:
         TooLarge: past ``limit`` bytes.
         OSError: it cannot be opened or read, is a directory, a device or a socket, or the
-            pipe's writer did not finish in time.
+            pipe had no writer, gave nothing or its writer did not finish in time.
     """
     import select
     import stat
@@ -352,6 +353,8 @@ def read_bounded(path: str, limit: int) -> bytes:
                     break  # the writer closed it, or there never was one
                 chunks.append(chunk)
                 total += len(chunk)
+            if not total:  # (a FIFO whose writer comes later is not waited for)
+                raise OSError("nothing was read from the pipe: no process wrote to it")
         else:
             kind = "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "socket"
             raise OSError(f"not a regular file ({kind})")

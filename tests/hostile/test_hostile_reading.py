@@ -217,8 +217,9 @@ def test_a_fifo_named_on_the_command_line_does_not_block(tmp_path: Path) -> None
         timeout=60,
     )
     assert time.monotonic() - started < 30
-    # a pipe with no writer reads as empty: a notice like any empty input
-    assert p.returncode == 0 and "pipe.yaml: notice: empty file" in p.stdout, p.stdout
+    # a pipe with no writer is an input error (nothing was checked), not an empty file
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "pipe.yaml: error: cannot read file: nothing was read from the pipe" in p.stdout
     assert "good.yaml:" in p.stdout
 
 

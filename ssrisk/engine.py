@@ -304,6 +304,8 @@ def prepare(
     )
     objects = []
     context_objects = [o for lf in context for o in lf.objects if o.kind != "StatefulSet"]
+    for o in context_objects:
+        o.cluster_wide = True
     context_objects += [o for lf in related for o in lf.objects]
     for lf in loaded:
         report.files += lf.read

@@ -388,7 +388,7 @@ class Inventory:
         return self._storage.inputs(class_names)
 
     def _default_reaches(self, sc: K8sObject) -> bool:
-        return self._unit is None or unit_covers(sc.unit, self._unit)
+        return self._unit is None or sc.cluster_wide or unit_covers(sc.unit, self._unit)
 
     def named(self, kind: str, namespace: str | None, name: str) -> K8sObject | None:
         """The object of ``kind`` called ``name`` in ``namespace`` (``None`` for cluster-scoped
@@ -553,16 +553,28 @@ def _unit_dir(unit: str) -> str:
     return unit if unit.startswith("<") else os.path.abspath(unit)
 
 
+#: Where a default StorageClass of a ``--context`` input reaches (:attr:`K8sObject.cluster_wide`):
+#: every unit's claims.
+_EVERY_UNIT = "<cluster>"
+
+
 def _unit_dirs(unit: str) -> list[str]:
     """The units that cover ``unit`` (:func:`unit_covers`), as :func:`_unit_dir` gives them:
-    itself and every directory above it."""
-    return [unit] if unit.startswith("<") else list(ancestors(os.path.abspath(unit)))
+    itself and every directory above it, and the cluster's (``--context``) defaults."""
+    dirs = [unit] if unit.startswith("<") else list(ancestors(os.path.abspath(unit)))
+    return [*dirs, _EVERY_UNIT]
+
+
+def _default_unit(sc: K8sObject) -> str:
+    """The unit whose claims (and those of units below it) the default class ``sc`` is the
+    default for, as :func:`_unit_dir` gives units."""
+    return _EVERY_UNIT if sc.cluster_wide else _unit_dir(sc.unit)
 
 
 def _default_class_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
     for sc in inventory.by_kind.get("StorageClass", ()):
         if is_default_class(sc):
-            yield sc, (_unit_dir(sc.unit),)
+            yield sc, (_default_unit(sc),)
 
 
 def _node_volume_keys(inventory: Inventory) -> Iterator[tuple[K8sObject, tuple[Hashable, ...]]]:
@@ -795,7 +807,7 @@ class _Units:
             return
         defaults = [sc for sc in inventory.of_kind("StorageClass") if is_default_class(sc)]
         if defaults:
-            default_units = {_unit_dir(sc.unit) for sc in defaults}
+            default_units = {_default_unit(sc) for sc in defaults}
             units = {sts.unit for sts in inventory.statefulsets}
             self.scoped_defaults = any(not _covered(u, default_units) for u in units)
         units_of: dict[Identity, dict[str, None]] = defaultdict(dict)

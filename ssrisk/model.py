@@ -181,6 +181,9 @@ class K8sObject:
     line_offset: int
     namespace: str | None
     doc_index: int = 0
+    #: Read from a ``--context`` input: a fact of the cluster, so a default StorageClass among
+    #: such objects is the default for every unit's claims (not only those below its file).
+    cluster_wide: bool = False
 
     # Identity fields are read on every cross-object lookup: computed once (objects are not
     # renamed after loading).

@@ -16,7 +16,11 @@ CHANGED = CONTEXT / "deploy" / "kv.yaml"
 
 @pytest.fixture
 def composed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The first line of every YAML document composed into data."""
+    """The first line of every YAML document composed into data (the systems catalog is read
+    first: it is read once a process, by whichever test checks a set first)."""
+    from ssrisk.rules._systems import catalog
+
+    catalog()
     seen: list[str] = []
     real = yamlpos.load_documents
 
@@ -52,3 +56,21 @@ def test_without_context_every_document_of_a_modelled_kind_is_composed(
     run = run_cli("check", "--format", "json", str(CONTEXT))
     assert run.json()["summary"]["statefulsets"] == 2
     assert sorted(composed).count("kind: StatefulSet") == 2
+
+
+def test_a_default_storage_class_of_the_context_is_every_units_default() -> None:
+    """A default class read from ``--context`` is a fact of the cluster: the claims of a set
+    in another directory get it, as when the class is beside the set (a default class among
+    the checked files is only the default of its own directory and those below it)."""
+    base = DATA / "inputs" / "context-default-class"
+    app, cluster = str(base / "app"), str(base / "cluster")
+
+    def pinned(*args: str) -> list[dict[str, Any]]:
+        findings = run_cli("check", "--format", "json", *args).json()["findings"]
+        return [f for f in findings if f["rule"] == "node-pinned-storage"]
+
+    assert pinned(app) == []  # no class: the claim is provisioned by the cluster's default
+    (finding,) = pinned("--context", cluster, app)
+    assert "'data' is node-local" in finding["message"], finding["message"]
+    assert (finding["path"].rsplit("/", 1)[-1], finding["line"]) == ("db.yaml", 19)
+    assert pinned(app, cluster) == []  # checked beside it, the class covers only its directory

@@ -165,7 +165,7 @@ def discover(
         tree = tree_of(raw) if raw != "-" else ""
         if raw != "-" and not os.path.lexists(raw):
             # (a missing file through a link out of the tree reads as an existing one)
-            errors.append(InputError(raw, refusal(raw, tree) or "no such file or directory"))
+            errors.append(InputError(raw, refusal(raw, tree) or _missing(raw)))
             continue
         if os.path.isdir(raw) and os.path.islink(raw.rstrip(os.sep) or raw):
             # a directory named through a link: refused if it leads out, before any listing
@@ -238,6 +238,16 @@ def _walked_name(
     if special is not None:  # reading a FIFO or a device could block forever
         return InputError(full, f"not a regular file ({special}); skipped")
     return True
+
+
+def _missing(path: str) -> str:
+    """Why ``path``, which ``lexists`` does not see, cannot be read: missing, or in a
+    directory this user may not search (``Permission denied``)."""
+    try:
+        os.lstat(path)
+    except OSError as exc:
+        return "no such file or directory" if exc.strerror is None else exc.strerror.lower()
+    return "no such file or directory"
 
 
 class _OwnFiles:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import DATA, ROOT, run_cli, run_process
@@ -106,6 +108,28 @@ def test_no_traceback_for_a_missing_path() -> None:
     assert run.code == 2
     assert "no such file or directory" in run.out
     assert "Traceback" not in run.out + run.err
+
+
+def test_a_path_in_a_directory_that_cannot_be_searched_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lexists`` is false both for a missing file and for one in a directory this user may
+    not search (mode 000; root searches every directory, so the refusal is simulated)."""
+    import errno
+
+    locked = tmp_path / "locked" / "db.yaml"
+    real_lstat = os.lstat
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if str(path).startswith(str(locked.parent)):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setattr(os.path, "lexists", lambda p: False)
+    run = run_cli("check", str(locked))
+    assert run.code == 2
+    assert f"{locked}: error: permission denied" in run.out, run.out
 
 
 def test_rules_and_explain_commands() -> None:
@@ -250,8 +274,12 @@ def test_an_option_that_names_an_existing_entry_is_refused_without_reading_it(
         "ssrisk: error: ambiguous argument --set=\\x1b]0;x\\n.yaml: "
     )
     assert run.err.count("\n") == 1
-    # after -- nothing is an option, so nothing is ambiguous
-    assert run_cli("check", "--changed", "--", "--values=v.yaml", "db.yaml", cwd=repo).code == 1
+    # after -- nothing is an option, so nothing is ambiguous: the FIFO is a PATH (with no
+    # writer, an input error) and db.yaml is checked
+    run = run_cli("check", "--changed", "--", "--values=v.yaml", "db.yaml", cwd=repo)
+    assert run.code == 2
+    assert "--values=v.yaml: error: cannot read file: nothing was read from the pipe" in run.out
+    assert "db.yaml:9:3: error single-replica" in run.out, run.out
     # an option that names no file here is still an option
     run = run_cli("check", "--select=single-replica", "db.yaml", cwd=repo)
     assert run.code == 1 and "single-replica" in run.out

@@ -122,21 +122,21 @@ def _refuse_overwrites(
     from .reporters.escape import printable
     from .settings import CONFIG_NAMES
 
-    def real(path: str | Path) -> str:
-        return os.path.normcase(os.path.realpath(path))
-
-    reads = {real(p): "the baseline this check reads" for p in baselines}
-    reads.update({real(p): "a values file this check reads" for p in values})
-    reads.update({real(p): "the configuration file of this check" for p in configs})
-    reads.update({real(p): "a PATH of this check" for p in request.paths if p != "-"})
     dests = [(d, "output") for d in request.outputs]
     if request.write_baseline:
         dests.append((request.write_baseline, "--write-baseline file"))
     for dest, what in dests:
-        why = reads.get(real(dest))
-        if why == "the baseline this check reads" and what != "output":
-            why = None  # (rewriting the baseline)
-        if why is None and os.path.basename(dest) in CONFIG_NAMES and os.path.isfile(dest):
+        found = _file_id(dest)
+        if found is None:
+            continue  # (nothing there to lose)
+        named = [
+            *((p, "the baseline this check reads") for p in baselines if what == "output"),
+            *((p, "a values file this check reads") for p in values),
+            *((p, "the configuration file of this check") for p in configs),
+            *((p, "a PATH of this check") for p in request.paths if p != "-"),
+        ]
+        why = next((why for p, why in named if _file_id(p) == found), None)
+        if why is None and os.path.basename(dest) in CONFIG_NAMES:
             why = "a configuration file"
         if why is None and is_yaml_name(dest):
             why = _holds_manifests(dest)
@@ -146,14 +146,21 @@ def _refuse_overwrites(
             )
 
 
-def _holds_manifests(path: str) -> str | None:
-    """``"a file that holds Kubernetes manifests (apiVersion at line N)"`` when the existing
-    regular file ``path`` does (its first MiB), else ``None``."""
+def _file_id(path: str | Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of the regular file ``path`` (links followed), else ``None``."""
     import stat
 
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _holds_manifests(path: str) -> str | None:
+    """``"a file that holds Kubernetes manifests (apiVersion at line N)"`` when the existing
+    regular file ``path`` does (its first MiB), else ``None``."""
+    try:
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES)
     except (OSError, ValueError):

@@ -472,7 +472,12 @@ def _recognise(ctx: CheckContext) -> Recognised | None:
 def recognise_set(sts: K8sObject, cat: Catalog) -> Recognised | None:
     """The catalogued system any StatefulSet runs, with ``cat`` the run's catalog: the one
     ``ssrisk.io/system`` names (``none``: no system), else the one its server container is
-    recognised as; ``None`` when neither says."""
+    recognised as; ``None`` when neither says. Once per set and catalog (a set is also
+    recognised as the other set of its namespace's groups and quorums)."""
+    return sts.memo(("recognised", cat), lambda: _recognise_set(sts, cat))
+
+
+def _recognise_set(sts: K8sObject, cat: Catalog) -> Recognised | None:
     named = annotated_system(sts)
     server = server_container(sts)
     if named is not None:

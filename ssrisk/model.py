@@ -102,6 +102,8 @@ class Position(Keyed, frozen=True):  # type: ignore[call-arg,unused-ignore]
         """What tells apart findings at one position built by several units: the
         kustomization, then the chart variant (``"kz/overlays/prod"``, ``"variant prod"``,
         ``""``)."""
+        if not self.kustomization and not self.variant:
+            return ""  # (plain files: the sort key of every finding asks)
         parts = [p for p in (self.kustomization, self.variant and f"variant {self.variant}") if p]
         return ", ".join(parts)
 
@@ -462,11 +464,9 @@ def named_text(text: str, names: Sequence[str]) -> NamedText | str:
         return text
     used: list[str] = []
     for mark, name in zip(_NAME_MARKS[: len(names)], names, strict=True):
-        if name and name in text:
-            text = text.replace(name, mark)
-            used.append(name)
-        else:
-            used.append("")
+        replaced = text.replace(name, mark) if name else text
+        used.append(name if replaced is not text else "")  # (unchanged: the same object)
+        text = replaced
     return _named_text(text, tuple(used))
 
 

@@ -99,11 +99,12 @@ class OutputRefused(ValueError):
 
 
 #: A YAML or JSON line that starts an object's ``apiVersion`` (a manifest; ssrisk's reports
-#: quote manifests only inside JSON strings or after a position).
-_API_VERSION_LINE = re.compile(rb"""(?m)^[ \t]*(?:-[ \t]+)?["']?apiVersion["']?[ \t]*:""")
+#: quote manifests only inside JSON strings or after a position). Compiled on first use.
+_API_VERSION_LINE = rb"""(?m)^[ \t]*(?:-[ \t]+)?["']?apiVersion["']?[ \t]*:"""
 #: How ssrisk's own JSON files begin (a report, a SARIF log, a baseline): never manifests.
-_OWN_JSON = re.compile(
-    rb"""\A\s*\{\s*"(?:version"\s*:\s*"[^"]*"\s*,\s*"kube_version"|\$schema"\s*:\s*"[^"]*sarif|ssrisk-baseline")"""
+_OWN_JSON = (
+    rb"""\A\s*\{\s*"(?:version"\s*:\s*"[^"]*"\s*,\s*"kube_version"|"""
+    rb"""\$schema"\s*:\s*"[^"]*sarif|ssrisk-baseline")"""
 )
 #: How much of an existing output file is read to tell whether it holds manifests.
 _SNIFF_BYTES = 1 << 20
@@ -165,9 +166,9 @@ def _holds_manifests(path: str) -> str | None:
             head = fh.read(_SNIFF_BYTES)
     except (OSError, ValueError):
         return None
-    if _OWN_JSON.match(head):
+    if re.match(_OWN_JSON, head):
         return None
-    found = _API_VERSION_LINE.search(head)
+    found = re.search(_API_VERSION_LINE, head)
     if found is None:
         return None
     line = head.count(b"\n", 0, found.start()) + 1

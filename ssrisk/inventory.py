@@ -806,10 +806,12 @@ class _Units:
         if inventory is None:
             return
         defaults = [sc for sc in inventory.of_kind("StorageClass") if is_default_class(sc)]
-        if defaults:
-            default_units = {_default_unit(sc) for sc in defaults}
+        # (a cluster's default, read with --context, reaches every unit: only the defaults of
+        # the checked files are scoped, and only where one leaves some set's unit out)
+        tree_units = {_unit_dir(sc.unit) for sc in defaults if not sc.cluster_wide}
+        if tree_units:
             units = {sts.unit for sts in inventory.statefulsets}
-            self.scoped_defaults = any(not _covered(u, default_units) for u in units)
+            self.scoped_defaults = any(not _covered(u, tree_units) for u in units)
         units_of: dict[Identity, dict[str, None]] = defaultdict(dict)
         for o in inventory._objects:
             self.by_unit[o.unit].append(o)

@@ -74,3 +74,9 @@ def test_a_default_storage_class_of_the_context_is_every_units_default() -> None
     assert "'data' is node-local" in finding["message"], finding["message"]
     assert (finding["path"].rsplit("/", 1)[-1], finding["line"]) == ("db.yaml", 19)
     assert pinned(app, cluster) == []  # checked beside it, the class covers only its directory
+    # a default of another checked directory does not reach app's claims, whatever the
+    # cluster's default is (by name, alocal would be picked before zstandard)
+    app1, cloud = str(base / "app1"), str(base / "cloud")
+    assert pinned("--context", cloud, app1, app) == []
+    (finding,) = pinned("--context", cluster, app1, app)
+    assert finding["path"].endswith("db.yaml")

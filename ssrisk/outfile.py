@@ -47,6 +47,12 @@ def _symlink_on_the_way(target: str) -> str | None:
     return None
 
 
+def leads_through_link(path: str) -> bool:
+    """Whether :func:`write_file` refuses ``path`` for a symbolic link: ``path`` itself, or a
+    directory on the way to it inside the working directory."""
+    return _symlink_on_the_way(path) is not None
+
+
 #: Links to standard output that CI scripts name as an output file.
 _STANDARD_OUTPUT = frozenset({"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
 

@@ -98,9 +98,9 @@ class OutputRefused(ValueError):
     """An output or baseline file would be written over a file this run reads."""
 
 
-#: A YAML or JSON line that starts an object's ``apiVersion`` (a manifest; ssrisk's reports
-#: quote manifests only inside JSON strings or after a position). Compiled on first use.
-_API_VERSION_LINE = rb"""(?m)^[ \t]*(?:-[ \t]+)?["']?apiVersion["']?[ \t]*:"""
+#: A YAML or JSON key ``apiVersion`` (a manifest written anywhere, a one-line JSON one too;
+#: ssrisk's own reports are recognised first). Compiled on first use.
+_API_VERSION_KEY = rb"""(?m)(?:^[ \t]*(?:-[ \t]+)?|[{,][ \t]*)["']?apiVersion["']?[ \t]*:"""
 #: How ssrisk's own JSON files begin (a report, a SARIF log, a baseline): never manifests.
 _OWN_JSON = (
     rb"""\A\s*\{\s*"(?:version"\s*:\s*"[^"]*"\s*,\s*"kube_version"|"""
@@ -114,12 +114,16 @@ def _refuse_overwrites(
     request: RunRequest, configs: Sequence[Path], baselines: Sequence[str], values: Sequence[str]
 ) -> None:
     """Refuse (:class:`OutputRefused`) to write an output or the ``--write-baseline`` file over
-    a file the run reads or that holds manifests: a PATH, a configuration file, a configured
-    chart's values file, a baseline the run reads (for an output; ``--write-baseline`` may
-    rewrite it), or an existing YAML or JSON file with an ``apiVersion`` line that is not one
-    of ssrisk's own reports (outputs are never read as manifests: the file would be left out
-    of the check and then overwritten by its report)."""
+    an existing file the run reads or that holds manifests: a PATH, a configuration file, a
+    values file (``--values``, a configured chart's), a baseline the run reads (for an output;
+    ``--write-baseline`` may rewrite it), a YAML or JSON file under a PATH directory (a
+    walk reads it: manifests, a chart's ``values.yaml``, a ``kustomization.yaml``), or one
+    elsewhere with an ``apiVersion`` key; ssrisk's own JSON files (a report, a SARIF log, a
+    baseline) excepted. Outputs are never read as manifests: such a file was left out of the
+    check and then overwritten by its report. A link, or a path through a link, is left to
+    :func:`ssrisk.outfile.write_file`, which refuses it: nothing is read through it here."""
     from .loading import is_yaml_name
+    from .outfile import leads_through_link
     from .reporters.escape import printable
     from .settings import CONFIG_NAMES
 
@@ -128,47 +132,77 @@ def _refuse_overwrites(
         dests.append((request.write_baseline, "--write-baseline file"))
     for dest, what in dests:
         found = _file_id(dest)
-        if found is None:
-            continue  # (nothing there to lose)
+        if found is None or leads_through_link(dest):
+            continue  # (nothing there to lose, or a link write_file refuses)
         named = [
             *((p, "the baseline this check reads") for p in baselines if what == "output"),
             *((p, "a values file this check reads") for p in values),
+            *((p, "a values file this check reads") for p in request.inputs.get("helm_values", ())),
             *((p, "the configuration file of this check") for p in configs),
             *((p, "a PATH of this check") for p in request.paths if p != "-"),
         ]
-        why = next((why for p, why in named if _file_id(p) == found), None)
+        why = next((why for p, why in named if _file_id(p, follow=True) == found), None)
         if why is None and os.path.basename(dest) in CONFIG_NAMES:
             why = "a configuration file"
-        if why is None and is_yaml_name(dest):
-            why = _holds_manifests(dest)
+        if why is None and is_yaml_name(dest) and not _own_json(dest):
+            under = _under_a_directory(dest, request.paths)
+            why = f"under {printable(under)}, which this check reads" if under else None
+            why = why or _holds_manifests(dest)
         if why is not None:
             raise OutputRefused(
                 f"refusing to write the {what} to {printable(dest)}: it is {why}; name another file"
             )
 
 
-def _file_id(path: str | Path) -> tuple[int, int] | None:
-    """``(device, inode)`` of the regular file ``path`` (links followed), else ``None``."""
+def _file_id(path: str | Path, follow: bool = False) -> tuple[int, int] | None:
+    """``(device, inode)`` of the regular file ``path`` (with ``follow``, the one a link leads
+    to), else ``None``."""
     import stat
 
     try:
-        st = os.stat(path)
+        st = os.stat(path) if follow else os.lstat(path)
     except (OSError, ValueError):
         return None
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
-def _holds_manifests(path: str) -> str | None:
-    """``"a file that holds Kubernetes manifests (apiVersion at line N)"`` when the existing
-    regular file ``path`` does (its first MiB), else ``None``."""
+def _under_a_directory(dest: str, paths: Sequence[str]) -> str | None:
+    """The first of ``paths`` that is a directory holding ``dest`` (real paths compared)."""
+    from .confine import is_inside
+
+    real = os.path.realpath(dest)
+    for p in paths:
+        if p != "-" and os.path.isdir(p) and is_inside(real, os.path.realpath(p)):
+            return p
+    return None
+
+
+def _head(path: str) -> bytes:
+    """The first :data:`_SNIFF_BYTES` of the regular file ``path`` (not through a link; empty
+    when it cannot be read)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(_SNIFF_BYTES)
-    except (OSError, ValueError):
-        return None
-    if re.match(_OWN_JSON, head):
-        return None
-    found = re.search(_API_VERSION_LINE, head)
+        fd = os.open(path, flags)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, _SNIFF_BYTES)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _own_json(path: str) -> bool:
+    """Whether ``path`` begins as ssrisk's JSON report, SARIF log or baseline does."""
+    return re.match(_OWN_JSON, _head(path)) is not None
+
+
+def _holds_manifests(path: str) -> str | None:
+    """``"a file that holds Kubernetes manifests (apiVersion at line N)"`` when the file
+    ``path`` does (its first MiB), else ``None``."""
+    head = _head(path)
+    found = re.search(_API_VERSION_KEY, head)
     if found is None:
         return None
     line = head.count(b"\n", 0, found.start()) + 1

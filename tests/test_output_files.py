@@ -34,14 +34,58 @@ def _refused(run_args: tuple[str, ...], tree: Path, protected: Path, why: str) -
 def test_an_output_over_a_checked_manifest_is_refused(tree: Path, fmt: str) -> None:
     manifest = tree / "x" / "postgres.yaml"
     args = ("check", "--format", fmt, "-o", "x/postgres.yaml", "x")
-    _refused(args, tree, manifest, "a file that holds Kubernetes manifests (apiVersion at line 2)")
+    _refused(args, tree, manifest, "under x, which this check reads")
+    other = tree / "elsewhere" / "db.yaml"  # not checked, but a manifest
+    other.parent.mkdir()
+    shutil.copy(manifest, other)
+    args = ("check", "--format", fmt, "-o", "elsewhere/db.yaml", "x")
+    _refused(args, tree, other, "a file that holds Kubernetes manifests (apiVersion at line 2)")
+    other.write_text('{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}}')
+    _refused(args, tree, other, "a file that holds Kubernetes manifests (apiVersion at line 1)")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("values.yaml", "replicaCount: 3\n"),  # a chart's own values
+        ("kustomization.yaml", "resources: [postgres.yaml]\n"),  # (apiVersion is optional)
+        ("notes.json", '{"a": 1}\n'),
+    ],
+)
+def test_any_yaml_or_json_file_under_a_checked_directory_is_refused(
+    tree: Path, name: str, text: str
+) -> None:
+    target = tree / "x" / name
+    target.write_text(text)
+    _refused(("check", "--format", "json", "-o", f"x/{name}", "x"), tree, target, "under x")
+
+
+def test_a_values_file_given_with_values_is_refused(tree: Path) -> None:
+    values = tree / "mine.yaml"
+    values.write_text("replicaCount: 3\n")
+    args = ("check", "--values", "mine.yaml", "--format", "json", "-o", "mine.yaml", "x")
+    _refused(args, tree, values, "a values file this check reads")
+
+
+def test_nothing_is_read_through_a_link_planted_as_the_output(tree: Path) -> None:
+    """The repository's ``report.json`` links to a private manifest: the refusal is the
+    link's (write_file's), and says nothing of what the target holds."""
+    private = tree / "private.yaml"
+    shutil.copy(EXAMPLE, private)
+    (tree / "x" / "report.json").symlink_to(private)
+    before = private.read_bytes()
+    run = run_cli("check", "--format", "json", "-o", "x/report.json", "x", cwd=tree)
+    assert run.code == 2
+    assert "refusing to write through the symbolic link" in run.err, run.err
+    assert "apiVersion" not in run.err and "manifests" not in run.err
+    assert private.read_bytes() == before
 
 
 def test_the_baseline_written_over_a_path_or_a_manifest_is_refused(tree: Path) -> None:
     manifest = tree / "x" / "postgres.yaml"
     args = ("check", "--write-baseline", "x/postgres.yaml", "x/postgres.yaml")
     _refused(args, tree, manifest, "a PATH of this check")
-    _refused(("check", "--write-baseline", "x/postgres.yaml", "x"), tree, manifest, "a file that")
+    _refused(("check", "--write-baseline", "x/postgres.yaml", "x"), tree, manifest, "under x")
 
 
 def test_an_output_over_the_configuration_or_the_baseline_read_is_refused(tree: Path) -> None:

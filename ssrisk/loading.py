@@ -314,14 +314,15 @@ def read_bounded(path: str, limit: int) -> bytes:
 
     A regular file larger than ``limit`` is refused before it is read. A pipe (a path named
     on the command line such as ``<(helm template ...)``) is read until its writer closes it,
-    for at most :data:`PIPE_TIMEOUT_S` seconds; a FIFO that no process writes to is an error
-    at once (nothing to check; not a wait for ever), as is a pipe closed without a byte.
+    for at most :data:`PIPE_TIMEOUT_S` seconds; a named FIFO that no process writes to and
+    that gives nothing is an error at once (nothing to check; not a wait for ever), where a
+    pipe whose writer wrote nothing (``<(true)``) reads as empty, as standard input does.
     Devices and sockets are refused.
 
     Raises:
         TooLarge: past ``limit`` bytes.
         OSError: it cannot be opened or read, is a directory, a device or a socket, or the
-            pipe had no writer, gave nothing or its writer did not finish in time.
+            FIFO had no writer, or a pipe's writer did not finish in time.
     """
     import select
     import stat
@@ -363,8 +364,8 @@ def read_bounded(path: str, limit: int) -> bytes:
                     break  # the writer closed it, or there never was one
                 chunks.append(chunk)
                 total += len(chunk)
-            if not total:  # (a FIFO whose writer comes later is not waited for)
-                raise OSError("nothing was read from the pipe: no process wrote to it")
+            if not total and _named_fifo(fd):  # (a writer that comes later is not waited for)
+                raise OSError("nothing was read from the FIFO: no process was writing to it")
         else:
             kind = "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "socket"
             raise OSError(f"not a regular file ({kind})")
@@ -373,6 +374,16 @@ def read_bounded(path: str, limit: int) -> bytes:
     if total > limit:
         raise TooLarge(f"larger than the {limit} byte limit")
     return b"".join(chunks)
+
+
+def _named_fifo(fd: int) -> bool:
+    """Whether the pipe open as ``fd`` is a FIFO in the file system (``mkfifo``), not a pipe
+    made for one command (``<(helm template ...)``, which is ``pipe:[N]`` on Linux); ``False``
+    where the system does not tell."""
+    try:
+        return not os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+    except OSError:
+        return False
 
 
 def decode(path: str, raw: bytes) -> tuple[str | None, InputError | None]:

@@ -278,7 +278,7 @@ def test_an_option_that_names_an_existing_entry_is_refused_without_reading_it(
     # writer, an input error) and db.yaml is checked
     run = run_cli("check", "--changed", "--", "--values=v.yaml", "db.yaml", cwd=repo)
     assert run.code == 2
-    assert "--values=v.yaml: error: cannot read file: nothing was read from the pipe" in run.out
+    assert "--values=v.yaml: error: cannot read file: nothing was read from the FIFO" in run.out
     assert "db.yaml:9:3: error single-replica" in run.out, run.out
     # an option that names no file here is still an option
     run = run_cli("check", "--select=single-replica", "db.yaml", cwd=repo)

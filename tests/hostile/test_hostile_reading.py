@@ -219,8 +219,21 @@ def test_a_fifo_named_on_the_command_line_does_not_block(tmp_path: Path) -> None
     assert time.monotonic() - started < 30
     # a pipe with no writer is an input error (nothing was checked), not an empty file
     assert p.returncode == 2, p.stdout + p.stderr
-    assert "pipe.yaml: error: cannot read file: nothing was read from the pipe" in p.stdout
+    assert "pipe.yaml: error: cannot read file: nothing was read from the FIFO" in p.stdout
     assert "good.yaml:" in p.stdout
+
+
+def test_a_pipe_whose_writer_wrote_nothing_reads_as_empty() -> None:
+    """``<(helm template ...)`` of a chart that renders nothing: an empty input, as on
+    standard input, not the error of a FIFO that nobody writes to."""
+    p = subprocess.run(
+        ["bash", "-c", f'"{ssrisk_executable()}" check <(true) "{GOOD}"'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ": notice: empty file" in p.stdout and "good.yaml:" in p.stdout
 
 
 def test_a_pipe_with_a_writer_is_read(tmp_path: Path) -> None:

@@ -174,6 +174,22 @@ class _Parser(argparse.ArgumentParser):
     #: Built with one command's parser only (:func:`build_parser`).
     partial = False
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops an OSError of --help and --version: standard output closed or on a
+        # full disk is said as for every command (a reader that stopped early is not)
+        if not message:
+            return
+        stream = file or sys.stderr
+        try:
+            stream.write(message)
+        except BrokenPipeError:
+            pass
+        except (OSError, AttributeError) as exc:
+            if stream is not sys.stdout:
+                return
+            errno_ = getattr(exc, "errno", None) or errno.EBADF
+            raise StandardOutputError(errno_, getattr(exc, "strerror", None) or str(exc)) from None
+
     def error(self, message: str) -> NoReturn:
         from .names import closest
 
@@ -1349,11 +1365,8 @@ def cmd_profile(args: argparse.Namespace, out: TextIO) -> int:
         profile = render(nodes, classes, source=shown)
     except ProfileInputError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        out.write(safe_lines(profile))
-        out.flush()
-    except OSError as exc:
-        raise UsageError(f"cannot write the profile: {exc.strerror or exc}") from None
+    out.write(safe_lines(profile))  # (a failed write: main says so, as for every command)
+    out.flush()
     return ExitCode.OK
 
 

@@ -84,9 +84,13 @@ def directory(*parts: str) -> Path | None:
 
 def _private_directory(path: Path, follow: bool = False) -> bool:
     """Whether ``path`` is a directory of this user's that nobody else may write to (with
-    ``follow``, the directory a link there leads to; else a link is not)."""
+    ``follow``, the directory a link of this user's there leads to; else a link is not)."""
     try:
-        st = os.stat(path) if follow else os.lstat(path)
+        st = os.lstat(path)
+        if follow and stat.S_ISLNK(st.st_mode):
+            if st.st_uid != os.geteuid():  # (another user could point it elsewhere later)
+                return False
+            st = os.stat(path)
     except OSError:
         return False
     return (

@@ -93,6 +93,11 @@ def test_the_cache_home_may_be_a_link_to_a_private_directory(
     os.chmod(target, 0o777)  # the target writable by others
     assert schemacache.directory() is None
     os.chmod(target, 0o700)
+    if os.geteuid() == 0:  # a link another user owns (and could point elsewhere later)
+        os.lchown(link, 65534, 65534)
+        assert schemacache.directory() is None
+        os.lchown(link, 0, 0)
+        assert schemacache.directory() == link / "ssrisk" / "schemas"
     (target / "ssrisk" / "schemas").rmdir()
     (target / "ssrisk" / "schemas").symlink_to(target)  # a link below the base
     assert schemacache.directory() is None

@@ -211,8 +211,11 @@ def test_closed_standard_output_is_an_output_error(tmp_path: Path) -> None:
         ["systems"],
         ["simulate", "DATA/robust/good.yaml"],
         ["fix", "--diff", "DATA/robust/good.yaml"],
+        ["profile", "DATA/profile/rack-nodes.yaml"],
+        ["--version"],
+        ["rules", "--help"],
     ],
-    ids=lambda c: c[0],
+    ids=lambda c: "-".join(c[:2]).split("/")[0],
 )
 @pytest.mark.parametrize("redirect", [">&-", ">/dev/full"])
 def test_every_command_says_its_standard_output_failed(command: list[str], redirect: str) -> None:

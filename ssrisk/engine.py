@@ -220,12 +220,19 @@ def check(
         # name of a checked one need resolving, the context may hold thousands of files).
         seen = {os.path.realpath(lf.path) for lf in loaded}
         names = {os.path.basename(p) for p in seen}
-        extra = [
-            lf
-            for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]
-            if (os.path.basename(lf.path) not in names and not os.path.islink(lf.path))
-            or os.path.realpath(lf.path) not in seen
-        ]
+        both: set[str] = set()  # (checked and given as context: cluster facts too)
+        for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]:
+            real = ""
+            if os.path.basename(lf.path) in names or os.path.islink(lf.path):
+                real = os.path.realpath(lf.path)
+            if real in seen:
+                both.add(real)
+            else:
+                extra.append(lf)
+        for lf in loaded if both else ():
+            if os.path.realpath(lf.path) in both:
+                for o in lf.objects:
+                    o.cluster_wide = True
     return check_loaded(loaded, errors, rules, settings, context=extra)
 
 

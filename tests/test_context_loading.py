@@ -80,3 +80,5 @@ def test_a_default_storage_class_of_the_context_is_every_units_default() -> None
     assert pinned("--context", cloud, app1, app) == []
     (finding,) = pinned("--context", cluster, app1, app)
     assert finding["path"].endswith("db.yaml")
+    # given as context and checked too (--context cluster .): still the cluster's default
+    assert len(pinned("--context", cluster, str(base))) == 1

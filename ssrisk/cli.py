@@ -658,9 +658,9 @@ def main(argv: Sequence[str] | None = None, *, collection_paused: bool = False) 
     except Terminated:
         say("ssrisk: terminated")
         return 128 + 15
-    except BrokenPipeError:  # a reader that stopped early; check keeps its own exit code
+    except BrokenPipeError:  # a reader that stopped early (check keeps its own exit code)
         _drop_stdout(sys.stdout)
-        return ExitCode.ERROR
+        return ExitCode.OK  # (as when the output fitted the pipe before the reader left)
     except StandardOutputError as exc:
         _drop_stdout(sys.stdout)
         from .reporters.escape import printable
@@ -817,6 +817,10 @@ def _main(argv: Sequence[str] | None) -> int:
     empty = _empty_file_name(args)
     if empty is not None:
         parser.error(f"argument {empty}: expected a file name, got ''")
+    for option in ("baseline", "write_baseline"):  # ('-' is standard output for --output)
+        if getattr(args, option, None) == "-":
+            name = option.replace("_", "-")
+            parser.error(f"argument --{name}: expected a file name, got '-'; name a file")
     from .renderers.runbudget import start_run
 
     start_run(getattr(args, "render_budget", None))

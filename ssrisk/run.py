@@ -122,8 +122,7 @@ def _refuse_overwrites(
     baseline) excepted. Outputs are never read as manifests: such a file was left out of the
     check and then overwritten by its report. A link, or a path through a link, is left to
     :func:`ssrisk.outfile.write_file`, which refuses it: nothing is read through it here."""
-    from .loading import is_yaml_name
-    from .outfile import leads_through_link
+    from .config import PYPROJECT
     from .reporters.escape import printable
     from .settings import CONFIG_NAMES
 
@@ -131,27 +130,46 @@ def _refuse_overwrites(
     if request.write_baseline:
         dests.append((request.write_baseline, "--write-baseline file"))
     for dest, what in dests:
-        found = _file_id(dest)
-        if found is None or leads_through_link(dest):
-            continue  # (nothing there to lose, or a link write_file refuses)
-        named = [
-            *((p, "the baseline this check reads") for p in baselines if what == "output"),
-            *((p, "a values file this check reads") for p in values),
-            *((p, "a values file this check reads") for p in request.inputs.get("helm_values", ())),
-            *((p, "the configuration file of this check") for p in configs),
-            *((p, "a PATH of this check") for p in request.paths if p != "-"),
-        ]
-        why = next((why for p, why in named if _file_id(p, follow=True) == found), None)
-        if why is None and os.path.basename(dest) in CONFIG_NAMES:
-            why = "a configuration file"
-        if why is None and is_yaml_name(dest) and not _own_json(dest):
-            under = _under_a_directory(dest, request.paths)
-            why = f"under {printable(under)}, which this check reads" if under else None
-            why = why or _holds_manifests(dest)
+        why = _read_by_the_run(request, dest, what, configs, baselines, values)
+        if why is None and os.path.basename(dest) in (*CONFIG_NAMES, PYPROJECT):
+            why = "named as ssrisk's configuration file, which later runs would read"
         if why is not None:
             raise OutputRefused(
                 f"refusing to write the {what} to {printable(dest)}: it is {why}; name another file"
             )
+
+
+def _read_by_the_run(
+    request: RunRequest,
+    dest: str,
+    what: str,
+    configs: Sequence[Path],
+    baselines: Sequence[str],
+    values: Sequence[str],
+) -> str | None:
+    """Why the existing file ``dest`` may not take the ``what`` (:func:`_refuse_overwrites`),
+    else ``None``."""
+    from .loading import is_yaml_name
+    from .outfile import leads_through_link
+    from .reporters.escape import printable
+
+    found = _file_id(dest)
+    if found is None or leads_through_link(dest):
+        return None  # (nothing there to lose, or a link write_file refuses)
+    named = [
+        *((p, "the baseline this check reads") for p in baselines if what == "output"),
+        *((p, "a values file this check reads") for p in values),
+        *((p, "a values file this check reads") for p in request.inputs.get("helm_values", ())),
+        *((p, "the configuration file of this check") for p in configs),
+        *((p, "a PATH of this check") for p in request.paths if p != "-"),
+        *((p, "a --context path of this check") for p in request.context),
+    ]
+    why = next((why for p, why in named if _file_id(p, follow=True) == found), None)
+    if why is None and is_yaml_name(dest) and not _own_json(dest):
+        under = _under_a_directory(dest, [*request.paths, *request.context])
+        why = f"under {printable(under)}, which this check reads" if under else None
+        why = why or _holds_manifests(dest)
+    return why
 
 
 def _file_id(path: str | Path, follow: bool = False) -> tuple[int, int] | None:
@@ -178,8 +196,9 @@ def _under_a_directory(dest: str, paths: Sequence[str]) -> str | None:
 
 
 def _head(path: str) -> bytes:
-    """The first :data:`_SNIFF_BYTES` of the regular file ``path`` (not through a link; empty
-    when it cannot be read)."""
+    """The first :data:`_SNIFF_BYTES` of the regular file ``path`` (not a link itself: the
+    caller leaves a path through a link to :func:`ssrisk.outfile.write_file`); empty when it
+    cannot be read."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)

@@ -124,6 +124,37 @@ def test_an_empty_file_name_is_a_usage_error(tree: Path, option: list[str]) -> N
     assert f"argument {name}: expected a file name, got ''" in run.err
 
 
+@pytest.mark.parametrize("name", [".ssrisk.yaml", ".ssrisk.yml", "pyproject.toml"])
+def test_an_output_named_as_a_configuration_file_is_refused_even_when_new(
+    tree: Path, name: str
+) -> None:
+    """A report written as ``x/.ssrisk.yml`` was read by every later run as its
+    configuration (exit 2: unknown key), the same command included."""
+    run = run_cli("check", "--format", "json", "-o", f"x/{name}", "x", cwd=tree)
+    assert run.code == 2
+    assert "it is named as ssrisk's configuration file, which later runs" in run.err, run.err
+    assert not (tree / "x" / name).exists()
+
+
+def test_a_context_file_is_protected_like_a_path(tree: Path) -> None:
+    notes = tree / "ctx" / "notes.yaml"
+    notes.parent.mkdir()
+    notes.write_text("owner: storage team\n")  # (no apiVersion)
+    args = ("check", "--context", "ctx", "--format", "json", "-o", "ctx/notes.yaml", "x")
+    _refused(args, tree, notes, "under ctx, which this check reads")
+    args = ("check", "--context", "ctx/notes.yaml", "--format", "json", "-o", "ctx/notes.yaml")
+    _refused((*args, "x"), tree, notes, "a --context path of this check")
+
+
+@pytest.mark.parametrize("option", ["--baseline", "--write-baseline"])
+def test_a_baseline_named_dash_is_a_usage_error(tree: Path, option: str) -> None:
+    """``-o -`` is standard output; ``--write-baseline -`` wrote a file named ``-``."""
+    run = run_cli("check", option, "-", "x", cwd=tree)
+    assert run.code == 2
+    assert f"argument {option}: expected a file name, got '-'" in run.err
+    assert not (tree / "-").exists()
+
+
 def test_dev_stdout_as_an_output_says_how_to_write_to_standard_output(tree: Path) -> None:
     if not Path("/dev/stdout").is_symlink():
         pytest.skip("/dev/stdout is not a link here")

@@ -3,9 +3,10 @@
 In CI the working directory is an untrusted checkout, so a path such as ``ssrisk.sarif`` may
 already exist there as a symbolic link to a file the job can write (a shell profile, another
 job's file). ssrisk never writes through a symbolic link: a link as the file, or as a
-directory between the working directory and the file, is refused. A regular file is written
-to a new temporary file in the same directory and renamed over the target, so a failed,
-interrupted or concurrent run never leaves a half-written file (``rename`` is atomic on
+directory of the working directory or of its repository on the way to the file, is
+refused. A regular file is written to a new temporary file in the same directory and
+renamed over the target, so a failed, interrupted or concurrent run never leaves a
+half-written file (``rename`` is atomic on
 POSIX, and replaces the directory entry rather than following it). Device files and pipes
 (``/dev/null``) are written in place.
 """
@@ -25,24 +26,37 @@ class OutputError(Exception):
 
 def _symlink_on_the_way(target: str) -> str | None:
     """The first symbolic link among the components of ``target`` that lie inside the working
-    directory (the checked-out repository could have made them), else ``None``; the target
-    itself is checked wherever it is.
+    directory or the repository that holds it (the checked-out repository could have made
+    them: ``../results`` from a subdirectory), else ``None``; the target itself is checked
+    wherever it is. Where a component lies is judged by the real path of its directory, so
+    a working directory reached through a link of the user's (``$PWD/results``) is no way
+    around it.
 
     The path is walked component by component as the kernel resolves it, *before* any ``..``
     is collapsed: in ``sub/../z.sarif`` the kernel follows ``sub`` (a link to anywhere) and
     then its parent, so ``sub`` is refused. Up to the first link, ``..`` names the lexical
     parent, which is then the real one.
     """
+    from .confine import is_inside, repository_of
+
     cwd = os.path.realpath(os.getcwd())
+    roots = {cwd}
+    repository = repository_of(cwd)
+    if repository is not None:
+        roots.add(repository)
     here = os.sep if os.path.isabs(target) else cwd
     parts = [p for p in target.split(os.sep) if p not in ("", os.curdir)]
     for i, part in enumerate(parts):
         if part == os.pardir:
             here = os.path.dirname(here)
             continue
-        here = os.path.join(here, part)
+        parent, here = here, os.path.join(here, part)
         last = i == len(parts) - 1
-        if (last or here == cwd or here.startswith(cwd + os.sep)) and os.path.islink(here):
+        if not last:
+            real = os.path.join(os.path.realpath(parent), part)
+            if not any(is_inside(real, root) for root in roots):
+                continue
+        if os.path.islink(here):
             return here
     return None
 

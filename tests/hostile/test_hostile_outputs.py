@@ -74,6 +74,39 @@ def test_a_linked_directory_on_the_way_is_refused(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_linked_directory_of_the_repository_above_the_working_directory_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Run from a subdirectory of the checkout, ``-o ../results/r.json`` goes through the
+    checkout's ``results`` link (outside the working directory, inside its repository); and
+    a working directory reached through a link of the user's is no way around the check."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    shutil.copy(GOOD, repo / "sub" / "db.yaml")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "r.json").write_text("precious\n")
+    (repo / "results").symlink_to(elsewhere)
+    run = run_cli(
+        "check", "db.yaml", "--format", "json", "-o", "../results/r.json", cwd=repo / "sub"
+    )
+    assert run.code == 2 and "symbolic link" in run.err, run.err
+    assert (elsewhere / "r.json").read_text() == "precious\n"
+    alias = tmp_path / "alias"  # the user's own link to the checkout
+    alias.symlink_to(repo)
+    out = str(alias / "results" / "r.json")
+    run = run_cli("check", str(alias / "sub" / "db.yaml"), "--format", "json", "-o", out, cwd=repo)
+    assert run.code == 2 and "symbolic link" in run.err, run.err
+    assert (elsewhere / "r.json").read_text() == "precious\n"
+    # the user's link itself is not in the way: a report beside the checkout's files is written
+    run = run_cli(
+        "check", "db.yaml", "--format", "json", "-o", str(alias / "r.json"), cwd=repo / "sub"
+    )
+    assert run.code == 0, run.err
+    assert (repo / "r.json").is_file()
+
+
 def test_a_linked_directory_before_dotdot_is_refused(tmp_path: Path) -> None:
     """``-o sub2/../z.sarif`` where ``sub2`` links elsewhere: the kernel follows the link and
     then its parent, so the link is checked before ``..`` is collapsed."""

@@ -676,7 +676,7 @@ def main(argv: Sequence[str] | None = None, *, collection_paused: bool = False) 
 def _internal_error(exc: Exception) -> int:
     """Say that ``exc`` is ssrisk's bug (re-raised with ``SSRISK_DEBUG`` set, for the
     traceback); returns the exit code."""
-
+    from .envflags import env_flag
     from .reporters.escape import printable
 
     say(
@@ -684,8 +684,6 @@ def _internal_error(exc: Exception) -> int:
         "This is a bug in ssrisk; please report it with the input that caused it "
         "(run with SSRISK_DEBUG=1 for the traceback)."
     )
-    from .envflags import env_flag
-
     if env_flag("SSRISK_DEBUG"):
         raise exc
     return ExitCode.ERROR

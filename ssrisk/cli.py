@@ -187,8 +187,7 @@ class _Parser(argparse.ArgumentParser):
         except (OSError, AttributeError) as exc:
             if stream is not sys.stdout:
                 return
-            errno_ = getattr(exc, "errno", None) or errno.EBADF
-            raise StandardOutputError(errno_, getattr(exc, "strerror", None) or str(exc)) from None
+            raise StandardOutputError.of(exc) from None
 
     def error(self, message: str) -> NoReturn:
         from .names import closest
@@ -693,6 +692,12 @@ class StandardOutputError(OSError):
     """Standard output could not be written (closed before ssrisk started, a full disk, an
     I/O error): the error of the command's output, not a bug."""
 
+    @classmethod
+    def of(cls, exc: BaseException) -> StandardOutputError:
+        """The error for ``exc``, raised by a write to standard output."""
+        code = getattr(exc, "errno", None) or errno.EBADF
+        return cls(code, getattr(exc, "strerror", None) or str(exc))
+
 
 class _GuardedOutput:
     """Standard output as given to every command but ``check`` (which tells each output's
@@ -709,7 +714,7 @@ class _GuardedOutput:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise StandardOutputError(exc.errno, exc.strerror or str(exc)) from None
+            raise StandardOutputError.of(exc) from None
 
     def flush(self) -> None:
         try:
@@ -717,7 +722,7 @@ class _GuardedOutput:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise StandardOutputError(exc.errno, exc.strerror or str(exc)) from None
+            raise StandardOutputError.of(exc) from None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

@@ -165,10 +165,12 @@ def _read_by_the_run(
         *((p, "a --context path of this check") for p in request.context),
     ]
     why = next((why for p, why in named if _file_id(p, follow=True) == found), None)
-    if why is None and is_yaml_name(dest) and not _own_json(dest):
-        under = _under_a_directory(dest, [*request.paths, *request.context])
-        why = f"under {printable(under)}, which this check reads" if under else None
-        why = why or _holds_manifests(dest)
+    if why is None and is_yaml_name(dest):
+        head = _head(dest)
+        if re.match(_OWN_JSON, head) is None:  # (ssrisk's own report, log or baseline)
+            under = _under_a_directory(dest, [*request.paths, *request.context])
+            why = f"under {printable(under)}, which this check reads" if under else None
+            why = why or _holds_manifests(head)
     return why
 
 
@@ -212,15 +214,9 @@ def _head(path: str) -> bytes:
         os.close(fd)
 
 
-def _own_json(path: str) -> bool:
-    """Whether ``path`` begins as ssrisk's JSON report, SARIF log or baseline does."""
-    return re.match(_OWN_JSON, _head(path)) is not None
-
-
-def _holds_manifests(path: str) -> str | None:
-    """``"a file that holds Kubernetes manifests (apiVersion at line N)"`` when the file
-    ``path`` does (its first MiB), else ``None``."""
-    head = _head(path)
+def _holds_manifests(head: bytes) -> str | None:
+    """``"a file that holds Kubernetes manifests (apiVersion at line N)"`` when ``head`` (a
+    file's first MiB) does, else ``None``."""
     found = re.search(_API_VERSION_KEY, head)
     if found is None:
         return None

@@ -36,6 +36,28 @@ def kube_version(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+#: A namespace as the API server takes it, a DNS-1123 label of at most 63 characters
+#: (pkg/apis/core/validation/validation.go#ValidateNamespaceName): the configuration
+#: schema's ``namespace`` pattern (a test keeps the two alike).
+NAMESPACE_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+NAMESPACE_MAX_LENGTH = 63
+
+
+def _namespace(value: str) -> str:
+    """``--namespace``: a namespace the API server would take (argparse type)."""
+    import re
+
+    if len(value) <= NAMESPACE_MAX_LENGTH and re.fullmatch(NAMESPACE_PATTERN, value):
+        return value
+    from .reporters.escape import printable
+
+    raise argparse.ArgumentTypeError(
+        f"expected a namespace (lower-case letters, digits and '-', at most "
+        f"{NAMESPACE_MAX_LENGTH} characters, as the API server takes it), got "
+        f"'{printable(value)}'"
+    )
+
+
 def _jobs(value: str) -> int:
     """``--jobs``: a whole number ≥ 0 (argparse type)."""
     try:
@@ -147,7 +169,10 @@ def _resolve_outputs(
     pairs: list[tuple[str, str | None]] = []
     for fmt, dest in outputs or [[None, None]]:
         to_stdout = dest is None or dest == "-"
-        chosen = fmt or (default if to_stdout or dest is None else _format_of_file(dest))
+        if fmt is not None:  # ('' too: "unknown format ''", not the default)
+            chosen = fmt
+        else:
+            chosen = default if to_stdout or dest is None else _format_of_file(dest)
         if chosen not in known:
             raise UsageError(f"unknown format {chosen!r}; choose from: {', '.join(known)}")
         pairs.append((chosen, None if to_stdout else dest))
@@ -360,6 +385,7 @@ def _common_options() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--namespace",
+        type=_namespace,
         default=None,  # None: from the configuration file, else "default"
         help="namespace of objects that name none (default: default)",
     )
@@ -547,6 +573,8 @@ class _RuleListAction(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         ids = [part.strip() for part in str(values).split(",") if part.strip()]
+        if not ids:  # (an empty $RULES in a script had selected every rule, without a word)
+            parser.error(f"argument {option_string}: expected a rule id, got {str(values)!r}")
         setattr(namespace, self.dest, [*getattr(namespace, self.dest, []), *ids])
 
 
@@ -788,6 +816,38 @@ _FILE_OPTIONS = {
 }
 
 
+#: The options (and positional arguments) that take no empty value, by their ``argparse``
+#: destination: their name and what they expect. Each was taken as the option not given
+#: (``--select ''`` as every rule) or matched nothing, without a word;
+#: ``check ''`` read as an input error about a file named ``\``.
+_NON_EMPTY_VALUES = {
+    "paths": ("PATH", "a file or directory, or - for standard input"),
+    "exclude": ("--exclude", "a glob"),
+    "helm_set": ("--set", "KEY=VALUE"),
+    "helm_api_versions": ("--api-versions", "GROUP/VERSION[/KIND]"),
+    "scenario": ("--scenario", "a scenario name"),
+}
+
+
+def _empty_value(args: argparse.Namespace) -> tuple[str, str] | None:
+    """``(option, what it expects)`` of the first option given an empty value, else
+    ``None``."""
+    for dest, option in _NON_EMPTY_VALUES.items():
+        value = getattr(args, dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            return option
+    return None
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The parser of ``args``' command (its errors print that command's usage, as argparse's
+    own do), else ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(str(getattr(args, "command", "")), parser)
+    return parser
+
+
 def _empty_file_name(args: argparse.Namespace) -> str | None:
     """The option given an empty file name, else ``None`` (an empty name was taken as the
     option not given: ``--baseline ''`` reported every finding and ``--write-baseline ''``
@@ -819,7 +879,11 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(tokens)
     empty = _empty_file_name(args)
     if empty is not None:
-        parser.error(f"argument {empty}: expected a file name, got ''")
+        _command_parser(parser, args).error(f"argument {empty}: expected a file name, got ''")
+    empty_value = _empty_value(args)
+    if empty_value is not None:
+        option, expected = empty_value
+        _command_parser(parser, args).error(f"argument {option}: expected {expected}, got ''")
     for option in ("baseline", "write_baseline"):  # ('-' is standard output for --output)
         if getattr(args, option, None) == "-":
             name = option.replace("_", "-")

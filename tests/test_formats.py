@@ -371,3 +371,52 @@ def test_explanations_count_one_replica_in_the_singular() -> None:
     text = run_cli("check", "--explain", "--select", "ordered-ready-stall", str(single)).out
     assert "(1\n    replica here)" in text or "(1 replica here)" in text
     assert "1 replicas" not in text.replace("\n    ", " ")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", ""], "unknown format ''"),
+        (["--format", "", "-o", "report.json"], "unknown format ''"),
+        (["--select", ""], "argument --select: expected a rule id, got ''"),
+        (["--disable", " , "], "argument --disable: expected a rule id, got ' , '"),
+        (["--namespace", ""], "argument --namespace: expected a namespace"),
+        (["--namespace", "Shop"], "got 'Shop'"),
+        (["--namespace", "shop\n"], "got 'shop\\n'"),
+        (["--namespace", "a" * 64], "at most 63 characters"),
+        (["--exclude", ""], "argument --exclude: expected a glob, got ''"),
+        (["--set", ""], "argument --set: expected KEY=VALUE, got ''"),
+        (["--api-versions", ""], "argument --api-versions: expected GROUP/VERSION"),
+        (["", "--"], "argument PATH: expected a file or directory"),
+    ],
+)
+def test_an_empty_or_invalid_option_value_is_a_usage_error(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
+    """Each was taken as the option not given (``--format ''`` as text, ``--select ''`` as
+    every rule, ``--namespace ''`` as the default namespace), or matched nothing, without a
+    word: an empty ``$RULES`` in a CI script then checked something else than asked.
+    ``--namespace`` takes what the configuration's ``namespace`` takes."""
+    run = run_cli("check", *args, str(SINGLE), cwd=tmp_path)
+    assert run.code == 2, run.out
+    assert "error: " in run.err and message in run.err, run.err
+    assert not list(tmp_path.iterdir())  # (nothing written)
+
+
+def test_the_namespace_option_takes_what_the_configuration_takes() -> None:
+    from ssrisk.cli import NAMESPACE_MAX_LENGTH, NAMESPACE_PATTERN
+
+    schema = json.loads((ROOT / "ssrisk" / "schemas" / "config.schema.json").read_text())
+    namespace = schema["properties"]["namespace"]
+    assert (namespace["pattern"], namespace["maxLength"]) == (
+        NAMESPACE_PATTERN,
+        NAMESPACE_MAX_LENGTH,
+    )
+    assert run_cli("check", "--namespace", "a" * 63, str(SINGLE)).code in (0, 1)
+
+
+@pytest.mark.parametrize("command", ["simulate", "fix"])
+def test_an_empty_path_is_a_usage_error_of_every_command(command: str) -> None:
+    run = run_cli(command, "")
+    assert run.code == 2
+    assert f"ssrisk {command}: error: argument PATH: expected a file or directory" in run.err

@@ -42,7 +42,8 @@ SRC_BIND = "pkg/scheduler/schedule_one.go#bind"
 
 #: Filters that say where a pod may run at all (its pinning), as opposed to room on a node.
 _WHERE = ("NodeName", "NodeAffinity", "VolumeBinding")
-#: Reasons that mean "this node is down or cordoned", not "the pod's constraints exclude it".
+#: Reasons that mean "this node is down or cordoned", not "the pod's constraints exclude it"
+#: (the node's state tells which: a drained node is cordoned, not down).
 _NODE_DOWN = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready", "unschedulable")
 
 
@@ -400,6 +401,7 @@ class Scheduler:
         where = [p for p in plugins() if p.NAME in _WHERE]
         pinned_by: list[ModuleType] = []
         down: list[str] = []
+        cordoned: list[str] = []  # up, but spec.unschedulable (a drain's node)
         by_plugin: dict[str, list[str]] = {}
         # folded nodes (nodes.fold_nodes) are counted with the node that stands for them
         stands_for = {proxy.name: dropped for proxy, dropped in self._fold_proxies(ctx)}
@@ -413,8 +415,14 @@ class Scheduler:
             res = run_filters(ctx, n)
             if res is None:
                 return ""
-            bucket = "down" if any(k in res[1] for k in _NODE_DOWN) else res[0]
-            (down if bucket == "down" else by_plugin.setdefault(bucket, [])).append(n.name)
+            bucket = res[0]
+            if any(k in res[1] for k in _NODE_DOWN):
+                up = n.alive and n.ready == "True" and not n.deleted
+                bucket = "cordoned" if up and n.unschedulable else "down"
+            listed_in = {"down": down, "cordoned": cordoned}.get(bucket)
+            if listed_in is None:
+                listed_in = by_plugin.setdefault(bucket, [])
+            listed_in.append(n.name)
             more[bucket] = more.get(bucket, 0) + stands_for.get(n.name, 0)
         nodes = self.sim.cluster.nodes
         down += [n.name for n in nodes.values() if n.deleted]
@@ -427,9 +435,10 @@ class Scheduler:
             if names:
                 listed = named(names, more.get(plugin.NAME, 0))
                 parts.append(f"{listed}: {plugin.constraint(ctx)}")
-        if down:
-            verb = "is" if len(down) + more["down"] == 1 else "are"
-            parts.append(f"{named(down, more['down'])} {verb} down")
+        for state, names in (("cordoned", cordoned), ("down", down)):
+            if names:
+                verb = "is" if len(names) + more.get(state, 0) == 1 else "are"
+                parts.append(f"{named(names, more.get(state, 0))} {verb} {state}")
         if not parts:
             return "no node is left"
         return "; ".join(parts[:-1]) + (", and " if len(parts) > 1 else "") + parts[-1]

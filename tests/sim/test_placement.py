@@ -203,3 +203,15 @@ def test_an_empty_label_selector_in_an_anti_affinity_term_selects_every_pod() ->
     assert r.max_unavailable == 1
     nodes = {p["node"] for p in r.to_dict()["pods"].values()}
     assert len(nodes) == 3
+
+
+def test_a_drained_node_is_cordoned_not_down() -> None:
+    # One pod per hostname and a node per replica: the pod the drain evicts fits no other
+    # node, and the drained node is up but cordoned (spec.unschedulable). The verdict said
+    # "node-a1 is down" and "on the node that fails" of it.
+    r = simulate(_set("one-per-node"), "node-drain", kube_version="1.34")
+    assert not r.recovered
+    assert "is cordoned" in r.verdict and "is down" not in r.verdict, r.verdict
+    assert "1 of 6 on the node drained, forced by the constraints" in r.verdict, r.verdict
+    lost = simulate(_set("one-per-node"), "node-loss", kube_version="1.34")
+    assert "1 of 6 on the node that fails, forced by the constraints" in lost.verdict

@@ -44,7 +44,7 @@ import msgspec
 from .envflags import env_flag
 
 #: Bump when what is written changes (the schema hook, the format).
-FORMAT = 1
+FORMAT = 2
 #: A cache file larger than this is not read (the largest kind's is about 250 KB).
 MAX_BYTES = 8 * 1024 * 1024
 

@@ -339,6 +339,9 @@ def _schema_hook(node: dict[str, Any]) -> dict[str, Any]:
         # is simply "unset" (k8s.io/apimachinery/pkg/util/intstr IntOrString.UnmarshalJSON).
         del node["oneOf"]
         node["type"] = ["string", "integer", "null"]
+        # its integer is an int32 (IntOrString.IntVal): a larger one fails to decode, and a
+        # whole number of 1e21 or more (which encoding/json writes with an exponent) too
+        node["minimum"], node["maximum"] = _INT_RANGES["int32"]
     return node
 
 
@@ -761,7 +764,14 @@ def _describe(err: Any, minor: int) -> _Problem:
             path, f"{where}: expected {expected}, got {_json_type(err.instance)} {shown}"
         )
     if name in ("Maximum", "Minimum"):
-        return _Problem(path, f"{where}: {err.message} (out of range of the API field type)")
+        limit = getattr(kind, "limit", None)
+        if isinstance(err.instance, float) and isinstance(limit, int | float):
+            # (1e21 as JSON writes it, not the validator's 1000000000000000000000.0)
+            side = "greater than the maximum" if name == "Maximum" else "less than the minimum"
+            message = f"{_snippet(json.dumps(err.instance))} is {side} of {limit}"
+        else:
+            message = err.message
+        return _Problem(path, f"{where}: {message} (out of range of the API field type)")
     return _Problem(path, f"{where}: {_snippet(err.message, 200)}")
 
 
@@ -1209,9 +1219,15 @@ def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     out = []
     for key in ("minAvailable", "maxUnavailable"):
         value = spec.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
+        if isinstance(value, float) and value.is_integer():
+            # 1e21 and more (a smaller whole number is read as an integer, _json_scalar):
+            # encoding/json writes it with an exponent, which no integer decodes, while the
+            # schema takes it as an integer and the budget would be dropped without a word
+            problem: str | None = OUT_OF_INT32
+        elif isinstance(value, bool) or not isinstance(value, (int, str)):
             continue
-        problem = int_or_percent_problem(value)
+        else:
+            problem = int_or_percent_problem(value)
         if problem is None:
             continue
         path: tuple[str | int, ...] = ("spec", key)

@@ -47,6 +47,9 @@ from .envflags import env_flag
 FORMAT = 2
 #: A cache file larger than this is not read (the largest kind's is about 250 KB).
 MAX_BYTES = 8 * 1024 * 1024
+#: Schema files the cache keeps (one per kind, Kubernetes version and install; named after
+#: their key): writing a new one removes the least recently written beyond this.
+MAX_SCHEMA_FILES = 128
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -160,12 +163,14 @@ def read(cache: Path, name: str, key: str) -> Any:
 
 
 def write(cache: Path, name: str, key: str, value: Any) -> None:
-    """Store ``value`` as ``name`` for ``key`` (atomically; errors are ignored)."""
+    """Store ``value`` as ``name`` for ``key`` (atomically; errors are ignored), and remove
+    the least recently written ``.json`` files beyond :data:`MAX_SCHEMA_FILES`."""
     try:
         data = json.dumps({"key": key, "value": value}, separators=(",", ":")).encode()
     except (TypeError, ValueError):
         return
-    _replace(cache, name, data)
+    if _replace(cache, name, data) is not None:
+        _prune(cache, name, ".json", MAX_SCHEMA_FILES)
 
 
 def _replace(cache: Path, name: str, data: bytes) -> tuple[int, int] | None:
@@ -356,7 +361,7 @@ class Verdicts:
         self._sorted = len(ordered)
         self._tail = set()
         self._file = _replace(cache, self._name, self._raw)
-        _prune(cache, self._name)
+        _prune(cache, self._name, ".verdicts", MAX_VERDICT_FILES)
 
     def _append(self, new: list[bytes]) -> bool:
         """Append ``new`` to the verdict file this run read (``False`` when it is not there:
@@ -381,15 +386,15 @@ class Verdicts:
             os.close(fd)
 
 
-def _prune(cache: Path, written: str) -> None:
-    """Remove the least recently written verdict files beyond :data:`MAX_VERDICT_FILES`
-    (errors are ignored)."""
+def _prune(cache: Path, written: str, suffix: str, keep: int) -> None:
+    """Remove the least recently written files of ``suffix`` beyond ``keep``, ``written``
+    (just written) kept (errors are ignored)."""
     try:
-        names = [n for n in os.listdir(cache) if n.endswith(".verdicts") and n != written]
-        if len(names) < MAX_VERDICT_FILES:
+        names = [n for n in os.listdir(cache) if n.endswith(suffix) and n != written]
+        if len(names) < keep:
             return
         aged = sorted(names, key=lambda n: os.lstat(cache / n).st_mtime_ns)
-        for name in aged[: len(names) - MAX_VERDICT_FILES + 1]:
+        for name in aged[: len(names) - keep + 1]:
             os.unlink(cache / name)
     except OSError:
         pass

@@ -407,8 +407,11 @@ class _Schemas:
             return None  # e.g. policy/v1beta1, no longer served by the selected version
         cache = schemacache.directory()
         definitions = self.folder / "_definitions.json"
-        name = f"{self.folder.name}-{path.name}"
         key = schemacache.source_key(path, definitions) if cache is not None else ""
+        # named after its key too: two installs (a pre-commit environment and a pipx one)
+        # that share the cache each keep their own, where they rewrote one file in turn and
+        # each rebuilt its validators from the full definitions on every other run
+        name = f"{self.folder.name}-{path.stem}-{schemacache.short_digest(key)}.json"
         cached = schemacache.read(cache, name, key) if cache is not None else None
         if isinstance(cached, dict) and isinstance(cached.get("schema"), dict):
             try:  # the kind's schema and only the definitions it reaches (schemacache.py)

@@ -47,8 +47,9 @@ def test_cached_schemas_validate_like_the_full_definitions(
     assert any("unknown field" in x or "is not of type" in x for x in full), full[:5]
     monkeypatch.delenv("SSRISK_NO_CACHE")
     cold = _validated(version)  # writes the cache
-    written = sorted(p.name for p in (cache_home / "ssrisk" / "schemas").iterdir())
-    assert f"v1.{version.split('.')[1]}.0-local-strict-statefulset-apps-v1.json" in written
+    schemas = cache_home / "ssrisk" / "schemas"
+    prefix = f"v1.{version.split('.')[1]}.0-local-strict-statefulset-apps-v1-"
+    assert len(list(schemas.glob(prefix + "????????.json"))) == 1
     warm = _validated(version)  # reads it
     assert full == cold == warm
     # the warm run never parsed the 1.5 MB definitions file
@@ -129,7 +130,8 @@ def test_stale_broken_or_linked_cache_files_are_not_read(cache_home: Path) -> No
     assert schemacache.read(cache, "x.json", "key-1") is None
     # a broken cache file of a kind: validation builds from the sources and rewrites it
     _validated("1.34")
-    name = "v1.34.0-local-strict-statefulset-apps-v1.json"
+    (found,) = cache.glob("v1.34.0-local-strict-statefulset-apps-v1-*.json")
+    name = found.name
     (cache / name).write_text('{"key": "nope", "value": {}}')
     assert _validated("1.34") == _validated("1.34")
     assert "nope" not in (cache / name).read_text()
@@ -369,6 +371,35 @@ def test_a_file_replaced_meanwhile_is_not_appended_to(cache_home: Path) -> None:
     count = int.from_bytes(raw[schemacache.HEAD - 8 : schemacache.HEAD], "big")
     assert count == (len(raw) - schemacache.HEAD) // schemacache.RECORD == 2
     assert _verdicts(cache).accepted(d1) and _verdicts(cache).accepted(d3)
+
+
+def test_two_installs_sharing_the_cache_keep_their_own_schemas(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two installs (another kubernetes-validate, another ssrisk: here another format) wrote
+    one file per kind in turn, and each then rebuilt its validators from the full
+    definitions on every other run."""
+    ours = schemacache.FORMAT
+    _validated("1.34")  # this install
+    monkeypatch.setattr(schemacache, "FORMAT", ours + 1)
+    _validated("1.34")  # another
+    schemas = cache_home / "ssrisk" / "schemas"
+    assert len(list(schemas.glob("v1.34.0-local-strict-statefulset-apps-v1-*.json"))) == 2
+    monkeypatch.setattr(schemacache, "FORMAT", ours)
+    _validated("1.34")  # the first again: its file is still there
+    assert all(s._registry is None for s in validation._SCHEMAS.values())
+
+
+def test_the_cache_keeps_a_bounded_number_of_schema_files(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = schemacache.directory()
+    assert cache is not None
+    monkeypatch.setattr(schemacache, "MAX_SCHEMA_FILES", 3)
+    for n in range(6):
+        schemacache.write(cache, f"k{n}.json", "key", {"n": n})
+        os.utime(cache / f"k{n}.json", ns=(n * 10**9, n * 10**9))
+    assert sorted(p.name for p in cache.glob("*.json")) == ["k3.json", "k4.json", "k5.json"]
 
 
 def test_the_cache_keeps_a_bounded_number_of_verdict_files(

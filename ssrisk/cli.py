@@ -942,6 +942,11 @@ def _add_fix(sub: Any, common: argparse.ArgumentParser) -> None:
     f.add_argument("paths", nargs="+", metavar="PATH")
     f.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     f.add_argument("--config", metavar="FILE", help="configuration file for every PATH")
+    f.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="also fix the findings the configuration's baseline: lists",
+    )
     _add_rule_selection(f)
 
 
@@ -970,6 +975,7 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
         inputs=_input_options(args),
         select=tuple(args.select),
         disable=tuple(args.disable),
+        no_baseline=args.no_baseline,
         fixes=True,
     )
     # A fix can leave a milder finding that has a fix of its own (a budget that now allows
@@ -993,6 +999,12 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     if args.diff:
         out.write(safe_lines(unified_diff(fixes)))
     _said_fixes(fixes, done.report.findings, written, len(undone), args.diff, out)
+    if not written and not fixes.changed and done.report.baselined:
+        # (nothing was fixed, and the baseline hid findings: fix said nothing at all)
+        say(
+            f"ssrisk fix: {done.report.baselined} finding(s) are in the configuration's "
+            "baseline and were not fixed; --no-baseline fixes them too"
+        )
     if done.report.errors:
         return ExitCode.ERROR
     return ExitCode.FINDINGS if fixes.not_applied or undone else ExitCode.OK

@@ -124,6 +124,26 @@ def test_fix_applies_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> 
     assert second.code == 0 and second.out == "" and (repo / "db.yaml").read_text() == new
 
 
+def test_findings_in_the_configurations_baseline_are_said_and_fixed_on_request(
+    tmp_path: Path,
+) -> None:
+    """With every finding in the configuration's baseline, ``fix`` printed nothing and
+    exited 0, and it had no ``--no-baseline``."""
+    repo = _repo(tmp_path)
+    args = ("check", "--select", FIXED_RULES, "--write-baseline", "base.json", ".")
+    wrote = run_cli(*args, cwd=repo)
+    assert wrote.code == 0, wrote.err
+    config = (repo / ".ssrisk.yaml").read_text()
+    (repo / ".ssrisk.yaml").write_text(config + "baseline: base.json\n")
+    hidden = run_cli("fix", "--diff", "--select", FIXED_RULES, "db.yaml", cwd=repo)
+    assert hidden.code == 0 and hidden.out == ""
+    assert "are in the configuration's baseline and were not fixed; --no-baseline" in hidden.err
+    shown = run_cli("fix", "--diff", "--no-baseline", "--select", FIXED_RULES, "db.yaml", cwd=repo)
+    assert shown.code == 0 and shown.out.startswith("--- a/db.yaml\n+++ b/db.yaml\n")
+    assert "baseline" not in shown.err
+    assert (repo / "db.yaml").read_text() == MANIFEST
+
+
 def _chart_repo(tmp_path: Path) -> tuple[Path, Path]:
     repo = tmp_path / "repo"
     shutil.copytree(DATA / "chart-variants", repo)

@@ -37,6 +37,8 @@ from .settings import Settings
 class Report(msgspec.Struct):
     """The outcome of one run, read by every reporter."""
 
+    #: The Kubernetes version of the run (the first configuration's when several configuration
+    #: files set others: :attr:`kube_versions` has them all).
     kube_version: str
     findings: list[Finding] = msgspec.field(default_factory=list)
     #: Findings folded into another finding of the same StatefulSet (``Finding.folded_into``):
@@ -65,10 +67,17 @@ class Report(msgspec.Struct):
     #: (``"an assumed cluster (3 zones × 2 nodes)"``, ``"the profile's nodes (9 nodes in 3
     #: zones)"``: :func:`cluster_description`).
     clusters: list[str] = msgspec.field(default_factory=list)
+    #: The Kubernetes versions the StatefulSets were checked at, each once, in the order of
+    #: the configurations that set them (empty: :attr:`kube_version` alone).
+    kube_versions: list[str] = msgspec.field(default_factory=list)
     #: The ids (``id()``) of the reported findings at or above their configuration's
     #: ``fail-on``: those that fail the run (set by :func:`ssrisk.run.check`; ``None``: not
     #: judged, every finding counts as failing).
     failing: frozenset[int] | None = None
+
+    def versions(self) -> list[str]:
+        """The Kubernetes versions of the run, each once (``["1.34"]``)."""
+        return list(self.kube_versions) or [self.kube_version]
 
     def fails(self, finding: Finding) -> bool:
         """Whether ``finding`` is one that fails the run (see :attr:`failing`)."""
@@ -145,6 +154,7 @@ def merge_reports(reports: Sequence[Report], labels: Sequence[str] = ()) -> Repo
             setattr(merged, name, getattr(merged, name) + getattr(r, name))
         merged.baselined += r.baselined
         merged.clusters.extend(c for c in r.clusters if c not in merged.clusters)
+        merged.kube_versions.extend(v for v in r.versions() if v not in merged.kube_versions)
     merged.findings.sort(key=Finding.sort_key)
     merged.folded.sort(key=Finding.sort_key)
     merged.errors = _distinct_errors(merged.errors)

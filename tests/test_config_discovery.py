@@ -42,6 +42,27 @@ def test_inputs_under_different_configurations_each_get_their_own(tmp_path: Path
     assert _rules(one.json()) == [("update-strategy-ondelete", "info")]
 
 
+def test_every_kubernetes_version_of_the_run_is_in_the_reports(tmp_path: Path) -> None:
+    """Directories whose configurations set other versions are checked at each; the JSON
+    report gave only the first (``kube_version``), SARIF and JUnit too."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    for name, version in (("a", "1.30"), ("b", "1.34"), ("c", "1.30")):
+        (tmp_path / name).mkdir()
+        shutil.copy(PROJ / "deploy" / "db.yaml", tmp_path / name / "db.yaml")
+        (tmp_path / name / ".ssrisk.yaml").write_text(f"kube-version: '{version}'\n")
+    report = run_cli("check", "--format", "json", "a", "b", "c", cwd=tmp_path).json()
+    assert (report["kube_version"], report["kube_versions"]) == ("1.30", ["1.30", "1.34"])
+    one = run_cli("check", "--format", "json", "b", cwd=tmp_path).json()
+    assert (one["kube_version"], one["kube_versions"]) == ("1.34", ["1.34"])
+    sarif = json.loads(run_cli("check", "--format", "sarif", "a", "b", cwd=tmp_path).out)
+    assert sarif["runs"][0]["properties"]["kubeVersions"] == ["1.30", "1.34"]
+    junit = ET.fromstring(run_cli("check", "--format", "junit", "a", "b", cwd=tmp_path).out)
+    (prop,) = [p for p in junit.iter("property") if p.get("name") == "kube_version"]
+    assert prop.get("value") == "1.30, 1.34"
+
+
 def test_config_and_baseline_files_are_never_read_as_manifests(tmp_path: Path) -> None:
     repo = tmp_path / "proj"
     shutil.copytree(PROJ, repo)

@@ -49,6 +49,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             for n in report.run_notes
         ],
         "clusters": list(report.clusters),
+        "kube_versions": report.versions(),
         "summary": report.summary(),
     }
 

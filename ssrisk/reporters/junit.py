@@ -127,7 +127,7 @@ def write_junit(report: Report, out: TextIO) -> None:
         f'\t<testsuite name="ssrisk" tests="{tests}" errors="{errors}" failures="{failures}" '
         f'skipped="{skipped}" time="0.0">\n',
         "\t\t<properties>\n",
-        _element("property", {"name": "kube_version", "value": report.kube_version}),
+        _element("property", {"name": "kube_version", "value": ", ".join(report.versions())}),
     ]
     for note in report.run_notes:  # facts stated once for the run, not per StatefulSet
         value = f"{note.message} ({note.statefulsets})"

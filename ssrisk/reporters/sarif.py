@@ -537,7 +537,10 @@ class _Log:
                     "originalUriBaseIds": where.base_ids(),
                     "columnKind": "unicodeCodePoints",
                     "results": [],
-                    "properties": {"kubeVersion": report.kube_version},
+                    "properties": {
+                        "kubeVersion": report.kube_version,
+                        "kubeVersions": report.versions(),
+                    },
                 }
             ],
         }

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import strictschema
 from .model import Finding, Notice, ObjectRef, Position, Severity
 
 FORMAT_VERSION = 1
@@ -179,7 +180,7 @@ def read_baseline(path: str | Path) -> Counter[Entry]:
 
     # the best of the first errors: a baseline of a million wrong entries is not walked whole
     error = jsonschema.exceptions.best_match(
-        itertools.islice(jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc), 100)
+        itertools.islice(strictschema.validator(_SCHEMA).iter_errors(doc), 100)
     )
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "top level"

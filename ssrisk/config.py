@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from . import strictschema
 from .embedded_sim.lazyre import lazy
 from .model import Position, Severity
 from .objectives import Objectives
@@ -500,7 +501,7 @@ def _validate(
 
     cfg = Config(path=shown, prefix=prefix, positions=positions, value_positions=value_positions)
     _check_finite(cfg, doc, (), prefix)
-    validator = jsonschema.Draft202012Validator(config_schema())
+    validator = strictschema.validator(config_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     by_key: dict[str, list[Any]] = {}
     for err in errors:  # one message per top-level key: the best match among its errors
@@ -573,9 +574,7 @@ def _systems(
         system_schema,
     )
 
-    validator = jsonschema.Draft202012Validator(
-        system_schema(), format_checker=jsonschema.FormatChecker()
-    )
+    validator = strictschema.validator(system_schema(), format_checker=jsonschema.FormatChecker())
     builtin = builtin_entries()
     known = set(builtin) | set(raw)
     out: list[tuple[str, str, str]] = []

@@ -37,8 +37,8 @@ def kube_version(value: str) -> str:
 
 
 #: A namespace as the API server takes it, a DNS-1123 label of at most 63 characters
-#: (pkg/apis/core/validation/validation.go#ValidateNamespaceName): the configuration
-#: schema's ``namespace`` pattern (a test keeps the two alike).
+#: (pkg/apis/core/validation/validation.go#ValidateNamespaceName): as the configuration
+#: schema's ``namespace`` (a test gives both the same values).
 NAMESPACE_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 NAMESPACE_MAX_LENGTH = 63
 
@@ -52,9 +52,9 @@ def _namespace(value: str) -> str:
     from .reporters.escape import printable
 
     raise argparse.ArgumentTypeError(
-        f"expected a namespace (lower-case letters, digits and '-', at most "
-        f"{NAMESPACE_MAX_LENGTH} characters, as the API server takes it), got "
-        f"'{printable(value)}'"
+        f"expected a namespace (a DNS-1123 label, as the API server takes it: lower-case "
+        f"letters, digits and '-', starting and ending with a letter or digit, at most "
+        f"{NAMESPACE_MAX_LENGTH} characters), got '{printable(value)}'"
     )
 
 
@@ -822,6 +822,7 @@ _FILE_OPTIONS = {
 #: ``check ''`` read as an input error about a file named ``\``.
 _NON_EMPTY_VALUES = {
     "paths": ("PATH", "a file or directory, or - for standard input"),
+    "context": ("--context", "a file or directory"),
     "exclude": ("--exclude", "a glob"),
     "helm_set": ("--set", "KEY=VALUE"),
     "helm_api_versions": ("--api-versions", "GROUP/VERSION[/KIND]"),
@@ -887,7 +888,9 @@ def _main(argv: Sequence[str] | None) -> int:
     for option in ("baseline", "write_baseline"):  # ('-' is standard output for --output)
         if getattr(args, option, None) == "-":
             name = option.replace("_", "-")
-            parser.error(f"argument --{name}: expected a file name, got '-'; name a file")
+            _command_parser(parser, args).error(
+                f"argument --{name}: expected a file name, got '-'; name a file"
+            )
     from .renderers.runbudget import start_run
 
     start_run(getattr(args, "render_budget", None))
@@ -945,7 +948,7 @@ def _add_fix(sub: Any, common: argparse.ArgumentParser) -> None:
     f.add_argument(
         "--no-baseline",
         action="store_true",
-        help="also fix the findings the configuration's baseline: lists",
+        help="include the findings the configuration's baseline: lists",
     )
     _add_rule_selection(f)
 
@@ -1002,8 +1005,8 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
     if not written and not fixes.changed and done.report.baselined:
         # (nothing was fixed, and the baseline hid findings: fix said nothing at all)
         say(
-            f"ssrisk fix: {done.report.baselined} finding(s) are in the configuration's "
-            "baseline and were not fixed; --no-baseline fixes them too"
+            f"ssrisk fix: {done.report.baselined} finding(s) in the configuration's baseline "
+            "were left out; --no-baseline includes them"
         )
     if done.report.errors:
         return ExitCode.ERROR

@@ -388,6 +388,8 @@ def test_explanations_count_one_replica_in_the_singular() -> None:
         (["--set", ""], "argument --set: expected KEY=VALUE, got ''"),
         (["--api-versions", ""], "argument --api-versions: expected GROUP/VERSION"),
         (["", "--"], "argument PATH: expected a file or directory"),
+        (["--context", ""], "argument --context: expected a file or directory, got ''"),
+        (["--baseline", "-"], "ssrisk check: error: argument --baseline: expected a file name"),
     ],
 )
 def test_an_empty_or_invalid_option_value_is_a_usage_error(
@@ -403,16 +405,32 @@ def test_an_empty_or_invalid_option_value_is_a_usage_error(
     assert not list(tmp_path.iterdir())  # (nothing written)
 
 
-def test_the_namespace_option_takes_what_the_configuration_takes() -> None:
-    from ssrisk.cli import NAMESPACE_MAX_LENGTH, NAMESPACE_PATTERN
-
-    schema = json.loads((ROOT / "ssrisk" / "schemas" / "config.schema.json").read_text())
-    namespace = schema["properties"]["namespace"]
-    assert (namespace["pattern"], namespace["maxLength"]) == (
-        NAMESPACE_PATTERN,
-        NAMESPACE_MAX_LENGTH,
+@pytest.mark.parametrize(
+    ("namespace", "taken"),
+    [
+        ("shop", True),
+        ("a" * 63, True),
+        ("a" * 64, False),
+        ("Shop", False),
+        ("-shop", False),
+        ("shop-", False),
+        ("shop\n", False),  # (the configuration took it: Python's $ matches before a newline)
+        ("", False),
+    ],
+)
+def test_the_namespace_option_takes_what_the_configuration_takes(
+    namespace: str, taken: bool, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "sts.yaml"
+    manifest.write_text(SINGLE.read_text())
+    by_option = run_cli("check", f"--namespace={namespace}", "sts.yaml", cwd=tmp_path)
+    (tmp_path / ".ssrisk.yaml").write_text(f"namespace: {json.dumps(namespace)}\n")
+    by_config = run_cli("check", "sts.yaml", cwd=tmp_path)
+    assert (by_option.code != 2, by_config.code != 2) == (taken, taken), (
+        by_option.err + by_config.err
     )
-    assert run_cli("check", "--namespace", "a" * 63, str(SINGLE)).code in (0, 1)
+    if not taken and namespace:
+        assert "starting and ending with a letter or digit" in by_option.err
 
 
 @pytest.mark.parametrize("command", ["simulate", "fix"])
@@ -420,3 +438,9 @@ def test_an_empty_path_is_a_usage_error_of_every_command(command: str) -> None:
     run = run_cli(command, "")
     assert run.code == 2
     assert f"ssrisk {command}: error: argument PATH: expected a file or directory" in run.err
+
+
+def test_an_empty_scenario_is_a_usage_error() -> None:
+    run = run_cli("simulate", "--scenario", "", str(SINGLE))
+    assert run.code == 2
+    assert "ssrisk simulate: error: argument --scenario: expected a scenario name" in run.err

@@ -649,6 +649,8 @@ def _problems(
     if verdicts is not None:  # (None: no schema, an apiVersion the version does not serve)
         minor = schema_minor(kube_version)
         for err in schemas.validator(obj.api_version, obj.kind).iter_errors(value):
+            if _range_of_a_fraction(err):
+                continue  # (its type error says it: one problem per field)
             if type(err.kind).__name__ == "AdditionalProperties":
                 extra = list(getattr(err.kind, "unexpected", []) or [])
                 unknown.append((tuple(err.instance_path), extra))
@@ -740,6 +742,15 @@ def _unknown_field(path: tuple[Any, ...], key: Any, minor: int) -> _Problem:
         "(kubectl's default strict field validation rejects it, KEP-2885); ignored",
         error=False,
     )
+
+
+def _range_of_a_fraction(err: Any) -> bool:
+    """Whether ``err`` is the range error of a number that is not whole, at a field that
+    takes integers: the validator also reports the type, which is the problem to fix."""
+    if type(err.kind).__name__ not in ("Maximum", "Minimum"):
+        return False
+    value = err.instance
+    return isinstance(value, float) and not value.is_integer()
 
 
 def _describe(err: Any, minor: int) -> _Problem:
@@ -1212,6 +1223,10 @@ def _atoi(digits: str) -> int:
 _PDB_SRC = "(k8s: pkg/apis/policy/validation/validation.go, ValidatePodDisruptionBudgetSpec)"
 
 
+#: A number with a fraction where an int-or-string's integer is read (a decoding error).
+_NOT_AN_INT32 = "is not an integer: an int-or-string's number is an int32"
+
+
 def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     """``minAvailable`` and ``maxUnavailable`` of a PodDisruptionBudget: a non-negative integer
     or a percentage ``[0-9]+%`` of at most 100% (the one reading of a budget,
@@ -1222,11 +1237,12 @@ def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
     out = []
     for key in ("minAvailable", "maxUnavailable"):
         value = spec.get(key)
-        if isinstance(value, float) and value.is_integer():
-            # 1e21 and more (a smaller whole number is read as an integer, _json_scalar):
-            # encoding/json writes it with an exponent, which no integer decodes, while the
-            # schema takes it as an integer and the budget would be dropped without a word
-            problem: str | None = OUT_OF_INT32
+        if isinstance(value, float):
+            # (without a schema: policy/v1beta1 on a version that no longer serves it) a
+            # whole number here is 1e21 or more (a smaller one is read as an integer,
+            # _json_scalar), which encoding/json writes with an exponent and no integer
+            # decodes; any other is not an integer (the budget was dropped without a word)
+            problem: str | None = OUT_OF_INT32 if value.is_integer() else _NOT_AN_INT32
         elif isinstance(value, bool) or not isinstance(value, (int, str)):
             continue
         else:
@@ -1235,7 +1251,7 @@ def _pdb_spec_problems(spec: Mapping[str, Any]) -> list[_Problem]:
             continue
         path: tuple[str | int, ...] = ("spec", key)
         shown = _snippet(repr(value)) if problem == "not a valid percent" else _snippet(str(value))
-        src = "" if problem == OUT_OF_INT32 else f" {_PDB_SRC}"  # (a decoding error)
+        src = "" if problem in (OUT_OF_INT32, _NOT_AN_INT32) else f" {_PDB_SRC}"  # (decoding)
         out.append(_Problem(path, f"{field_path(path)}: {shown} {problem}{src}"))
     return out
 

@@ -406,6 +406,37 @@ def test_range_and_enum_checks_of_the_api_server(edit: str, words: str, tmp_path
     assert words in err["message"] and err["line"] >= 7, err
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("1e21", "1e+21 is out of range: an int-or-string integer is an int32"),
+        ("1.5", "1.5 is not an integer: an int-or-string's number is an int32"),
+    ],
+)
+def test_a_budget_without_a_schema_is_read_as_the_api_server_decodes_it(
+    value: str, shown: str, tmp_path: Path
+) -> None:
+    # policy/v1beta1 on 1.30, which no longer serves it: no schema, ssrisk's own check
+    path = tmp_path / "pdb.yaml"
+    path.write_text(
+        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: db\n"
+        f"spec:\n  minAvailable: {value}\n  selector:\n    matchLabels: {{app: db}}\n"
+    )
+    report = run_cli("check", "--kube-version", "1.30", "--format", "json", str(path)).json()
+    (err,) = report["errors"]
+    assert f"spec.minAvailable: {shown}" in err["message"], err
+
+
+def test_a_number_with_a_fraction_past_int32_is_one_problem(tmp_path: Path) -> None:
+    """The validator reports both its range and its type: the type is the one to fix."""
+    path = tmp_path / "sts.yaml"
+    probe = "\n          readinessProbe:\n            httpGet: {port: 99999999999.5}\n"
+    path.write_text(GOOD.read_text().rstrip("\n") + probe)
+    report = run_cli("check", "--format", "json", str(path)).json()
+    (err,) = report["errors"]
+    assert "expected integer or string, got number 99999999999.5" in err["message"], err
+
+
 def test_an_int_or_string_holds_an_int32_in_every_field(tmp_path: Path) -> None:
     # intstr.IntOrString.IntVal is an int32: a probe's port of 99999999999 does not decode
     # (it passed unsaid)

@@ -9,7 +9,9 @@ run that validates a kind writes that kind's schema with only the definitions it
 
     ``$XDG_CACHE_HOME/ssrisk/schemas/`` (default ``~/.cache/ssrisk/schemas/``)
 
-and later runs read that file instead. Validation is the same either way: the definitions
+and later runs read that file instead (named after the sources it was derived from, so that
+two installs sharing the cache keep one each; at most :data:`MAX_SCHEMA_FILES`, the least
+recently written removed first). Validation is the same either way: the definitions
 keep their document id, so every ``$ref`` resolves to the same definition
 (tests/test_schema_cache.py compares both). Beside it, ``<kind's file>.verdicts`` keeps the
 digests of the values that kind's schema accepted (:class:`Verdicts`), so that a run whose
@@ -391,10 +393,19 @@ def _prune(cache: Path, written: str, suffix: str, keep: int) -> None:
     (just written) kept (errors are ignored)."""
     try:
         names = [n for n in os.listdir(cache) if n.endswith(suffix) and n != written]
-        if len(names) < keep:
-            return
-        aged = sorted(names, key=lambda n: os.lstat(cache / n).st_mtime_ns)
-        for name in aged[: len(names) - keep + 1]:
-            os.unlink(cache / name)
     except OSError:
-        pass
+        return
+    if len(names) < keep:
+        return
+    aged: list[tuple[int, str]] = []
+    for name in names:
+        try:
+            st = os.lstat(cache / name)
+        except OSError:
+            continue  # (removed meanwhile)
+        if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):  # (a link itself: unlinked)
+            aged.append((st.st_mtime_ns, name))
+    aged.sort()
+    for _mtime, name in aged[: len(aged) - keep + 1]:
+        with contextlib.suppress(OSError):  # (one that cannot go does not stop the others)
+            os.unlink(cache / name)

@@ -396,10 +396,18 @@ def test_the_cache_keeps_a_bounded_number_of_schema_files(
     cache = schemacache.directory()
     assert cache is not None
     monkeypatch.setattr(schemacache, "MAX_SCHEMA_FILES", 3)
+    (cache / "a.verdicts").write_bytes(b"")  # another kind of file: left alone
+    (cache / "stuck.json").mkdir()  # not a file: neither removed nor in the way
     for n in range(6):
         schemacache.write(cache, f"k{n}.json", "key", {"n": n})
         os.utime(cache / f"k{n}.json", ns=(n * 10**9, n * 10**9))
-    assert sorted(p.name for p in cache.glob("*.json")) == ["k3.json", "k4.json", "k5.json"]
+    assert sorted(p.name for p in cache.glob("*.json")) == [
+        "k3.json",
+        "k4.json",
+        "k5.json",
+        "stuck.json",
+    ]
+    assert (cache / "a.verdicts").exists()
 
 
 def test_the_cache_keeps_a_bounded_number_of_verdict_files(

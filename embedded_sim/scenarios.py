@@ -338,14 +338,14 @@ def placement_basis(sim: Simulation, scenario: str) -> str:
             facts.spread_node,
             facts.forced_node,
             # a drain's node is cordoned and emptied, not failed
-            "the node drained" if scenario == "node-drain" else "the node that fails",
+            "on the drained node" if scenario == "node-drain" else "on the node that fails",
         )
     elif scenario == "zone-loss":
         hit, spread, forced, where = (
             facts.worst_zone,
             facts.spread_zone,
             facts.forced_zone,
-            "the zone that fails",
+            "in the zone that fails",
         )
     else:
         return ""
@@ -354,10 +354,10 @@ def placement_basis(sim: Simulation, scenario: str) -> str:
         return ""
     if forced:
         why = f": {'; '.join(facts.limits)}" if facts.limits else ""
-        text = f"{hit} of {n} on {where}, forced by the constraints{why}"
+        text = f"{hit} of {n} {where}, forced by the constraints{why}"
     else:
         text = (
-            f"{hit} of {n} on {where} is the worst case the constraints allow; the "
+            f"{hit} of {n} {where} is the worst case the constraints allow; the "
             f"scheduler's spreading would put {spread} there"
         )
     if scenario in NODE_FAULTS and not facts.forced_zone:

@@ -212,6 +212,8 @@ def test_a_drained_node_is_cordoned_not_down() -> None:
     r = simulate(_set("one-per-node"), "node-drain", kube_version="1.34")
     assert not r.recovered
     assert "is cordoned" in r.verdict and "is down" not in r.verdict, r.verdict
-    assert "1 of 6 on the node drained, forced by the constraints" in r.verdict, r.verdict
+    assert "1 of 6 on the drained node, forced by the constraints" in r.verdict, r.verdict
     lost = simulate(_set("one-per-node"), "node-loss", kube_version="1.34")
     assert "1 of 6 on the node that fails, forced by the constraints" in lost.verdict
+    zone = simulate(_set("one-per-node"), "zone-loss", kube_version="1.34")
+    assert "2 of 6 in the zone that fails, forced by the constraints" in zone.verdict, zone.verdict

@@ -159,6 +159,9 @@ def refusal(path: str, root: str, realpath: Callable[[str], str] = os.path.realp
     real = realpath(path)
     if not is_inside(real, root):
         if is_inside(os.path.abspath(path), root):
+            through = _outside_link_above(path, root)
+            if through is not None:  # (the file itself need not be a link)
+                return f"reached through {through!r}, {OUTSIDE_LINK}"
             return OUTSIDE_LINK
         return "outside the checked tree; not read"
     if in_git_dir(real, root):
@@ -168,6 +171,25 @@ def refusal(path: str, root: str, realpath: Callable[[str], str] = os.path.realp
 
 #: The refusal of a path, as written inside the tree, whose real path leaves it.
 OUTSIDE_LINK = "a symbolic link that leads outside the checked tree; not read"
+
+
+def _outside_link_above(path: str, root: str) -> str | None:
+    """The first directory above ``path``, as written, that is a symbolic link whose target
+    leaves ``root``, or ``None`` (then ``path`` itself is the link)."""
+    head = path.rstrip(os.sep) or path
+    above: list[str] = []
+    while True:
+        head = os.path.dirname(head)
+        if not head or head in above:
+            break
+        above.append(head)
+    for directory in reversed(above):  # from the top down
+        full = os.path.abspath(directory)
+        if not is_inside(full, root) or full == root:
+            continue
+        if os.path.islink(directory) and not is_inside(os.path.realpath(directory), root):
+            return directory
+    return None
 
 
 def confined(path: str, root: str) -> bool:

@@ -76,3 +76,27 @@ def test_stdin_marker_and_explicit_files() -> None:
     plain = REPO / "deploy" / "base" / "statefulset.yaml"
     plan = plan_inputs(["-", str(plain)])
     assert plan.stdin and plan.files == [str(plain)]  # a file named explicitly is read
+
+
+def test_a_file_below_a_link_of_the_working_directory_names_the_link(tmp_path: Path) -> None:
+    """From a directory that is not a repository, a link there is the tree's own (ssrisk
+    cannot tell the user's from a checkout's): a file below it is refused, and the refusal
+    names the link; it called the regular file itself "a symbolic link". Named by its real
+    path, or from inside the repository, the same file is checked."""
+    repo = tmp_path / "elsewhere" / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    shutil.copy(DATA / "ci" / "single.yaml", repo / "deploy" / "db.yaml")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "repo").symlink_to(repo)
+    run = run_cli("check", "--format", "json", "repo/deploy", cwd=work)
+    assert run.code == 2
+    (error,) = run.json()["errors"]
+    assert (error["path"], error["message"]) == (
+        "repo/deploy/db.yaml",
+        "reached through 'repo', a symbolic link that leads outside the checked tree; not read",
+    )
+    for args, cwd in ((["deploy"], work / "repo"), ([str(repo / "deploy")], work)):
+        checked = run_cli("check", "--format", "json", *args, cwd=cwd).json()
+        assert (checked["summary"]["statefulsets"], checked["errors"]) == (1, [])

@@ -120,9 +120,11 @@ def test_a_changed_path_through_a_link_out_reads_the_same_whatever_is_there(
         assert_clean(run.out, run.err)
         assert run.code == 2, (changed, run.err)
         report = run.json()
-        assert [(e["path"], e["message"]) for e in report["errors"]] == [
-            (changed, "a symbolic link that leads outside the checked tree; not read")
-        ]
+        link = changed.split("/")[0] if changed.startswith("lnk-") else None
+        said = "a symbolic link that leads outside the checked tree; not read"
+        if link is not None:  # a file below the link names it, as written
+            said = f"reached through {link!r}, {said}"
+        assert [(e["path"], e["message"]) for e in report["errors"]] == [(changed, said)]
         assert report["summary"]["statefulsets"] == 1  # deploy/good.yaml
         assert "infra" not in run.out + run.err and CANARY not in run.out
         outcomes.append(report["summary"])

@@ -135,13 +135,18 @@ def test_findings_in_the_configurations_baseline_are_said_and_fixed_on_request(
     assert wrote.code == 0, wrote.err
     config = (repo / ".ssrisk.yaml").read_text()
     (repo / ".ssrisk.yaml").write_text(config + "baseline: base.json\n")
+    listed = sum(e["count"] for e in json.loads((repo / "base.json").read_text())["findings"])
     hidden = run_cli("fix", "--diff", "--select", FIXED_RULES, "db.yaml", cwd=repo)
     assert hidden.code == 0 and hidden.out == ""
-    assert "are in the configuration's baseline and were not fixed; --no-baseline" in hidden.err
+    said = f"{listed} finding(s) in the configuration's baseline were left out; --no-baseline"
+    assert listed > 0 and said in hidden.err, hidden.err
     shown = run_cli("fix", "--diff", "--no-baseline", "--select", FIXED_RULES, "db.yaml", cwd=repo)
     assert shown.code == 0 and shown.out.startswith("--- a/db.yaml\n+++ b/db.yaml\n")
     assert "baseline" not in shown.err
     assert (repo / "db.yaml").read_text() == MANIFEST
+    done = run_cli("fix", "--no-baseline", "--select", FIXED_RULES, "db.yaml", cwd=repo)
+    assert done.code == 0 and "db.yaml: partition-blocks-update: set updateStrategy" in done.out
+    assert "      partition: 0   # staged rollout" in (repo / "db.yaml").read_text()
 
 
 def _chart_repo(tmp_path: Path) -> tuple[Path, Path]:

@@ -783,18 +783,22 @@ def _on_sigterm(handler: Any) -> Any:
 
 
 def ambiguous_option(argv: Sequence[str]) -> str | None:
-    """The first token before ``--`` that starts with ``-`` and is also the name of an
-    entry of the working directory (a file, directory, link or FIFO), else ``None``.
+    """In a command line without ``--``, the first token that starts with ``-`` and is
+    also the name of an entry of the working directory (a file, directory, link or FIFO),
+    else ``None``.
 
     pre-commit and ``xargs`` append the names of the repository's files to the command
     line: a committed file named ``--exclude=*.yaml`` would otherwise be read as that
-    option. The entry is looked up with ``lstat`` only (no link followed, nothing opened
-    or read); ``-`` (standard input) is never an option and is not looked up."""
+    option. With ``--`` the file names come after it, and the options before it are the
+    caller's own (the hook's, the Action's): a repository's file named ``--changed`` made
+    every run of the hook fail. The entry is looked up with ``lstat`` only (no link
+    followed, nothing opened or read); ``-`` (standard input) is never an option and is not
+    looked up."""
     import os
 
+    if "--" in argv:
+        return None
     for token in argv:
-        if token == "--":
-            return None
         if not token.startswith("-") or token == "-":
             continue
         try:

@@ -274,6 +274,11 @@ def test_an_option_that_names_an_existing_entry_is_refused_without_reading_it(
         "ssrisk: error: ambiguous argument --set=\\x1b]0;x\\n.yaml: "
     )
     assert run.err.count("\n") == 1
+    # with -- the options before it are the caller's, whatever the directory holds (a file
+    # named --changed beside the hook's "--changed --" made every commit fail)
+    (repo / "--changed").write_text("", encoding="utf-8")
+    run = run_cli("check", "--changed", "--select=single-replica", "--", "db.yaml", cwd=repo)
+    assert run.code == 1 and "db.yaml:9:3: error single-replica" in run.out, run.err
     # after -- nothing is an option, so nothing is ambiguous: the FIFO is a PATH (with no
     # writer, an input error) and db.yaml is checked
     run = run_cli("check", "--changed", "--", "--values=v.yaml", "db.yaml", cwd=repo)

@@ -40,7 +40,7 @@ import msgspec
 
 from .confine import RealPaths, Trees
 from .embedded_sim.storage import claim_class_name
-from .engine import Report, check_loaded, load_all
+from .engine import Report, check_loaded, load_all, unread_context
 from .inventory import Inventory
 from .loading import MODELLED_KINDS, RELATED_KINDS, YAML_SUFFIXES, LoadedFile
 from .model import InputError, K8sObject, Notice
@@ -242,13 +242,12 @@ def check_changed(
     )
     seen.update(realpath(lf.path) for lf in related)
     extra: list[LoadedFile] = []
+    unread = []
     if context:
-        extra = [
-            lf
-            for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]
-            if realpath(lf.path) not in seen
-        ]
-    return check_loaded(
+        context_files, context_errors = load_all(context, settings, kinds=RELATED_KINDS)
+        extra = [lf for lf in context_files if realpath(lf.path) not in seen]
+        unread = unread_context(context, context_errors)
+    report = check_loaded(
         loaded,
         errors,
         rules,
@@ -258,6 +257,8 @@ def check_changed(
         select=changed.statefulsets_to_check,
         warn_in=changed.is_changed_file,
     )
+    report.notices.extend(n for n in unread if n not in report.notices)
+    return report
 
 
 #: The notice for a changed file that ``--exclude`` / ``exclude:`` leaves out.

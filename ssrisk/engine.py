@@ -217,7 +217,8 @@ def check(
 
     ``context`` paths are loaded too, but only so that rules see related objects (PDBs,
     Services, StorageClasses) defined there: their StatefulSets are not checked and their
-    unreadable files are not errors (`--context cluster/storage/` in a pre-commit hook).
+    unreadable files are not errors (`--context cluster/storage/` in a pre-commit hook); a
+    ``context`` path itself that cannot be read is a warning (:func:`unread_context`).
 
     Returns:
         A :class:`Report` with findings sorted by path, line and column; unreadable inputs are
@@ -225,13 +226,16 @@ def check(
     """
     loaded, errors = load_all(paths, settings)
     extra: list[LoadedFile] = []
+    unread: list[Notice] = []
     if context:
         # The checked files are not context too (compared by real path; only files with the
         # name of a checked one need resolving, the context may hold thousands of files).
         seen = {os.path.realpath(lf.path) for lf in loaded}
         names = {os.path.basename(p) for p in seen}
         both: set[str] = set()  # (checked and given as context: cluster facts too)
-        for lf in load_all(context, settings, kinds=RELATED_KINDS)[0]:
+        context_files, context_errors = load_all(context, settings, kinds=RELATED_KINDS)
+        unread = unread_context(context, context_errors)
+        for lf in context_files:
             real = ""
             if os.path.basename(lf.path) in names or os.path.islink(lf.path):
                 real = os.path.realpath(lf.path)
@@ -243,7 +247,22 @@ def check(
             if os.path.realpath(lf.path) in both:
                 for o in lf.objects:
                     o.cluster_wide = True
-    return check_loaded(loaded, errors, rules, settings, context=extra)
+    report = check_loaded(loaded, errors, rules, settings, context=extra)
+    report.notices.extend(n for n in unread if n not in report.notices)
+    return report
+
+
+def unread_context(context: Sequence[str], errors: Sequence[InputError]) -> list[Notice]:
+    """A warning for each ``--context`` path itself that could not be read (refused as a
+    link out of the tree, missing, unreadable): the rules then do not see what it holds.
+    Files found below a context directory stay unsaid (a directory of cluster objects may
+    hold templates and other YAML that are not manifests)."""
+    named = set(context)
+    return [
+        Notice(e.path, f"--context: {e.message} (the rules do not see it)", level="warning")
+        for e in errors
+        if e.path in named
+    ]
 
 
 def check_loaded(

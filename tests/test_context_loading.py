@@ -82,3 +82,30 @@ def test_a_default_storage_class_of_the_context_is_every_units_default() -> None
     assert finding["path"].endswith("db.yaml")
     # given as context and checked too (--context cluster .): still the cluster's default
     assert len(pinned("--context", cluster, str(base))) == 1
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_context_path_that_is_refused_is_a_warning(tmp_path: Any, changed: bool) -> None:
+    """A ``--context`` link out of the tree is not read, as a PATH is not; it was dropped
+    without a word, and the findings its PDB would have removed stayed unexplained."""
+    repo = tmp_path / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / "deploy" / "db.yaml").write_text((DATA / "ci" / "single.yaml").read_text())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "ctx").symlink_to(outside)
+    flags = ["--changed"] if changed else []
+    run = run_cli(
+        "check", "--format", "json", *flags, "--context", "ctx", "--", "deploy/db.yaml", cwd=repo
+    )  # fmt: skip
+    report = run.json()
+    assert report["errors"] == [] and report["summary"]["statefulsets"] == 1
+    assert [(n["path"], n["level"], n["message"]) for n in report["notices"]] == [
+        (
+            "ctx",
+            "warning",
+            "--context: a symbolic link that leads outside the checked tree; not read "
+            "(the rules do not see it)",
+        )
+    ]

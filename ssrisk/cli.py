@@ -58,6 +58,37 @@ def _namespace(value: str) -> str:
     )
 
 
+def _helm_set(value: str) -> str:
+    """``--set``: ``KEY=VALUE`` as helm --set takes it, a key before the first ``=``
+    (argparse type; helm refused ``a`` only when a chart was rendered, and a plain file's
+    run took it unsaid)."""
+    key, eq, _rest = value.partition("=")
+    if eq and key.strip():
+        return value
+    from .reporters.escape import printable
+
+    raise argparse.ArgumentTypeError(
+        f"expected KEY=VALUE (as helm --set takes it), got '{printable(value)}'"
+    )
+
+
+def _api_version(value: str) -> str:
+    """``--api-versions``: GROUP/VERSION[/KIND] as the configuration's ``api-versions:``
+    takes it (its schema's pattern and length; argparse type)."""
+    import re
+
+    from .config import config_schema
+
+    items = config_schema()["properties"]["api-versions"]["items"]
+    if len(value) <= items["maxLength"] and re.fullmatch(items["pattern"], value):
+        return value
+    from .reporters.escape import printable
+
+    raise argparse.ArgumentTypeError(
+        f"expected GROUP/VERSION[/KIND] (as helm --api-versions takes it), got '{printable(value)}'"
+    )
+
+
 def _jobs(value: str) -> int:
     """``--jobs``: a whole number ≥ 0 (argparse type)."""
     try:
@@ -174,7 +205,8 @@ def _resolve_outputs(
         else:
             chosen = default if to_stdout or dest is None else _format_of_file(dest)
         if chosen not in known:
-            raise UsageError(f"unknown format {chosen!r}; choose from: {', '.join(known)}")
+            where = "argument --format: " if fmt is not None else ""
+            raise UsageError(f"{where}unknown format {chosen!r}; choose from: {', '.join(known)}")
         pairs.append((chosen, None if to_stdout else dest))
     if sum(1 for _fmt, dest in pairs if dest is None) > 1:
         raise UsageError(
@@ -407,6 +439,7 @@ def _common_options() -> argparse.ArgumentParser:
     common.add_argument(
         "--set",
         action="append",
+        type=_helm_set,
         default=[],
         dest="helm_set",
         metavar="KEY=VALUE",
@@ -415,6 +448,7 @@ def _common_options() -> argparse.ArgumentParser:
     common.add_argument(
         "--api-versions",
         action="append",
+        type=_api_version,
         default=[],
         dest="helm_api_versions",
         metavar="GROUP/VERSION[/KIND]",
@@ -828,8 +862,6 @@ _NON_EMPTY_VALUES = {
     "paths": ("PATH", "a file or directory, or - for standard input"),
     "context": ("--context", "a file or directory"),
     "exclude": ("--exclude", "a glob"),
-    "helm_set": ("--set", "KEY=VALUE"),
-    "helm_api_versions": ("--api-versions", "GROUP/VERSION[/KIND]"),
     "scenario": ("--scenario", "a scenario name"),
 }
 
@@ -1079,7 +1111,7 @@ def _said_fixes(
     fixes: Any, findings: Sequence[Any], written: int, undone: int, diff: bool, out: TextIO
 ) -> None:
     """Print what ``ssrisk fix`` did not write (each line once: two findings may share one
-    fix) and, when it wrote, a count on standard error."""
+    fix) and the counts on standard error (with ``diff``, of the fixes the diff shows)."""
     from .model import Severity
     from .reporters.escape import printable, safe_lines
 
@@ -1092,17 +1124,16 @@ def _said_fixes(
     for lines in dict.fromkeys(said):
         for line in lines:
             out.write(safe_lines(printable(line) + "\n"))
-    if diff:
-        return
     unfixed = sum(
         1 for f in findings if f.severity >= Severity.WARNING and not f.suppressed and f.fix is None
     )
     not_applied = len({id(f) for f, _why in fixes.not_applied}) + undone
-    if written or not_applied or fixes.advice or unfixed:
+    done = len(fixes.applied) if diff else written  # (--diff: the fixes the diff holds)
+    if done or not_applied or fixes.advice or unfixed:
         say(
-            f"ssrisk fix: {written} fix(es) written, {not_applied} not applied, "
-            f"{len(fixes.advice)} advice; {unfixed} warning(s) or error(s) have no verified "
-            "fix ('ssrisk check --explain' says what to do)"
+            f"ssrisk fix: {done} fix(es) {'shown, nothing written' if diff else 'written'}, "
+            f"{not_applied} not applied, {len(fixes.advice)} advice; {unfixed} warning(s) or "
+            "error(s) have no verified fix ('ssrisk check --explain' says what to do)"
         )
 
 

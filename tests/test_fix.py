@@ -143,6 +143,8 @@ def test_findings_in_the_configurations_baseline_are_said_and_fixed_on_request(
     shown = run_cli("fix", "--diff", "--no-baseline", "--select", FIXED_RULES, "db.yaml", cwd=repo)
     assert shown.code == 0 and shown.out.startswith("--- a/db.yaml\n+++ b/db.yaml\n")
     assert "baseline" not in shown.err
+    # --diff ends with the counts too (on standard error: the diff stays one to apply)
+    assert "ssrisk fix: 2 fix(es) shown, nothing written, 0 not applied" in shown.err, shown.err
     assert (repo / "db.yaml").read_text() == MANIFEST
     done = run_cli("fix", "--no-baseline", "--select", FIXED_RULES, "db.yaml", cwd=repo)
     assert done.code == 0 and "db.yaml: partition-blocks-update: set updateStrategy" in done.out

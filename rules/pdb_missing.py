@@ -65,6 +65,8 @@ unhealthyPodEvictionPolicy: AlwaysAllow.
         ):
             return ()
         ns = ctx.sts.namespace
+        if not ctx.sts.name:
+            return ()  # (a set without a name: no budget name to derive)
         name = next(
             (
                 candidate

@@ -657,6 +657,7 @@ def _problems(
                 problems.extend(_unknown_field(tuple(err.instance_path), k, minor) for k in extra)
             else:
                 problems.append(_describe(err, minor))
+    problems.extend(_name_problems(value))
     spec = value.get("spec")
     if not any(p.error for p in problems) and isinstance(spec, dict):
         if obj.kind == "StatefulSet":
@@ -742,6 +743,25 @@ def _unknown_field(path: tuple[Any, ...], key: Any, minor: int) -> _Problem:
         "(kubectl's default strict field validation rejects it, KEP-2885); ignored",
         error=False,
     )
+
+
+def _name_problems(value: Mapping[str, Any]) -> list[_Problem]:
+    """A warning for an object without ``metadata.name`` (nor ``generateName``): the API
+    server refuses it (staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go,
+    ValidateObjectMetaAccessor: "name or generateName is required"); it is checked as
+    written, a patch maybe, and its pods' names in messages lack the set's."""
+    meta = value.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    if meta.get("name") or meta.get("generateName"):
+        return []
+    return [
+        _Problem(
+            ("metadata", "name"),
+            "metadata.name: required field is missing (the API server refuses an object "
+            "without a name or generateName); checked as written (a patch?)",
+            error=False,
+        )
+    ]
 
 
 def _range_of_a_fraction(err: Any) -> bool:

@@ -907,3 +907,17 @@ def test_the_recreate_update_strategy_follows_its_feature_gate(
     report = run_cli("check", "--config", str(config), "--format", "json", str(path)).json()
     assert (report["errors"] == []) is accepted, report["errors"]
     assert (report["summary"]["statefulsets"] == 1) is accepted
+
+
+def test_a_set_without_a_name_is_said_and_gets_no_budget_without_one(tmp_path: Path) -> None:
+    """The API server refuses an object without a name: a warning says so (a patch, maybe),
+    and pdb-missing offers no budget named after it (it offered "PodDisruptionBudget  ")."""
+    path = tmp_path / "sts.yaml"
+    path.write_text(GOOD.read_text().replace("metadata:\n  name: db\n", "metadata: {}\n"))
+    report = run_cli("check", "--fixes", "--format", "json", str(path)).json()
+    assert report["errors"] == []
+    (notice,) = [n for n in report["notices"] if "metadata.name" in n["message"]]
+    assert notice["level"] == "warning" and notice["line"] == 3
+    assert "required field is missing" in notice["message"]
+    budgets = [f for f in report["findings"] if f["rule"] == "pdb-missing"]
+    assert budgets and all("fix" not in f for f in budgets)

@@ -85,7 +85,8 @@ def _api_version(value: str) -> str:
     from .reporters.escape import printable
 
     raise argparse.ArgumentTypeError(
-        f"expected GROUP/VERSION[/KIND] (as helm --api-versions takes it), got '{printable(value)}'"
+        f"expected GROUP/VERSION[/KIND] (as the configuration's api-versions: takes it), got "
+        f"'{printable(value)}'"
     )
 
 
@@ -817,22 +818,27 @@ def _on_sigterm(handler: Any) -> Any:
 
 
 def ambiguous_option(argv: Sequence[str]) -> str | None:
-    """In a command line without ``--``, the first token that starts with ``-`` and is
-    also the name of an entry of the working directory (a file, directory, link or FIFO),
-    else ``None``.
+    """The first token before ``--`` that starts with ``-`` and is also the name of an
+    entry of the working directory (a file, directory, link or FIFO), else ``None``; none
+    at all when the command line has a ``--`` and no entry of the working directory is
+    named ``--``.
 
     pre-commit and ``xargs`` append the names of the repository's files to the command
     line: a committed file named ``--exclude=*.yaml`` would otherwise be read as that
     option. With ``--`` the file names come after it, and the options before it are the
     caller's own (the hook's, the Action's): a repository's file named ``--changed`` made
-    every run of the hook fail. The entry is looked up with ``lstat`` only (no link
-    followed, nothing opened or read); ``-`` (standard input) is never an option and is not
-    looked up."""
+    every run of the hook fail. Unless the repository holds a file named ``--`` too, which
+    an unsorted file list could put after its option-like names: then the tokens before
+    the first ``--`` are looked at, as without one. The entry is looked up with ``lstat``
+    only (no link followed, nothing opened or read); ``-`` (standard input) is never an
+    option and is not looked up."""
     import os
 
-    if "--" in argv:
+    if "--" in argv and not os.path.lexists("--"):
         return None
     for token in argv:
+        if token == "--":
+            return None
         if not token.startswith("-") or token == "-":
             continue
         try:

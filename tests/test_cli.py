@@ -279,6 +279,15 @@ def test_an_option_that_names_an_existing_entry_is_refused_without_reading_it(
     (repo / "--changed").write_text("", encoding="utf-8")
     run = run_cli("check", "--changed", "--select=single-replica", "--", "db.yaml", cwd=repo)
     assert run.code == 1 and "db.yaml:9:3: error single-replica" in run.out, run.err
+    # ... unless a file named -- is there too: an unsorted file list (xargs, a shuffled
+    # batch) can put it after the option-like names, which would then be read as options
+    (repo / "--changed").unlink()
+    (repo / "--").write_text("", encoding="utf-8")
+    run = run_cli("check", "--changed", "--values=v.yaml", "db.yaml", "--", cwd=repo)
+    assert run.code == 2 and "ambiguous argument --values=v.yaml" in run.err, run.err
+    run = run_cli("check", "--changed", "--", "db.yaml", "--", cwd=repo)
+    assert "ambiguous" not in run.err  # (the names after the first -- are PATHs)
+    (repo / "--").unlink()
     # after -- nothing is an option, so nothing is ambiguous: the FIFO is a PATH (with no
     # writer, an input error) and db.yaml is checked
     run = run_cli("check", "--changed", "--", "--values=v.yaml", "db.yaml", cwd=repo)

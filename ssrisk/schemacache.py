@@ -406,6 +406,7 @@ def _prune(cache: Path, written: str, suffix: str, keep: int) -> None:
         if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):  # (a link itself: unlinked)
             aged.append((st.st_mtime_ns, name))
     aged.sort()
-    for _mtime, name in aged[: len(aged) - keep + 1]:
+    excess = len(aged) - keep + 1  # (entries that are not files do not count)
+    for _mtime, name in aged[: max(0, excess)]:
         with contextlib.suppress(OSError):  # (one that cannot go does not stop the others)
             os.unlink(cache / name)

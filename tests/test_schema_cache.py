@@ -408,6 +408,15 @@ def test_the_cache_keeps_a_bounded_number_of_schema_files(
         "stuck.json",
     ]
     assert (cache / "a.verdicts").exists()
+    # fewer files than it keeps, other entries beside them: nothing is removed (the count
+    # of files, not of entries, decides)
+    monkeypatch.setattr(schemacache, "MAX_SCHEMA_FILES", 12)
+    for n in range(6, 13):
+        (cache / f"k{n}.json").write_text("{}")
+    for n in range(5):
+        (cache / f"d{n}.json").mkdir()
+    schemacache.write(cache, "new.json", "key", {})  # 10 files, 6 other entries
+    assert len(list(cache.glob("k*.json"))) == 10 and (cache / "new.json").exists()
 
 
 def test_the_cache_keeps_a_bounded_number_of_verdict_files(

@@ -257,11 +257,11 @@ def unread_context(context: Sequence[str], errors: Sequence[InputError]) -> list
     link out of the tree, missing, unreadable): the rules then do not see what it holds.
     Files found below a context directory stay unsaid (a directory of cluster objects may
     hold templates and other YAML that are not manifests)."""
-    named = set(context)
+    named = {os.path.normpath(p) for p in context}  # (ctx/ and ./ctx are read as ctx)
     return [
         Notice(e.path, f"--context: {e.message} (the rules do not see it)", level="warning")
         for e in errors
-        if e.path in named
+        if os.path.normpath(e.path) in named
     ]
 
 

@@ -84,8 +84,11 @@ def test_a_default_storage_class_of_the_context_is_every_units_default() -> None
     assert len(pinned("--context", cluster, str(base))) == 1
 
 
+@pytest.mark.parametrize("spelt", ["ctx", "ctx/", "./ctx"])
 @pytest.mark.parametrize("changed", [False, True])
-def test_a_context_path_that_is_refused_is_a_warning(tmp_path: Any, changed: bool) -> None:
+def test_a_context_path_that_is_refused_is_a_warning(
+    tmp_path: Any, changed: bool, spelt: str
+) -> None:
     """A ``--context`` link out of the tree is not read, as a PATH is not; it was dropped
     without a word, and the findings its PDB would have removed stayed unexplained."""
     repo = tmp_path / "repo"
@@ -97,7 +100,7 @@ def test_a_context_path_that_is_refused_is_a_warning(tmp_path: Any, changed: boo
     (repo / "ctx").symlink_to(outside)
     flags = ["--changed"] if changed else []
     run = run_cli(
-        "check", "--format", "json", *flags, "--context", "ctx", "--", "deploy/db.yaml", cwd=repo
+        "check", "--format", "json", *flags, "--context", spelt, "--", "deploy/db.yaml", cwd=repo
     )  # fmt: skip
     report = run.json()
     assert report["errors"] == [] and report["summary"]["statefulsets"] == 1

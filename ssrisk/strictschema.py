@@ -33,7 +33,31 @@ def _pattern(checker: Any, pattern: str, instance: Any, schema: Mapping[str, Any
 
     if not checker.is_type(instance, "string"):
         return
-    found = re.search(pattern, instance)
-    anchored = pattern.endswith("$") and not pattern.endswith("\\$")
-    if found is None or (anchored and found.end() != len(instance)):
+    if re.search(_python_pattern(pattern), instance) is None:
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@functools.lru_cache(maxsize=256)
+def _python_pattern(pattern: str) -> str:
+    """``pattern`` with each ``$`` anchor (not escaped, not in a character class) written
+    ``\\Z``: the end of the text only, as ECMA-262 reads ``$`` without the multiline flag."""
+    out: list[str] = []
+    opened = -1  # where the character class being read starts in out (-1: none)
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if opened >= 0:
+            first = out[opened + 1 :] in ([], ["^"])  # ("[]a]" and "[^]a]" hold a "]")
+            if c == "]" and not first:
+                opened = -1
+        elif c == "[":
+            opened = len(out)
+        elif c == "$":
+            c = "\\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)

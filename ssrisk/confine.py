@@ -161,7 +161,7 @@ def refusal(path: str, root: str, realpath: Callable[[str], str] = os.path.realp
         if is_inside(os.path.abspath(path), root):
             through = _outside_link_above(path, root)
             if through is not None:  # (the file itself need not be a link)
-                return f"reached through {through!r}, {OUTSIDE_LINK}"
+                return f"reached through '{through}', {OUTSIDE_LINK}"
             return OUTSIDE_LINK
         return "outside the checked tree; not read"
     if in_git_dir(real, root):

@@ -754,11 +754,12 @@ def _name_problems(value: Mapping[str, Any]) -> list[_Problem]:
     meta = meta if isinstance(meta, Mapping) else {}
     if meta.get("name") or meta.get("generateName"):
         return []
+    what = "is empty" if "name" in meta else "required field is missing"
     return [
         _Problem(
             ("metadata", "name"),
-            "metadata.name: required field is missing (the API server refuses an object "
-            "without a name or generateName); checked as written (a patch?)",
+            f"metadata.name: {what} (the API server refuses an object without a name or "
+            "generateName); checked as written (a patch?)",
             error=False,
         )
     ]

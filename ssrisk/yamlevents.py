@@ -43,6 +43,7 @@ from .yamlpos import (
     _error,
     _resolve,
     _scalar,
+    _tagged_scalar,
 )
 
 try:
@@ -163,7 +164,9 @@ class _Builder:
                 raw, tag = event.value, event.tag
                 if tag is None or tag == "!":
                     tag = _resolve(raw, event.implicit)
-                value = _scalar(tag, raw, event.style, at, self.strict)
+                    value = _scalar(tag, raw, event.style, at, self.strict)
+                else:  # an explicit tag (!!str 3)
+                    value = _tagged_scalar(tag, raw, event.style, at, self.strict)
                 if event.anchor is not None:
                     self._anchor(anchors, event, (value, at, raw, tag))
             elif kind is MappingStartEvent or kind is SequenceStartEvent:

@@ -47,6 +47,10 @@ _FLOAT_SPECIAL = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-
 # it matches yamlStyleFloat; YAML 1.1 (PyYAML) wants a dot and a signed exponent, so `1e9` is
 # text there but 1000000000 for kubectl.
 _GO_YAML_FLOAT = lazy(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+# ... and as an integer what Go's strconv.ParseInt(s, 0, 64) takes after go-yaml drops the
+# underscores, with prefixes YAML 1.1 lacks: 0o and 0O (octal), 0X and 0B (0x and 0b are
+# YAML 1.1's too), so `0o10` is 8 for kubectl and text for PyYAML.
+_GO_PREFIXED_INT = lazy(r"^[-+]?0(?:[oO][0-7_]+|X[0-9a-fA-F_]+|B[01_]+)$")
 _NUMBER_START = frozenset("+-.0123456789")
 
 
@@ -216,8 +220,15 @@ def _scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> A
         YamlInputError: a tag Kubernetes does not accept, under ``strict``.
     """
     if tag == _STR:
-        if not style and value[:1] in _NUMBER_START and _GO_YAML_FLOAT.match(value):
-            return float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
+        if not style and value[:1] in _NUMBER_START:
+            if _GO_YAML_FLOAT.match(value):
+                return float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
+            if _GO_PREFIXED_INT.match(value):
+                try:
+                    number = int(value.replace("_", ""), 0)  # 0o10: 8
+                except ValueError:  # (0o_: no digit)
+                    return value
+                return number if _INT64_MIN <= number <= _UINT64_MAX else value
         return value
     if tag == _MERGE:
         return value  # a merge key (as a value, go-yaml reads the text)
@@ -242,6 +253,53 @@ def _scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> A
         except ValueError:
             return value
     return value
+
+
+#: The type each tag go-yaml v2 resolves by content stands for (resolve.go,
+#: ``resolvableTag``; ``!!timestamp`` is left to :func:`_scalar`).
+_TAG_TYPES: dict[str, str] = {f"{_T}{t}": t for t in ("str", "int", "float", "bool", "null")}
+
+
+def _type_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    return {int: "int", float: "float"}.get(type(value), "str")
+
+
+def _tagged_scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> Any:
+    """The value of a scalar written with the explicit tag ``tag`` (``!!str 3``), as go-yaml
+    v2 gives it (resolve.go, ``resolve``): ``!!str`` keeps the text, whatever it looks like
+    (``replicas: !!str 3`` is the string "3", which the API server refuses); ``!!int``,
+    ``!!float``, ``!!bool`` and ``!!null`` read the text as a plain scalar, quoted or not
+    (``!!int "3"`` is 3), a ``!!float`` taking an integer; a text of another type is
+    go-yaml's error ("cannot decode !!str `abc` as a !!int"), which kubectl reports.
+
+    Raises:
+        YamlInputError: a text of another type than its tag, or a tag Kubernetes does not
+            accept, under ``strict``.
+    """
+    wanted = _TAG_TYPES.get(tag)
+    if wanted is None:
+        return _scalar(tag, value, style, at, strict)
+    if wanted == "str":
+        return value
+    out = _scalar(_resolve(value, (True, False)), value, None, at, strict)
+    found = _type_of(out)
+    if found == wanted:
+        return out
+    if wanted == "float" and found == "int":
+        return float(out)
+    if not strict:
+        return out
+    from .reporters.escape import snippet
+
+    raise _error(
+        f"cannot decode !!{found} `{snippet(value, 40)}` as a !!{wanted} (go-yaml, kubectl's "
+        "YAML reader, refuses it)",
+        at,
+    )
 
 
 #: go-yaml reads an integer only when it fits in 64 bits (int64, else uint64).
@@ -300,9 +358,9 @@ def _plain_value(raw: str) -> Any:
       (``0.5``): ``float``.
     - Digits followed by a character no YAML 1.1 number or timestamp (PyYAML's resolvers)
       and no go-yaml float can have there: text. After the leading digits only ``_ . : e E
-      b B x X -`` continue such a pattern (``0x``, ``0b``, ``1_000``, ``1:20``, ``1e9``,
-      ``2001-12-14``); after digits, a dot and digits only ``_ e E``. So ``10Gi``, ``500m``,
-      ``50%``, ``1.5Gi``, ``0.0.0.0`` and ``2.47.2`` are text.
+      b B x X o O -`` continue such a pattern (``0x``, ``0b``, ``0o``, ``1_000``, ``1:20``,
+      ``1e9``, ``2001-12-14``); after digits, a dot and digits only ``_ e E``. So ``10Gi``,
+      ``500m``, ``50%``, ``1.5Gi``, ``0.0.0.0`` and ``2.47.2`` are text.
     - A sign not followed by a digit or a dot (``--flag``, ``-c``): text.
     - ``~``: null; any other text starting ``<`` or ``=``: text (``<<`` as a value and
       ``=`` are text for go-yaml too).
@@ -316,7 +374,7 @@ def _plain_value(raw: str) -> Any:
             return _UNDECIDED if len(raw) > 1 else 0
         rest = raw.lstrip(_DIGITS)  # not empty: raw is not all ASCII digits
         if rest[0] != ".":
-            return raw if rest[0] not in "_:eEbBxX-" else _UNDECIDED
+            return raw if rest[0] not in "_:eEbBxXoO-" else _UNDECIDED
         fraction = rest[1:]
         after = fraction.lstrip(_DIGITS)
         if not after:

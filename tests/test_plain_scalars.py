@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssrisk import yamlpos
+from ssrisk.yamlpos import YamlInputError, load_documents
 
 _UNDECIDED = yamlpos._UNDECIDED
 
@@ -129,3 +130,36 @@ def test_the_fast_path_agrees_on_real_manifests(part: str) -> None:
     scalars = _plain_scalars(root)
     assert scalars
     assert [d for d in map(_disagreement, sorted(scalars)) if d is not None] == []
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        # Go's strconv.ParseInt(s, 0, 64), after go-yaml drops underscores: prefixes YAML 1.1
+        # lacks are integers for kubectl (PyYAML reads them as text)
+        ("0o10", 8),
+        ("0O10", 8),
+        ("-0o10", -8),
+        ("0o1_0", 8),
+        ("0X1F", 31),
+        ("0B101", 5),
+        ("0o", "0o"),
+        ("0o8", "0o8"),
+        ("0o__", "0o__"),
+        # explicit tags, as go-yaml v2 resolves them (resolve.go): !!str keeps the text,
+        # !!int and !!float read the text as if it were plain, quoted or not
+        ("!!str 3", "3"),
+        ("!!str 1e9", "1e9"),
+        ('!!int "3"', 3),
+        ("!!float 3", 3.0),
+        ('!!null ""', None),
+    ],
+)
+def test_numbers_and_tags_are_read_as_kubectl_reads_them(written: str, read: object) -> None:
+    ((data, _dups),) = list(load_documents(f"a: {written}\n"))
+    assert data["a"] == read and type(data["a"]) is type(read)
+
+
+def test_a_tagged_text_of_another_type_is_kubectls_error() -> None:
+    with pytest.raises(YamlInputError, match=r"cannot decode !!str `abc` as a !!int"):
+        list(load_documents("a: !!int abc\n"))

@@ -1040,7 +1040,7 @@ def cmd_fix(args: argparse.Namespace, out: TextIO) -> int:
         )
         out.write(safe_lines(printable(text) + "\n"))
     for e in done.report.errors:
-        say(f"ssrisk: error: {printable(str(e))}")
+        say(printable(str(e)))  # ("PATH:LINE:COL: error: ...", as check prints it)
     if args.diff:
         out.write(safe_lines(unified_diff(fixes)))
     _said_fixes(fixes, done.report.findings, written, len(undone), args.diff, out)
@@ -1464,7 +1464,10 @@ def _read_kubectl_output(name: str) -> tuple[str, str]:
         shown = printable(name)
         text, err = read_text(name)
     if err is not None or text is None:
-        raise UsageError(str(err) if err is not None else f"{shown}: cannot read")
+        # ("PATH: message": the usage error's own "ssrisk: error:" says what it is)
+        raise UsageError(
+            f"{err.path}: {err.message}" if err is not None else f"{shown}: cannot read"
+        )
     return text, shown
 
 

@@ -1052,3 +1052,14 @@ def test_an_edit_value_is_plain_data_however_it_is_made() -> None:
     for edit in (made, replaced):
         assert edit.value == {"a": {"b": [1, 2]}}
         assert type(edit.value) is dict and type(edit.value["a"]["b"]) is list
+
+
+def test_an_input_error_is_said_as_check_says_it(tmp_path: Path) -> None:
+    """It read "ssrisk: error: bad.yaml:4:1: error: ..."."""
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: x\n"
+    )
+    run = run_cli("fix", "--diff", "bad.yaml", cwd=tmp_path)
+    assert run.code == 2
+    (line,) = [x for x in run.err.splitlines() if "YAML syntax" in x]
+    assert line.startswith("bad.yaml:4:1: error: YAML syntax") and line.count("error:") == 1

@@ -291,3 +291,13 @@ def test_nodes_without_zone_or_kubelet_version(tmp_path: Path) -> None:
     run = run_cli("simulate", "s.yaml", cwd=tmp_path)
     assert run.code == 0, run.err
     assert "a (no zone) stops renewing its Lease" in run.out
+
+
+def test_an_unreadable_file_is_said_once() -> None:
+    """It read "ssrisk: error: /dev/null: error: cannot read file: ..."."""
+    run = run_cli("profile", "/dev/null")
+    assert run.code == 2
+    assert run.err.endswith(
+        "ssrisk: error: /dev/null: cannot read file: not a regular file (device)\n"
+    )
+    assert run.err.count("error:") == 1

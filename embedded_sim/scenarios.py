@@ -603,6 +603,16 @@ def _how_recovered(sim: Simulation, scenario: str) -> str:
     return how
 
 
+def _start_of(scenario: str) -> str:
+    """What t = 0 is in a verdict: a fault, or the operation the scenario runs (a drain is
+    an operation on a healthy node, not a fault)."""
+    if scenario == "node-drain":
+        return "the drain starts"
+    if REGISTRY[scenario].fault is None:
+        return "it starts"  # (a rollout, a scale-down)
+    return "the fault"
+
+
 def _result(sim: Simulation, scenario: str, goal: Extra) -> ScenarioResult:
     # Final observation at the end of the horizon (or the last event).
     sim._observe()
@@ -624,7 +634,7 @@ def _result(sim: Simulation, scenario: str, goal: Extra) -> ScenarioResult:
         assert rec_at is not None
         how = _how_recovered(sim, scenario)
         verdict = (
-            f"{scenario}: recovers {rec_at:.0f} s after the fault{how}; at most "
+            f"{scenario}: recovers {rec_at:.0f} s after {_start_of(scenario)}{how}; at most "
             f"{sim.max_unavailable} of {n} replicas unavailable"
         )
         emptied = _moved_off_hostpath(sim)

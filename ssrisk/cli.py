@@ -1328,7 +1328,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO) -> int:
     request = run.RunRequest(
         paths=tuple(args.paths), config=args.config, inputs=_input_options(args)
     )
-    done = run.simulate(request, args.scenario, {r.id: r.options for r in _load_rules()})
+    scenarios = list(dict.fromkeys(args.scenario))  # (one named twice is run once)
+    done = run.simulate(request, scenarios, {r.id: r.options for r in _load_rules()})
     if not done.statefulsets and not done.errors:
         say("ssrisk: warning: no apps/v1 StatefulSet found in the input")
     if args.format == "json":

@@ -98,3 +98,17 @@ def test_each_path_is_simulated_under_its_own_configuration(tmp_path) -> None:
     text = run_cli("simulate", "old", "new", cwd=tmp_path).out
     assert "== old/db.yaml:14: shop/postgres  scenario node-loss" in text
     assert "== new/db.yaml:14: shop/postgres  scenario node-loss" in text
+
+
+def test_a_scenario_named_twice_runs_once_and_verdicts_say_what_t0_is() -> None:
+    args = ("simulate", "--format", "json", "--scenario", "node-drain", "--scenario")
+    doc = run_cli(*args, "node-drain", "--scenario", "rolling-update", POSTGRES).json()
+    drain, rollout = doc["results"]  # (node-drain once: it was printed twice)
+    assert (drain["scenario"], rollout["scenario"]) == ("node-drain", "rolling-update")
+    # a drain and a rollout are operations on a healthy cluster, not faults
+    assert "s after the drain starts" in drain["verdict"], drain["verdict"]
+    assert "s after it starts" in rollout["verdict"], rollout["verdict"]
+    loss = run_cli(
+        "simulate", "--format", "json", "--scenario", "node-loss-out-of-service", POSTGRES
+    )
+    assert "s after the fault" in loss.json()["results"][0]["verdict"]

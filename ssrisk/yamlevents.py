@@ -154,6 +154,7 @@ class _Builder:
         anchors: dict[str, tuple[Any, int, str | None, str | None]] = {}
         stack: list[_Frame] = []
         root: Any = None
+        building: set[int] = set()  # ids of the mappings and sequences not ended yet
         while True:
             event = get()
             kind = type(event)
@@ -181,9 +182,11 @@ class _Builder:
                 if event.anchor is not None:
                     self._anchor(anchors, event, (obj, at, None, None))
                 stack.append(_Frame(obj, at))
+                building.add(id(obj))
                 continue
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
                 frame = stack.pop()
+                building.discard(id(frame.obj))
                 value, at = frame.obj, frame.positions[0]
                 if kind is MappingEndEvent:
                     self._finish_mapping(frame, stack)
@@ -196,8 +199,19 @@ class _Builder:
                         None, None, f"found undefined alias {event.anchor!r}", event.start_mark
                     )
                 value, at, raw, tag = found
-                if raw is None and len(stack) > MAX_DEPTH and self.strict:
-                    raise _error(f"nesting deeper than {MAX_DEPTH} levels", _at(event.start_mark))
+                if raw is None and self.strict:
+                    if id(value) in building:
+                        # go-yaml v2 (decode.go, alias): "anchor 't' value contains itself";
+                        # said at the alias, not as a nesting limit at the object's start
+                        raise _error(
+                            f"anchor {event.anchor!r} value contains itself (a recursive YAML "
+                            "alias, which kubectl refuses)",
+                            _at(event.start_mark),
+                        )
+                    if len(stack) > MAX_DEPTH:
+                        raise _error(
+                            f"nesting deeper than {MAX_DEPTH} levels", _at(event.start_mark)
+                        )
             elif kind is DocumentEndEvent:
                 return root
             else:

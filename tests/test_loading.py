@@ -195,3 +195,17 @@ def test_scalars_resolve_as_kubectl_reads_them(tmp_path: Path) -> None:
     (obj,) = loaded.objects
     assert obj.data["spec"]["template"]["spec"]["containers"][0]["args"] == ["--sep", "="]
     assert obj.data["metadata"]["annotations"] == {"flag": True, "other": False}
+
+
+def test_a_recursive_alias_is_said_at_the_alias(tmp_path: Path) -> None:
+    """go-yaml refuses an anchor whose value contains itself; it was reported at 1:1 as a
+    nesting limit of the object."""
+    path = tmp_path / "sts.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec:\n"
+        "  template: &t\n    spec: *t\n"
+    )
+    report = run_cli("check", "--format", "json", str(path)).json()
+    (error,) = report["errors"]
+    assert (error["line"], error["column"]) == (6, 11)
+    assert "anchor 't' value contains itself" in error["message"]

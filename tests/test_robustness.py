@@ -55,7 +55,7 @@ BAD_FILES = [
     Bad(ROBUST / "unclosed-quote.yaml", 7, 1, "quoted scalar"),
     Bad(ROBUST / "unclosed-bracket.yaml", 6, 5, "flow sequence"),
     Bad(ROBUST / "alias-bomb-statefulset.yaml", 2, 1, f"more than {MAX_NODES} values"),
-    Bad(ROBUST / "recursive-alias.yaml", 1, 1, "recursive YAML alias"),
+    Bad(ROBUST / "recursive-alias.yaml", 7, 12, "recursive YAML alias"),  # (at the alias)
     Bad(ROBUST / "python-tags.yaml", 7, 10, "is not allowed"),
     Bad(ROBUST / "wrong-type.json", 7, 5, 'spec.replicas: expected integer, got string "three"'),
     Bad(

@@ -94,7 +94,7 @@ _SKIP: Any = object()
 
 def _node_events(root: Node) -> Iterator[Any]:
     """A composed node tree as the parser events that make it (a node reached again is an
-    alias), with its resolved tags given explicitly."""
+    alias), with its resolved tags given, marked resolved (implicit ``(True, True)``)."""
     anchors: dict[int, str] = {}
     todo: list[tuple[Node, bool]] = [(root, False)]
     while todo:
@@ -109,7 +109,9 @@ def _node_events(root: Node) -> Iterator[Any]:
             continue
         name = anchors[id(node)] = f"n{len(anchors)}"
         if isinstance(node, ScalarNode):
-            yield ScalarEvent(name, node.tag, (False, False), node.value, mark, None, node.style)
+            # (implicit (True, True): a tag the composer resolved, not one written: see
+            # _Builder.document)
+            yield ScalarEvent(name, node.tag, (True, True), node.value, mark, None, node.style)
             continue
         mapping = isinstance(node, MappingNode)
         yield (MappingStartEvent if mapping else SequenceStartEvent)(name, node.tag, False, mark)
@@ -166,7 +168,9 @@ class _Builder:
                 if tag is None or tag == "!":
                     tag = _resolve(raw, event.implicit)
                     value = _scalar(tag, raw, event.style, at, self.strict)
-                else:  # an explicit tag (!!str 3)
+                elif event.implicit == (True, True):  # resolved by a composer (build())
+                    value = _scalar(tag, raw, event.style, at, self.strict)
+                else:  # a tag written in the text (!!str 3)
                     value = _tagged_scalar(tag, raw, event.style, at, self.strict)
                 if event.anchor is not None:
                     self._anchor(anchors, event, (value, at, raw, tag))
@@ -204,8 +208,8 @@ class _Builder:
                         # go-yaml v2 (decode.go, alias): "anchor 't' value contains itself";
                         # said at the alias, not as a nesting limit at the object's start
                         raise _error(
-                            f"anchor {event.anchor!r} value contains itself (a recursive YAML "
-                            "alias, which kubectl refuses)",
+                            "an anchor's value contains itself (a recursive YAML alias, "
+                            "which kubectl refuses)",
                             _at(event.start_mark),
                         )
                     if len(stack) > MAX_DEPTH:

@@ -208,4 +208,4 @@ def test_a_recursive_alias_is_said_at_the_alias(tmp_path: Path) -> None:
     report = run_cli("check", "--format", "json", str(path)).json()
     (error,) = report["errors"]
     assert (error["line"], error["column"]) == (6, 11)
-    assert "anchor 't' value contains itself" in error["message"]
+    assert "an anchor's value contains itself" in error["message"]

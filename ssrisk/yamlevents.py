@@ -133,7 +133,8 @@ class _Frame:
         self.key_at = 0
         self.index: dict[str, int] | None = None  # key -> its slot, made at a first duplicate
         self.firsts: dict[str, int] | None = None  # key -> line of its first occurrence
-        self.merges: list[tuple[Any, int]] | None = None  # merge key values, in order
+        #: merge key values, in order, with how many own keys were written before each
+        self.merges: list[tuple[Any, int, int]] | None = None
 
 
 def _at(mark: Any) -> int:
@@ -244,7 +245,7 @@ class _Builder:
             elif parent.key is _MERGE_KEY:
                 if parent.merges is None:
                     parent.merges = []
-                parent.merges.append((value, at))
+                parent.merges.append((value, at, len(parent.obj)))  # (own keys before it)
                 parent.key = _KEY
             else:
                 self._put(parent, parent.key, parent.key_at, value, True)
@@ -270,16 +271,22 @@ class _Builder:
         mapping[key] = value
 
     def _finish_mapping(self, frame: _Frame, open_frames: list[_Frame]) -> None:
-        """Apply the merge keys (YAML merge key spec, as PyYAML's ``flatten_mapping``): the
-        merged keys come first, a later merge over an earlier one, the first mapping of a
-        merged list over the later ones, and the mapping's own keys over all of them."""
+        """Apply the merge keys as go-yaml v2 does (decode.go, ``mapping`` and ``merge``):
+        the keys in the order written, a merge setting its keys over those before it and the
+        keys after it over its own, the first mapping of a merged list over the later ones.
+        (The YAML merge key spec, and PyYAML, put the mapping's own keys over every merge:
+        with ``replicas: 3`` before ``<<: {replicas: 1}`` kubectl sends 1.)"""
         mapping = frame.obj
         if frame.merges is not None:
             own = list(zip(list(mapping), frame.positions[1:], mapping.values(), strict=True))
             mapping.clear()
             del frame.positions[1:]
             frame.index = None
-            for value, at in frame.merges:
+            done = 0  # own keys set so far
+            for value, at, before in frame.merges:
+                for key, key_at, item in own[done:before]:
+                    self._put(frame, key, key_at, item, False)
+                done = max(done, before)
                 sources = reversed(value) if type(value) is PosList else (value,)
                 for source in sources:
                     if not self.strict and (
@@ -298,7 +305,7 @@ class _Builder:
                         source, source._pos[1:], source.values(), strict=True
                     ):
                         self._put(frame, key, key_at, item, False)
-            for key, key_at, item in own:
+            for key, key_at, item in own[done:]:
                 self._put(frame, key, key_at, item, False)
         mapping._pos = array("q", frame.positions)  # no room to grow
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from conftest import DATA, run_cli
 
 from ssrisk.loading import discover, load_path, split_documents
+from ssrisk.yamlpos import load_documents
 
 
 def test_multi_document_positions_and_kinds() -> None:
@@ -209,3 +210,26 @@ def test_a_recursive_alias_is_said_at_the_alias(tmp_path: Path) -> None:
     (error,) = report["errors"]
     assert (error["line"], error["column"]) == (6, 11)
     assert "an anchor's value contains itself" in error["message"]
+
+
+def test_a_merge_key_sets_its_keys_in_the_order_written_as_kubectl_reads_it(
+    tmp_path: Path,
+) -> None:
+    """go-yaml v2 applies a mapping's keys in order: a merge after a key overrides it (the
+    YAML merge spec, and PyYAML, keep the key). ``replicas: 3`` then ``<<: {replicas: 1}``
+    is one replica for kubectl; ssrisk read 3 and missed single-replica."""
+    path = tmp_path / "sts.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec:\n"
+        "  serviceName: web\n  replicas: 3\n  <<: {replicas: 1}\n"
+        "  selector: {matchLabels: {app: web}}\n"
+        "  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec: {containers: [{name: c, image: nginx:1.25}]}\n"
+    )
+    report = run_cli("check", "--format", "json", str(path)).json()
+    assert report["errors"] == []
+    assert any(f["rule"] == "single-replica" for f in report["findings"])
+    ((data, _dups),) = list(load_documents("a: {b: 1, <<: [{b: 2}, {b: 3}], c: 4}\n"))
+    assert data == {"a": {"b": 2, "c": 4}}  # (the first mapping of a merged list wins)
+    ((data, _dups),) = list(load_documents("a: {<<: {b: 2}, b: 1}\n"))
+    assert data == {"a": {"b": 1}}

@@ -315,14 +315,8 @@ class _Builder:
         event: Any,
         found: tuple[Any, int, str | None, str | None],
     ) -> None:
-        first = anchors.get(event.anchor)
-        if first is not None:
-            raise yaml.composer.ComposerError(
-                f"found duplicate anchor {event.anchor!r}; first occurrence",
-                yaml.error.Mark("", 0, first[1] >> 32, first[1] & 0xFFFFFFFF, None, 0),
-                "second occurrence",
-                event.start_mark,
-            )
+        # an anchor defined again names the later value from there on, as for go-yaml v2
+        # (parser.anchor); PyYAML's composer refuses it, kubectl does not
         anchors[event.anchor] = found
 
 

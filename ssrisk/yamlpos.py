@@ -222,7 +222,8 @@ def _scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> A
     if tag == _STR:
         if not style and value[:1] in _NUMBER_START:
             if _GO_YAML_FLOAT.match(value):
-                return float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
+                number = float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
+                return value if math.isinf(number) else number  # (1e400: text for Go)
             if _GO_PREFIXED_INT.match(value):
                 try:
                     number = int(value.replace("_", ""), 0)  # 0o10: 8
@@ -249,9 +250,11 @@ def _scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> A
         if low == ".nan":
             return float("nan")
         try:
-            return float(low)
+            number = float(low)
         except ValueError:
             return value
+        # Go's ParseFloat refuses what is out of range (1.0e+400), and go-yaml keeps the text
+        return value if math.isinf(number) else number
     return value
 
 
@@ -285,7 +288,10 @@ def _tagged_scalar(tag: str, value: str, style: str | None, at: int, strict: boo
         return _scalar(tag, value, style, at, strict)
     if wanted == "str":
         return value
-    out = _scalar(_resolve(value, (True, False)), value, None, at, strict)
+    if "\n" in value or "\r" in value:  # (a block or quoted text: never a number for Go)
+        out: Any = value
+    else:
+        out = _scalar(_resolve(value, (True, False)), value, None, at, strict)
     found = _type_of(out)
     if found == wanted:
         return out
@@ -348,6 +354,13 @@ _UNDECIDED: Any = object()
 _DIGITS = "0123456789"
 
 
+def _finite_or_text(raw: str) -> Any:
+    """``raw`` (a decimal fraction) as a float, or the text when it is out of range: Go's
+    ParseFloat refuses it and go-yaml keeps the text."""
+    number = float(raw)
+    return raw if math.isinf(number) else number
+
+
 def _plain_value(raw: str) -> Any:
     """The value of the untagged plain scalar ``raw`` (non-empty, starting with one of
     ``-+.0123456789<=~``) for its common forms, decided without the YAML 1.1 patterns, or
@@ -378,7 +391,7 @@ def _plain_value(raw: str) -> Any:
         fraction = rest[1:]
         after = fraction.lstrip(_DIGITS)
         if not after:
-            return float(raw) if fraction else _UNDECIDED
+            return _finite_or_text(raw) if fraction else _UNDECIDED
         return raw if after[0] not in "_eE" else _UNDECIDED
     if first in "+-":
         return raw if len(raw) == 1 or raw[1] not in "0123456789." else _UNDECIDED
@@ -410,7 +423,7 @@ def _plain_resolver(strict: bool) -> Callable[[str], Any]:
 
 def is_yaml_error(exc: BaseException) -> bool:
     """Whether ``exc`` is PyYAML's ``yaml.YAMLError`` (a syntax error, an undefined alias or
-    a duplicate anchor from :func:`load_documents`), without importing PyYAML: when it was
+    another of PyYAML's errors from :func:`load_documents`), without importing PyYAML: when it was
     never imported, no such error was raised."""
     yaml = sys.modules.get("yaml")
     return yaml is not None and isinstance(exc, yaml.YAMLError)

@@ -34,6 +34,7 @@ from .yamlpos import (
     _MERGE,
     _PLAIN_KEY_TAGS,
     _SEQ,
+    _STR,
     MAX_DEPTH,
     DuplicateKey,
     PosList,
@@ -166,7 +167,9 @@ class _Builder:
             if kind is ScalarEvent:
                 at = _at(event.start_mark)
                 raw, tag = event.value, event.tag
-                if tag is None or tag == "!":
+                if tag == "!":  # the non-specific tag: text for go-yaml (! 3 is "3")
+                    tag, value = _STR, raw
+                elif tag is None:
                     tag = _resolve(raw, event.implicit)
                     value = _scalar(tag, raw, event.style, at, self.strict)
                 elif event.implicit == (True, True):  # resolved by a composer (build())

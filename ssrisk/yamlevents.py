@@ -166,16 +166,8 @@ class _Builder:
             tag: str | None = None
             if kind is ScalarEvent:
                 at = _at(event.start_mark)
-                raw, tag = event.value, event.tag
-                if tag == "!":  # the non-specific tag: text for go-yaml (! 3 is "3")
-                    tag, value = _STR, raw
-                elif tag is None:
-                    tag = _resolve(raw, event.implicit)
-                    value = _scalar(tag, raw, event.style, at, self.strict)
-                elif event.implicit == (True, True):  # resolved by a composer (build())
-                    value = _scalar(tag, raw, event.style, at, self.strict)
-                else:  # a tag written in the text (!!str 3)
-                    value = _tagged_scalar(tag, raw, event.style, at, self.strict)
+                raw = event.value
+                value, tag = self._scalar_of(event, at)
                 if event.anchor is not None:
                     self._anchor(anchors, event, (value, at, raw, tag))
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
@@ -253,6 +245,19 @@ class _Builder:
             else:
                 self._put(parent, parent.key, parent.key_at, value, True)
                 parent.key = _KEY
+
+    def _scalar_of(self, event: Any, at: int) -> tuple[Any, str]:
+        """The value and resolved tag of a scalar event at ``at``, as go-yaml v2 reads it."""
+        raw, tag = event.value, event.tag
+        if tag == "!":  # the non-specific tag: text for go-yaml (! 3 is "3")
+            return raw, _STR
+        if tag is None:
+            tag = _resolve(raw, event.implicit)
+            return _scalar(tag, raw, event.style, at, self.strict), tag
+        if event.implicit == (True, True):  # resolved by a composer (build())
+            return _scalar(tag, raw, event.style, at, self.strict), tag
+        # a tag written in the text (!!str 3)
+        return _tagged_scalar(tag, raw, event.style, at, self.strict), tag
 
     def _put(self, frame: _Frame, key: str, at: int, value: Any, own: bool) -> None:
         """Set ``key``: the last one written wins, in the first one's place."""

@@ -242,12 +242,12 @@ def check_changed(
     )
     seen.update(realpath(lf.path) for lf in related)
     extra: list[LoadedFile] = []
-    unread = []
+    unread: list[Notice] = []
     if context:
         context_files, context_errors = load_all(context, settings, kinds=RELATED_KINDS)
         extra = [lf for lf in context_files if realpath(lf.path) not in seen]
         unread = unread_context(context, context_errors)
-    report = check_loaded(
+    return check_loaded(
         loaded,
         errors,
         rules,
@@ -256,9 +256,8 @@ def check_changed(
         related=related,
         select=changed.statefulsets_to_check,
         warn_in=changed.is_changed_file,
+        notices=unread,
     )
-    report.notices.extend(n for n in unread if n not in report.notices)
-    return report
 
 
 #: The notice for a changed file that ``--exclude`` / ``exclude:`` leaves out.

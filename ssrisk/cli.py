@@ -36,25 +36,32 @@ def kube_version(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-#: A namespace as the API server takes it, a DNS-1123 label of at most 63 characters
-#: (pkg/apis/core/validation/validation.go#ValidateNamespaceName): as the configuration
-#: schema's ``namespace`` (a test gives both the same values).
-NAMESPACE_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-NAMESPACE_MAX_LENGTH = 63
-
-
-def _namespace(value: str) -> str:
-    """``--namespace``: a namespace the API server would take (argparse type)."""
+def _as_configured(value: str, key: str, expected: str) -> str:
+    """``value`` when the configuration's ``key`` would take it (the pattern and length its
+    schema sets for a string: an option takes what its key takes), else argparse's error
+    ``expected EXPECTED, got 'VALUE'``."""
     import re
 
-    if len(value) <= NAMESPACE_MAX_LENGTH and re.fullmatch(NAMESPACE_PATTERN, value):
+    from .config import config_schema
+
+    node = config_schema()["properties"][key]
+    node = node.get("items", node)  # (a list's items)
+    if len(value) <= node["maxLength"] and re.fullmatch(node["pattern"], value):
         return value
     from .reporters.escape import printable
 
-    raise argparse.ArgumentTypeError(
-        f"expected a namespace (a DNS-1123 label, as the API server takes it: lower-case "
-        f"letters, digits and '-', starting and ending with a letter or digit, at most "
-        f"{NAMESPACE_MAX_LENGTH} characters), got '{printable(value)}'"
+    raise argparse.ArgumentTypeError(f"expected {expected}, got '{printable(value)}'")
+
+
+def _namespace(value: str) -> str:
+    """``--namespace``: a namespace the API server would take, a DNS-1123 label
+    (pkg/apis/core/validation/validation.go#ValidateNamespaceName), as the configuration's
+    ``namespace`` (argparse type)."""
+    return _as_configured(
+        value,
+        "namespace",
+        "a namespace (a DNS-1123 label, as the API server takes it: lower-case letters, "
+        "digits and '-', starting and ending with a letter or digit, at most 63 characters)",
     )
 
 
@@ -74,19 +81,11 @@ def _helm_set(value: str) -> str:
 
 def _api_version(value: str) -> str:
     """``--api-versions``: GROUP/VERSION[/KIND] as the configuration's ``api-versions:``
-    takes it (its schema's pattern and length; argparse type)."""
-    import re
-
-    from .config import config_schema
-
-    items = config_schema()["properties"]["api-versions"]["items"]
-    if len(value) <= items["maxLength"] and re.fullmatch(items["pattern"], value):
-        return value
-    from .reporters.escape import printable
-
-    raise argparse.ArgumentTypeError(
-        f"expected GROUP/VERSION[/KIND] (as the configuration's api-versions: takes it), got "
-        f"'{printable(value)}'"
+    takes it (argparse type)."""
+    return _as_configured(
+        value,
+        "api-versions",
+        "GROUP/VERSION[/KIND] (as the configuration's api-versions: takes it)",
     )
 
 

@@ -247,9 +247,7 @@ def check(
             if os.path.realpath(lf.path) in both:
                 for o in lf.objects:
                     o.cluster_wide = True
-    report = check_loaded(loaded, errors, rules, settings, context=extra)
-    report.notices.extend(n for n in unread if n not in report.notices)
-    return report
+    return check_loaded(loaded, errors, rules, settings, context=extra, notices=unread)
 
 
 def unread_context(context: Sequence[str], errors: Sequence[InputError]) -> list[Notice]:
@@ -274,13 +272,16 @@ def check_loaded(
     related: Sequence[LoadedFile] = (),
     select: Callable[[Inventory], Sequence[K8sObject]] | None = None,
     warn_in: Callable[[str], bool] | None = None,
+    notices: Sequence[Notice] = (),
 ) -> Report:
     """Check the StatefulSets of ``loaded`` with ``rules``.
 
     ``context``, ``related`` and ``select`` are as for :func:`prepare`; ``warn_in`` chooses
-    the files whose useless suppressions get a warning (default: all).
+    the files whose useless suppressions get a warning (default: all); ``notices`` are added
+    to the report's (the context paths not read: :func:`unread_context`).
     """
     report, inventory, checked = prepare(loaded, errors, settings, context, related, select)
+    report.notices.extend(notices)
     if checked:
         from .simcache import attach
 

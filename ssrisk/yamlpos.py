@@ -222,8 +222,7 @@ def _scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> A
     if tag == _STR:
         if not style and value[:1] in _NUMBER_START:
             if _GO_YAML_FLOAT.match(value):
-                number = float(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
-                return value if math.isinf(number) else number  # (1e400: text for Go)
+                return _finite_or_text(value)  # 1e9, 1.0e9: PyYAML reads text, go-yaml a float
             if _GO_PREFIXED_INT.match(value):
                 try:
                     number = int(value.replace("_", ""), 0)  # 0o10: 8
@@ -250,11 +249,9 @@ def _scalar(tag: str, value: str, style: str | None, at: int, strict: bool) -> A
         if low == ".nan":
             return float("nan")
         try:
-            number = float(low)
+            return _finite_or_text(value, low)
         except ValueError:
             return value
-        # Go's ParseFloat refuses what is out of range (1.0e+400), and go-yaml keeps the text
-        return value if math.isinf(number) else number
     return value
 
 
@@ -354,11 +351,16 @@ _UNDECIDED: Any = object()
 _DIGITS = "0123456789"
 
 
-def _finite_or_text(raw: str) -> Any:
-    """``raw`` (a decimal fraction) as a float, or the text when it is out of range: Go's
-    ParseFloat refuses it and go-yaml keeps the text."""
-    number = float(raw)
-    return raw if math.isinf(number) else number
+def _finite_or_text(raw: str, number: str | None = None) -> Any:
+    """``raw`` as a float (read from ``number`` when given, its normalised spelling), or the
+    text when it is out of range (``1e400``): Go's ParseFloat refuses it and go-yaml keeps
+    the text.
+
+    Raises:
+        ValueError: not a float's spelling.
+    """
+    value = float(raw if number is None else number)
+    return raw if math.isinf(value) else value
 
 
 def _plain_value(raw: str) -> Any:
